@@ -1,0 +1,33 @@
+# Shared build settings for every ratelab target.
+
+# Warnings are errors in ratelab's own code only, never forced on a consumer of the headers.
+function(ratelab_target_defaults target)
+    target_compile_options(${target} PRIVATE -Wall -Wextra -Werror)
+    if(RATELAB_SANITIZE)
+        target_compile_options(${target} PRIVATE -fsanitize=${RATELAB_SANITIZE} -fno-omit-frame-pointer
+                                                 -fno-sanitize-recover=all)
+        target_link_options(${target} PRIVATE -fsanitize=${RATELAB_SANITIZE})
+    endif()
+endfunction()
+
+# ratelab_add_test(<name> LABEL <engine|sim|gui|redis|policy|identity>
+#                  SOURCES <files...> [LIBS <targets...>] [TIMEOUT <s>] [ENVIRONMENT <k=v...>])
+# Builds a Qt Test executable and registers it with CTest, headless (offscreen platform).
+function(ratelab_add_test name)
+    cmake_parse_arguments(T "" "LABEL;TIMEOUT" "SOURCES;LIBS;ENVIRONMENT" ${ARGN})
+    if(NOT T_TIMEOUT)
+        set(T_TIMEOUT 120)
+    endif()
+    qt_add_executable(${name} ${T_SOURCES})
+    ratelab_target_defaults(${name})
+    target_link_libraries(${name} PRIVATE Qt6::Test ${T_LIBS})
+    target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+    target_compile_definitions(${name} PRIVATE
+        RATELAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+        RATELAB_BINARY_DIR="${PROJECT_BINARY_DIR}")
+    add_test(NAME ${name} COMMAND ${name})
+    set_tests_properties(${name} PROPERTIES
+        LABELS "${T_LABEL}"
+        TIMEOUT ${T_TIMEOUT}
+        ENVIRONMENT "QT_QPA_PLATFORM=offscreen;${T_ENVIRONMENT}")
+endfunction()

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace ratelab {
+
+/// Time in integer nanoseconds. Every algorithm takes `now` as data and none reads a clock, so
+/// a virtual clock, a manual test clock and steady_clock drive the engine alike.
+using Nanos = std::int64_t;
+
+inline constexpr Nanos kNanosPerMicro = 1'000;
+inline constexpr Nanos kNanosPerMilli = 1'000'000;
+inline constexpr Nanos kNanosPerSecond = 1'000'000'000;
+
+/// Longest window, burst tolerance or slot lifetime the engine accepts: 90 days. Every duration
+/// the Redis scripts handle stays far below 2^53 ns, where Lua's doubles stop being exact.
+inline constexpr Nanos kMaxDuration = 90LL * 24 * 3600 * kNanosPerSecond;
+
+enum class Algorithm : std::uint8_t {
+    TokenBucket,    ///< capacity B refilled at R per second; starts full
+    Gcra,           ///< the token bucket's schedule held in one timestamp (TAT)
+    FixedWindow,    ///< quota per window starting at the key's first request
+    SlidingWindow,  ///< approximate: previous window weighted by its overlap
+    SlidingLog,     ///< exact: one timestamp per admitted unit
+    LeakyBucket,    ///< nginx limit_req: rate, burst, nodelay / delay=N, millisecond arithmetic
+};
+
+/// "token_bucket", "gcra", "fixed_window", "sliding_window", "sliding_log", "leaky_bucket".
+std::string_view algorithmName(Algorithm algorithm);
+std::optional<Algorithm> parseAlgorithm(std::string_view name);
+
+/// True for the algorithms that refill continuously (token bucket, GCRA, leaky bucket).
+constexpr bool isRateAlgorithm(Algorithm a) {
+    return a == Algorithm::TokenBucket || a == Algorithm::Gcra || a == Algorithm::LeakyBucket;
+}
+
+/// `delay` value meaning nginx's `nodelay`: excess requests within the burst pass at once.
+inline constexpr std::int64_t kNoDelay = -1;
+
+/// The numbers of one limit. Validated once, when the policy is loaded; the hot path trusts them.
+struct Limit {
+    Algorithm algorithm = Algorithm::TokenBucket;
+    /// Token bucket, GCRA: the burst in tokens (>= 1). Window algorithms: the quota per window in
+    /// requests (>= 1). Leaky bucket: nginx's `burst`, requests held beyond the rate (>= 0).
+    std::int64_t capacity = 1;
+    /// Rate algorithms: nanoseconds per token (one request for the leaky bucket), >= 1.
+    /// The policy's `refill_per_second` R becomes round(1e9 / R).
+    Nanos emissionInterval = kNanosPerSecond;
+    /// Window algorithms: the window length, >= 1 ms.
+    Nanos window = 60 * kNanosPerSecond;
+    /// Leaky bucket only: excess requests passed without delay (nginx `delay=N`), or kNoDelay.
+    std::int64_t delay = 0;
+
+    friend bool operator==(const Limit&, const Limit&) = default;
+};
+
+/// Why a decision refused, if it did.
+enum class DenyReason : std::uint8_t {
+    None,                 ///< allowed
+    OverLimit,            ///< the bucket or window has not enough left; retry later
+    CostExceedsCapacity,  ///< the request costs more than the limit can ever hold; never passes
+};
+
+/// What one algorithm decided for one key. Plain data, returned by value.
+struct Decision {
+    bool allowed = false;
+    DenyReason reason = DenyReason::None;
+    std::int64_t limit = 0;      ///< capacity or quota, as advertised to clients
+    std::int64_t remaining = 0;  ///< whole units left after this request
+    Nanos retryAfter = 0;  ///< refused: time until this request's cost could pass; 0 when allowed
+    Nanos resetAfter = 0;  ///< time until the key is back to a fresh state (full bucket, new window)
+    Nanos delay = 0;       ///< leaky bucket without nodelay: how long to hold an allowed request
+};
+
+}  // namespace ratelab

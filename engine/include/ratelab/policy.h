@@ -1,0 +1,196 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ratelab/ip_address.h"
+#include "ratelab/limit.h"
+
+namespace ratelab {
+
+/// Where a policy's bucket key comes from.
+enum class KeySource : std::uint8_t {
+    Default,    ///< principal, then Authorization (budgeted), then peer, else 412
+    Peer,       ///< the client address only (prefix rules apply)
+    Header,     ///< a named header such as an API key (hashed)
+    Principal,  ///< the verified principal only; no principal gives 412
+    Composite,  ///< several parts joined, e.g. route + account (hashed)
+};
+
+/// What to do with an Authorization header nothing has verified (the limiter runs before
+/// authentication, so that is every Authorization header it sees).
+enum class UnverifiedAuthorization : std::uint8_t {
+    Budget,  ///< key on it, inside the peer's bucket budget (the default)
+    Ignore,  ///< key on the peer alone
+};
+
+enum class StoreErrorRule : std::uint8_t {
+    FailOpenOnTransport,  ///< transport errors pass (and are reported); store refusals get 503
+    Deny,                 ///< every store error gets 503
+};
+
+enum class PolicyMode : std::uint8_t {
+    Enforce,
+    Shadow,  ///< decide, count and report, never refuse
+};
+
+enum class HeaderStyle : std::uint8_t {
+    Ietf,    ///< RateLimit-Policy: "api";q=100;w=60 / RateLimit: "api";r=99;t=60
+    Draft7,  ///< RateLimit-Policy: 100;w=60 / RateLimit: limit=100, remaining=99, reset=60
+    Legacy,  ///< X-RateLimit-Limit / -Remaining / -Reset
+    None,    ///< no quota headers; Retry-After is still sent on 429
+};
+
+/// One part of a composite key. Values other than route and method are hashed into the key.
+struct KeyPart {
+    enum class Kind : std::uint8_t { Route, Method, Peer, Principal, Header, Attribute };
+    Kind kind = Kind::Route;
+    std::string name;  ///< the header or attribute name for Header / Attribute
+    friend bool operator==(const KeyPart&, const KeyPart&) = default;
+};
+
+struct KeyConfig {
+    KeySource source = KeySource::Default;
+    std::string header;          ///< KeySource::Header: the header's name
+    std::vector<KeyPart> parts;  ///< KeySource::Composite: the parts, in order
+    int ipv4Prefix = 32;         ///< addresses are aggregated to this prefix, 1..32
+    int ipv6Prefix = 64;         ///< and this one, 1..128
+    UnverifiedAuthorization unverifiedAuthorization = UnverifiedAuthorization::Budget;
+    friend bool operator==(const KeyConfig&, const KeyConfig&) = default;
+};
+
+struct BudgetConfig {
+    bool enabled = true;
+    std::uint32_t perPeer = 128;   ///< Authorization keys one peer scope may hold
+    std::uint32_t global = 8192;   ///< Authorization keys the peerless scope may hold
+    Nanos slotTtl = 60 * kNanosPerSecond;
+    friend bool operator==(const BudgetConfig&, const BudgetConfig&) = default;
+};
+
+struct RouteMatch {
+    /// Matches when the path starts with this prefix on a segment boundary ("/api" matches
+    /// "/api" and "/api/items", not "/apix"). "/" matches every path.
+    std::string pathPrefix = "/";
+    /// Alternatively a pattern: "*" matches one path segment, "**" any number of them.
+    /// Empty when the prefix is used.
+    std::string pathPattern;
+    std::vector<std::string> methods;  ///< upper case; empty matches every method
+
+    bool matches(std::string_view method, std::string_view path) const;
+    friend bool operator==(const RouteMatch&, const RouteMatch&) = default;
+};
+
+struct Bypass {
+    std::vector<Cidr> cidrs;              ///< peers skipped entirely (after proxy resolution)
+    std::vector<std::string> principals;  ///< verified principals skipped entirely
+    friend bool operator==(const Bypass&, const Bypass&) = default;
+};
+
+/// Plan tiers: the limit is chosen by a verified request attribute (e.g. plan=premium).
+struct Tier {
+    std::string name;
+    std::int64_t capacity = 0;
+    double refillPerSecond = 0;  ///< 0: inherit the policy's
+    std::int64_t windowMs = 0;   ///< 0: inherit the policy's
+    Limit limit;                 ///< compiled from the above and the policy's numbers
+    friend bool operator==(const Tier&, const Tier&) = default;
+};
+
+struct TierConfig {
+    std::string attribute;    ///< the verified attribute naming the tier, e.g. "plan"
+    std::string defaultTier;  ///< used when the attribute is absent or names no tier
+    std::vector<Tier> tiers;
+    friend bool operator==(const TierConfig&, const TierConfig&) = default;
+};
+
+/// One rate-limit policy, as written in a policy file. The user's numbers (refill per second,
+/// window in ms) are kept as written so a saved file is byte-stable; `limit` is compiled from them.
+struct Policy {
+    std::string name;
+    RouteMatch match;
+    Algorithm algorithm = Algorithm::TokenBucket;
+    std::int64_t capacity = 20;
+    double refillPerSecond = 1.0;
+    std::int64_t windowMs = 60'000;
+    std::int64_t delay = 0;  ///< leaky bucket: nginx delay=N
+    bool nodelay = false;    ///< leaky bucket: nginx nodelay
+    std::int64_t cost = 1;
+    KeyConfig key;
+    BudgetConfig budget;
+    StoreErrorRule onStoreError = StoreErrorRule::FailOpenOnTransport;
+    Nanos storeTimeout = 500 * kNanosPerMilli;
+    PolicyMode mode = PolicyMode::Enforce;
+    HeaderStyle headers = HeaderStyle::Ietf;
+    Bypass bypass;
+    std::optional<TierConfig> tiers;
+
+    Limit limit;  ///< compiled by compileLimits(); what the engine runs
+
+    friend bool operator==(const Policy&, const Policy&) = default;
+};
+
+struct StoreConfig {
+    enum class Kind : std::uint8_t { Memory, Redis };
+    Kind kind = Kind::Memory;
+    std::int64_t maxBuckets = 1'000'000;  ///< memory store hard cap
+    std::vector<std::string> urls;        ///< redis: one URL, or several cluster seed nodes
+    std::string keyNamespace = "ratelab";
+    friend bool operator==(const StoreConfig&, const StoreConfig&) = default;
+};
+
+struct TrustedProxies {
+    std::vector<Cidr> cidrs;                   ///< direct peers whose forwarded header is read
+    std::string header = "x-forwarded-for";    ///< x-forwarded-for, forwarded or x-real-ip
+    friend bool operator==(const TrustedProxies&, const TrustedProxies&) = default;
+};
+
+/// One expectation checked in a replay, as embedded in a validated export.
+struct ValidationExpectation {
+    std::string metric;
+    std::optional<double> min;
+    std::optional<double> max;
+    double actual = 0;
+    bool pass = false;
+    friend bool operator==(const ValidationExpectation&, const ValidationExpectation&) = default;
+};
+
+/// A scenario a policy was replayed against before export, and how it went.
+struct ValidationRun {
+    std::string scenario;
+    std::uint64_t seed = 0;
+    std::int64_t requests = 0;
+    bool pass = false;
+    std::vector<ValidationExpectation> expectations;
+    friend bool operator==(const ValidationRun&, const ValidationRun&) = default;
+};
+
+struct ValidationRecord {
+    std::string generator;  ///< "ratelab 0.1.0"
+    std::vector<ValidationRun> runs;
+    friend bool operator==(const ValidationRecord&, const ValidationRecord&) = default;
+};
+
+/// A whole policy file: the store, the trusted proxies and the policies, in match order.
+struct PolicySet {
+    int version = 1;
+    StoreConfig store;
+    TrustedProxies trustedProxies;
+    std::vector<Policy> policies;
+    std::optional<ValidationRecord> validation;
+
+    friend bool operator==(const PolicySet&, const PolicySet&) = default;
+};
+
+/// The limit the engine runs for these user numbers: refill R per second becomes
+/// round(1e9 / R) ns per token, window_ms becomes ns, nodelay becomes kNoDelay.
+Limit compileLimit(Algorithm algorithm, std::int64_t capacity, double refillPerSecond,
+                   std::int64_t windowMs, std::int64_t delay, bool nodelay);
+
+/// Fills every Policy::limit and Tier::limit from the user numbers. Loading does this already;
+/// call it again after editing a PolicySet in code.
+void compileLimits(PolicySet& set);
+
+}  // namespace ratelab

@@ -1,0 +1,88 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "ratelab/limit.h"
+
+namespace ratelab {
+
+/// Caps how many distinct buckets one scope may create (the identity work's "bucket budget").
+/// A key already in the scope, or admitted while the scope has room, is charged itself; once
+/// the scope holds `cap` live keys, new keys are charged to `fallbackKey` instead: collapsed
+/// onto the caller's own address bucket, never refused.
+struct BucketBudget {
+    std::string_view scope;        ///< "peer:198.51.100.7", "peer:2001:db8:1:2::/64", "global"
+    std::string_view fallbackKey;  ///< "ip:198.51.100.7" or "overflow"
+    std::uint32_t cap = 0;         ///< live keys the scope may hold, >= 1
+    /// A slot expires this long after its key was last used. The store uses
+    /// max(slotTtl, the bucket's own time to refill), so a slot always outlives its bucket.
+    /// Slot times are kept in whole milliseconds in every store.
+    Nanos slotTtl = 60 * kNanosPerSecond;
+};
+
+/// One atomic consumption. Views must stay valid for the call only.
+struct ConsumeRequest {
+    /// Identifies the limit (a policy, or a policy's tier). Buckets of different ids never meet,
+    /// even when their keys are equal. Stable for the life of the store.
+    std::uint32_t limitId = 0;
+    std::string_view limitName;  ///< "api" or "api/premium": part of shared-store key names
+    const Limit* limit = nullptr;
+    /// Every key of one decision (bucket, budget scope, fallback) lives in this partition, so one
+    /// lock (memory) or one Redis Cluster slot covers the whole step. "peer:<addr>" for
+    /// address-derived keys, "global" for the peerless budget, the key itself otherwise.
+    std::string_view partition;
+    std::string_view key;                  ///< bucket key, e.g. "auth:<sha256>"; never a raw credential
+    const BucketBudget* budget = nullptr;  ///< null: no budget applies
+    std::int64_t cost = 1;                 ///< >= 1
+    Nanos now = 0;                         ///< caller time; a Redis store may use server time instead
+    Nanos timeout = 0;                     ///< bound on the whole call; 0 means the store's default
+};
+
+/// How a store call ended. Only Ok carries a decision.
+enum class StoreStatus : std::uint8_t {
+    Ok,
+    /// The store could not be reached: connection refused or dropped, or the timeout elapsed.
+    /// No caller caused it; the policy's `on_store_error` rule decides.
+    Transport,
+    /// A reachable store refused: full, out of memory, read-only, script error. An attacker can
+    /// provoke these, so they are refused under every policy.
+    Refused,
+};
+
+struct ConsumeResult {
+    StoreStatus status = StoreStatus::Ok;
+    Decision decision;
+    bool chargedFallback = false;  ///< the budget was full and the fallback key was charged
+    std::string error;             ///< what went wrong when status != Ok; empty otherwise
+};
+
+/// Keyspace figures for reports and charts.
+struct KeyspaceStats {
+    std::int64_t buckets = 0;      ///< live buckets
+    std::int64_t budgetSlots = 0;  ///< live budget slots, over every scope
+    std::int64_t scopes = 0;       ///< budget scopes holding at least one slot
+    std::int64_t bytes = 0;        ///< memory the store holds for them (0 when unknown)
+    std::int64_t maxBuckets = 0;   ///< the hard cap, 0 when the store has none
+};
+
+/// Where bucket state lives. Implementations: the in-memory store (memory_store.h) and the
+/// Redis store (redis_store.h). Thread-safe: every method may be called from many threads.
+class Store {
+public:
+    virtual ~Store() = default;
+
+    /// Applies the budget (when given) and consumes `cost` from the chosen bucket at `now`, as
+    /// one atomic step. A refused consumption writes nothing where the algorithm allows it.
+    /// REQUIRES: request.limit != nullptr, request.cost >= 1.
+    virtual ConsumeResult consume(const ConsumeRequest& request) = 0;
+
+    /// Current keyspace figures. May lag concurrent writers slightly.
+    virtual KeyspaceStats keyspace() const = 0;
+
+    /// "memory" or "redis".
+    virtual std::string_view kind() const = 0;
+};
+
+}  // namespace ratelab

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages ratelab builds, runs and tests with. Idempotent: does nothing
+# when everything is already installed. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+    cmake ninja-build g++ pkgconf
+    qt6-base-dev qt6-charts-dev qt6-httpserver-dev
+    qt6-websockets-dev   # Qt6HttpServer's CMake package needs it but the package does not depend on it
+    libqt6opengl6-dev    # Qt6Charts' CMake package needs Qt6OpenGL; not pulled in without recommends
+    libxkbcommon-dev
+    libhiredis-dev libssl-dev nlohmann-json3-dev libxxhash-dev libbenchmark-dev
+    redis-server redis-tools nginx-light
+    fonts-dejavu-core xvfb xauth
+    python3-jsonschema
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "ratelab: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
