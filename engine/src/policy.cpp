@@ -38,7 +38,8 @@ bool matchPattern(std::string_view pattern, std::string_view path) {
 bool RouteMatch::matches(std::string_view method, std::string_view path) const {
     if (!methods.empty()) {
         bool found = false;
-        for (const std::string& m : methods) found = found || m == method;
+        for (const std::string& m : methods)
+            found = found || m == method;
         if (!found) return false;
     }
     if (!pathPattern.empty()) return matchPattern(pathPattern, path);
@@ -69,10 +70,10 @@ void compileLimits(PolicySet& set) {
                                p.nodelay);
         if (!p.tiers) continue;
         for (Tier& tier : p.tiers->tiers) {
-            tier.limit = compileLimit(p.algorithm, tier.capacity > 0 ? tier.capacity : p.capacity,
-                                      tier.refillPerSecond > 0 ? tier.refillPerSecond : p.refillPerSecond,
-                                      tier.windowMs > 0 ? tier.windowMs : p.windowMs, p.delay,
-                                      p.nodelay);
+            tier.limit =
+                compileLimit(p.algorithm, tier.capacity > 0 ? tier.capacity : p.capacity,
+                             tier.refillPerSecond > 0 ? tier.refillPerSecond : p.refillPerSecond,
+                             tier.windowMs > 0 ? tier.windowMs : p.windowMs, p.delay, p.nodelay);
         }
     }
 }

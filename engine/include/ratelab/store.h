@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -77,6 +78,12 @@ public:
     /// one atomic step. A refused consumption writes nothing where the algorithm allows it.
     /// REQUIRES: request.limit != nullptr, request.cost >= 1.
     virtual ConsumeResult consume(const ConsumeRequest& request) = 0;
+
+    /// Consumes each request in order, each one atomically (not all of them together): results[i]
+    /// answers requests[i]. A store that talks to a server pipelines them; the default calls
+    /// consume() in turn. REQUIRES: results.size() >= requests.size().
+    virtual void consumeBatch(std::span<const ConsumeRequest> requests,
+                              std::span<ConsumeResult> results);
 
     /// Current keyspace figures. May lag concurrent writers slightly.
     virtual KeyspaceStats keyspace() const = 0;

@@ -86,9 +86,12 @@ private:
 
 double Value::asDouble() const {
     switch (type_) {
-        case Type::Integer: return static_cast<double>(int_);
-        case Type::Unsigned: return static_cast<double>(uint_);
-        default: return double_;
+        case Type::Integer:
+            return static_cast<double>(int_);
+        case Type::Unsigned:
+            return static_cast<double>(uint_);
+        default:
+            return double_;
     }
 }
 
@@ -106,14 +109,21 @@ const Value* Value::find(std::string_view key) const {
 
 std::string_view Value::typeName(Type type) {
     switch (type) {
-        case Type::Null: return "null";
-        case Type::Bool: return "a boolean";
+        case Type::Null:
+            return "null";
+        case Type::Bool:
+            return "a boolean";
         case Type::Integer:
-        case Type::Unsigned: return "an integer";
-        case Type::Double: return "a number";
-        case Type::String: return "a string";
-        case Type::Array: return "an array";
-        case Type::Object: return "an object";
+        case Type::Unsigned:
+            return "an integer";
+        case Type::Double:
+            return "a number";
+        case Type::String:
+            return "a string";
+        case Type::Array:
+            return "an array";
+        case Type::Object:
+            return "an object";
     }
     return "a value";
 }
@@ -321,9 +331,9 @@ private:
     }
 
     void error(Position at, std::string pointer, std::string message) {
-        document_.diagnostics.push_back(Diagnostic{Diagnostic::Severity::Error, std::string(fileName_),
-                                                   at.line, at.column, std::move(pointer),
-                                                   std::move(message)});
+        document_.diagnostics.push_back(Diagnostic{Diagnostic::Severity::Error,
+                                                   std::string(fileName_), at.line, at.column,
+                                                   std::move(pointer), std::move(message)});
     }
 
     std::string_view text_;
@@ -341,10 +351,10 @@ private:
 Document parse(std::string_view text, std::string_view fileName, const Limits& limits) {
     Document document;
     if (text.size() > limits.maxDocumentBytes) {
-        document.diagnostics.push_back(Diagnostic{
-            Diagnostic::Severity::Error, std::string(fileName), 1, 1, "",
-            "input of " + std::to_string(text.size()) + " bytes is larger than the " +
-                std::to_string(limits.maxDocumentBytes >> 20) + " MiB limit"});
+        document.diagnostics.push_back(
+            Diagnostic{Diagnostic::Severity::Error, std::string(fileName), 1, 1, "",
+                       "input of " + std::to_string(text.size()) + " bytes is larger than the " +
+                           std::to_string(limits.maxDocumentBytes >> 20) + " MiB limit"});
         return document;
     }
     TreeBuilder builder(text, fileName, limits, document);
@@ -361,8 +371,8 @@ Document parseFile(const std::string& path, const Limits& limits) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         Document document;
-        document.diagnostics.push_back(Diagnostic{Diagnostic::Severity::Error, path, 0, 0, "",
-                                                  "cannot open the file"});
+        document.diagnostics.push_back(
+            Diagnostic{Diagnostic::Severity::Error, path, 0, 0, "", "cannot open the file"});
         return document;
     }
     in.seekg(0, std::ios::end);
@@ -370,10 +380,10 @@ Document parseFile(const std::string& path, const Limits& limits) {
     if (size < 0) size = 0;
     if (static_cast<std::size_t>(size) > limits.maxDocumentBytes) {
         Document document;
-        document.diagnostics.push_back(Diagnostic{
-            Diagnostic::Severity::Error, path, 1, 1, "",
-            "file of " + std::to_string(size) + " bytes is larger than the " +
-                std::to_string(limits.maxDocumentBytes >> 20) + " MiB limit"});
+        document.diagnostics.push_back(
+            Diagnostic{Diagnostic::Severity::Error, path, 1, 1, "",
+                       "file of " + std::to_string(size) + " bytes is larger than the " +
+                           std::to_string(limits.maxDocumentBytes >> 20) + " MiB limit"});
         return document;
     }
     in.seekg(0, std::ios::beg);

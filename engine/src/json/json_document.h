@@ -46,9 +46,9 @@ public:
     bool isObject() const { return type_ == Type::Object; }
 
     bool asBool() const { return bool_; }
-    std::int64_t asInt() const { return int_; }     ///< REQUIRES: type() == Integer
+    std::int64_t asInt() const { return int_; }         ///< REQUIRES: type() == Integer
     std::uint64_t asUnsigned() const { return uint_; }  ///< REQUIRES: type() == Unsigned
-    double asDouble() const;                        ///< any number
+    double asDouble() const;                            ///< any number
     const std::string& asString() const { return string_; }
 
     const std::vector<std::unique_ptr<Value>>& items() const { return items_; }

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 namespace ratelab::json {
 
@@ -27,7 +27,8 @@ std::string sanitize(std::string message) {
 
 std::size_t editDistance(std::string_view a, std::string_view b) {
     std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
     for (std::size_t i = 1; i <= a.size(); ++i) {
         std::size_t diagonal = row[0];
         row[0] = i;
@@ -102,12 +103,13 @@ bool Reader::expect(const Value& value, std::initializer_list<Value::Type> types
 }
 
 std::size_t Reader::errorCount() const {
-    return static_cast<std::size_t>(std::count_if(out_.begin(), out_.end(), [](const Diagnostic& d) {
-        return d.severity == Diagnostic::Severity::Error;
-    }));
+    return static_cast<std::size_t>(std::count_if(
+        out_.begin(), out_.end(),
+        [](const Diagnostic& d) { return d.severity == Diagnostic::Severity::Error; }));
 }
 
-std::string_view closestKey(std::string_view unknown, std::initializer_list<std::string_view> known) {
+std::string_view closestKey(std::string_view unknown,
+                            std::initializer_list<std::string_view> known) {
     return closest(unknown, known);
 }
 

@@ -37,7 +37,8 @@ private:
 };
 
 /// The closest of `known` to `unknown` by edit distance, or "" when none is close.
-std::string_view closestKey(std::string_view unknown, std::initializer_list<std::string_view> known);
+std::string_view closestKey(std::string_view unknown,
+                            std::initializer_list<std::string_view> known);
 std::string_view closestKey(std::string_view unknown, const std::vector<std::string_view>& known);
 
 /// Reads the fields of one JSON object. The constructor reports unknown keys, naming the
@@ -47,7 +48,8 @@ std::string_view closestKey(std::string_view unknown, const std::vector<std::str
 class ObjectReader {
 public:
     /// REQUIRES: object.isObject().
-    ObjectReader(Reader& reader, const Value& object, std::initializer_list<std::string_view> known);
+    ObjectReader(Reader& reader, const Value& object,
+                 std::initializer_list<std::string_view> known);
 
     const Value& object() const { return object_; }
     const Value* get(std::string_view key) const { return object_.find(key); }

@@ -1,0 +1,116 @@
+#pragma once
+
+// One traits type per algorithm, so that stores are written once over all of them:
+//   State                      per-key state (trivially copyable, 8 or 16 bytes)
+//   consume(s, now, cost, l)   the pure decision; may update s
+//   idleAt(s, l)               when s becomes indistinguishable from a fresh key
+//   freshAfter(l)              the longest a used key takes to become fresh again
+//   release(s)                 frees memory s owns (the sliding log's ring)
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include "algorithms/leaky_bucket.h"
+#include "algorithms/rate.h"
+#include "algorithms/sliding_log.h"
+#include "algorithms/window.h"
+#include "ratelab/limit.h"
+
+namespace ratelab::algo {
+
+struct TokenBucket {
+    using State = RateState;
+    static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool&) {
+        return tokenBucketConsume(s, now, cost, l);
+    }
+    static Nanos idleAt(const State& s, const Limit&) { return s.tat; }
+    static Nanos freshAfter(const Limit& l) { return refillTime(l); }
+    static void release(State&) {}
+    static std::size_t ownedBytes(const State&) { return 0; }
+};
+
+struct Gcra : TokenBucket {
+    static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool&) {
+        return gcraConsume(s, now, cost, l);
+    }
+};
+
+struct FixedWindow {
+    using State = FixedWindowState;
+    static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool&) {
+        return fixedWindowConsume(s, now, cost, l);
+    }
+    static Nanos idleAt(const State& s, const Limit&) { return s.windowEnd; }
+    static Nanos freshAfter(const Limit& l) { return l.window; }
+    static void release(State&) {}
+    static std::size_t ownedBytes(const State&) { return 0; }
+};
+
+struct SlidingWindow {
+    using State = SlidingWindowState;
+    static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool&) {
+        return slidingWindowConsume(s, now, cost, l);
+    }
+    static Nanos idleAt(const State& s, const Limit& l) { return slidingIdleAt(s, l.window); }
+    static Nanos freshAfter(const Limit& l) { return 2 * l.window; }
+    static void release(State&) {}
+    static std::size_t ownedBytes(const State&) { return 0; }
+};
+
+struct SlidingLog {
+    using State = SlidingLogState;
+    static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool& oom) {
+        return slidingLogConsume(s, now, cost, l, oom);
+    }
+    static Nanos idleAt(const State& s, const Limit& l) { return slidingLogIdleAt(s, l.window); }
+    static Nanos freshAfter(const Limit& l) { return l.window; }
+    static void release(State& s) {
+        if (s.ring) LogRing::destroy(s.ring);
+        s.ring = nullptr;
+    }
+    static std::size_t ownedBytes(const State& s) { return s.ring ? s.ring->bytes() : 0; }
+};
+
+struct LeakyBucket {
+    using State = LeakyState;
+    static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool&) {
+        return leakyConsume(s, now, cost, l);
+    }
+    static Nanos idleAt(const State& s, const Limit& l) { return leakyIdleAt(s, l); }
+    static Nanos freshAfter(const Limit& l) {
+        return ceilDiv((l.capacity + 1) * 1000 * 1000, leakyRate(l)) * kNanosPerMilli +
+               kNanosPerMilli;
+    }
+    static void release(State&) {}
+    static std::size_t ownedBytes(const State&) { return 0; }
+};
+
+/// Calls f(Traits{}) with the traits type of `algorithm`.
+template <class F>
+decltype(auto) visitAlgorithm(Algorithm algorithm, F&& f) {
+    switch (algorithm) {
+        case Algorithm::TokenBucket:
+            return f(TokenBucket{});
+        case Algorithm::Gcra:
+            return f(Gcra{});
+        case Algorithm::FixedWindow:
+            return f(FixedWindow{});
+        case Algorithm::SlidingWindow:
+            return f(SlidingWindow{});
+        case Algorithm::SlidingLog:
+            return f(SlidingLog{});
+        case Algorithm::LeakyBucket:
+            break;
+    }
+    return f(LeakyBucket{});
+}
+
+/// How long a used key of this limit takes to become fresh again (the floor for budget slot
+/// lifetimes: a slot must outlive the bucket it admitted).
+inline Nanos freshAfter(const Limit& limit) {
+    return visitAlgorithm(limit.algorithm,
+                          [&](auto traits) { return decltype(traits)::freshAfter(limit); });
+}
+
+}  // namespace ratelab::algo

@@ -1,0 +1,99 @@
+#pragma once
+
+// Token bucket and GCRA: one admission schedule, two ways of telling it. Both hold one integer
+// per key, so a bucket costs 8 bytes of state, and both are pure functions of
+// (state, now, cost, limit): no clock, no floating point, no drift.
+//
+// The schedule: a limit of capacity B refilling one token every T ns admits a request of cost c
+// at `now` when the bucket holds at least c tokens, where
+//     tokens(now) = B - (max(tat, now) - now) / T        (tat: the moment the bucket is full)
+// GCRA calls `tat` the theoretical arrival time and writes the same test as
+//     max(tat, now) + c*T - now <= B*T                   (tolerance tau = (B - 1) * T)
+// A refused request writes nothing, so a flood of refusals costs reads only.
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "ratelab/limit.h"
+
+namespace ratelab::algo {
+
+/// The state of a token bucket or GCRA key: when it is (or was) full again.
+struct RateState {
+    static constexpr Nanos kFresh = std::numeric_limits<Nanos>::min();
+    Nanos tat = kFresh;  ///< kFresh: never used, indistinguishable from full
+};
+
+/// True when the state is the same as a fresh one at `now`: safe to evict.
+inline bool isIdle(const RateState& s, Nanos now) {
+    return s.tat <= now;
+}
+
+/// How long a bucket takes to refill from empty: B * T.
+inline Nanos refillTime(const Limit& limit) {
+    return limit.capacity * limit.emissionInterval;
+}
+
+/// GCRA. REQUIRES: limit.capacity >= 1, limit.emissionInterval >= 1, cost >= 1,
+/// capacity * emissionInterval <= kMaxDuration (policies are validated for it).
+inline Decision gcraConsume(RateState& state, Nanos now, std::int64_t cost, const Limit& limit) {
+    const Nanos t = limit.emissionInterval;
+    const Nanos burst = limit.capacity * t;  // tau + T
+    const Nanos tat = std::max(state.tat, now);
+    Decision d;
+    d.limit = limit.capacity;
+    if (cost > limit.capacity) {
+        d.reason = DenyReason::CostExceedsCapacity;
+        d.remaining = std::max<Nanos>(0, burst - (tat - now)) / t;
+        d.resetAfter = tat - now;
+        return d;
+    }
+    const Nanos newTat = tat + cost * t;
+    if (newTat - now > burst) {
+        d.reason = DenyReason::OverLimit;
+        d.remaining = std::max<Nanos>(0, burst - (tat - now)) / t;
+        d.retryAfter = newTat - now - burst;
+        d.resetAfter = tat - now;
+        return d;
+    }
+    state.tat = newTat;
+    d.allowed = true;
+    d.remaining = (burst - (newTat - now)) / t;
+    d.resetAfter = newTat - now;
+    return d;
+}
+
+/// Token bucket: capacity B, one token every T ns, starts full. The same schedule as GCRA,
+/// written in tokens; `state.tat` is the moment the bucket is full again.
+/// REQUIRES: as gcraConsume.
+inline Decision tokenBucketConsume(RateState& state, Nanos now, std::int64_t cost,
+                                   const Limit& limit) {
+    const Nanos t = limit.emissionInterval;
+    const Nanos full = std::max(state.tat, now);
+    // Tokens held now, in nanoseconds of refill: B*T when full, less by what is owed. Negative
+    // only after a retune lowered the capacity below what is owed.
+    const Nanos credit = limit.capacity * t - (full - now);
+    Decision d;
+    d.limit = limit.capacity;
+    d.resetAfter = full - now;
+    if (cost > limit.capacity) {
+        d.reason = DenyReason::CostExceedsCapacity;
+        d.remaining = std::max<Nanos>(0, credit) / t;
+        return d;
+    }
+    const Nanos need = cost * t;
+    if (credit < need) {
+        d.reason = DenyReason::OverLimit;
+        d.remaining = std::max<Nanos>(0, credit) / t;
+        d.retryAfter = need - credit;
+        return d;
+    }
+    state.tat = full + need;
+    d.allowed = true;
+    d.remaining = (credit - need) / t;
+    d.resetAfter = state.tat - now;
+    return d;
+}
+
+}  // namespace ratelab::algo

@@ -1,0 +1,471 @@
+// The embedded store. Keys are placed by partition: every key of one decision (the bucket, its
+// budget scope, the fallback bucket) hashes to the same shard, so one shard lock makes the
+// budget check and the consumption one atomic step. Per limit, 64 shards, each a FlatTable of
+// (fingerprint, state) slots plus the shard's budget scopes. Keys are stored as 64-bit keyed
+// fingerprints (xxh3 with a per-store seed), not as strings: 16 or 24 bytes per bucket.
+
+#include "ratelab/memory_store.h"
+
+#include <xxhash.h>
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+
+#include "algorithms/algorithms.h"
+#include "memory/flat_table.h"
+#include "memory/spin_lock.h"
+
+namespace ratelab {
+
+namespace memory {
+namespace {
+
+constexpr unsigned kShardBits = 6;
+constexpr unsigned kShards = 1u << kShardBits;
+constexpr std::uint32_t kMaxLimits = 4096;
+constexpr int kEvictionsPerInsert = 2;
+
+std::uint64_t nonZero(std::uint64_t x) {
+    return x != 0 ? x : 1;
+}
+
+std::uint64_t hashOf(std::string_view text, std::uint64_t seed) {
+    return XXH3_64bits_withSeed(text.data(), text.size(), seed);
+}
+
+std::int64_t toMillisCeil(Nanos t) {
+    return (t + kNanosPerMilli - 1) / kNanosPerMilli;
+}
+
+/// A budget scope: the bucket fingerprints it admitted and when each was last used (ms).
+struct ScopeSet {
+    FlatTable<std::int64_t> members;
+    std::int64_t ttlMs = 0;  ///< slot lifetime, as of the scope's latest use
+    std::int64_t earliestUseMs = std::numeric_limits<std::int64_t>::max();  ///< lower bound
+    std::int64_t latestUseMs = std::numeric_limits<std::int64_t>::min();    ///< exact maximum
+};
+
+class MemoryStoreImpl;
+
+class LimitTableBase {
+public:
+    virtual ~LimitTableBase() = default;
+    virtual Algorithm algorithm() const = 0;
+    virtual void consume(MemoryStoreImpl& store, const ConsumeRequest& request,
+                         std::uint64_t partitionHash, ConsumeResult& out) = 0;
+    /// Evicts every idle bucket and expired scope; returns the earliest time a surviving bucket
+    /// becomes idle.
+    virtual Nanos sweep(MemoryStoreImpl& store, Nanos now) = 0;
+    virtual void addStats(KeyspaceStats& stats) = 0;
+};
+
+class MemoryStoreImpl final : public Store {
+public:
+    explicit MemoryStoreImpl(const MemoryStoreOptions& options)
+        : maxBuckets_(options.maxBuckets), seed_(options.hashSeed) {
+        if (seed_ == 0) {
+            std::random_device device;
+            seed_ = (static_cast<std::uint64_t>(device()) << 32) ^ device();
+        }
+        for (auto& t : tables_)
+            t.store(nullptr, std::memory_order_relaxed);
+    }
+
+    ~MemoryStoreImpl() override {
+        for (auto& t : tables_)
+            delete t.load(std::memory_order_relaxed);
+    }
+
+    ConsumeResult consume(const ConsumeRequest& request) override;
+    KeyspaceStats keyspace() const override;
+    std::string_view kind() const override { return "memory"; }
+
+    std::uint64_t seed() const { return seed_; }
+
+    /// Takes one unit of the live-bucket cap; false when the store is full.
+    bool reserveBucket() {
+        std::int64_t live = live_.load(std::memory_order_relaxed);
+        while (live < maxBuckets_) {
+            if (live_.compare_exchange_weak(live, live + 1, std::memory_order_relaxed)) return true;
+        }
+        return false;
+    }
+    void releaseBuckets(std::int64_t n) { live_.fetch_sub(n, std::memory_order_relaxed); }
+    void addOwnedBytes(std::int64_t n) { ownedBytes_.fetch_add(n, std::memory_order_relaxed); }
+    /// A new bucket goes idle at `t`: a full store may sweep from then on.
+    void noteIdleAt(Nanos t) {
+        Nanos next = nextSweep_.load(std::memory_order_relaxed);
+        while (t < next && !nextSweep_.compare_exchange_weak(next, t, std::memory_order_relaxed)) {
+        }
+    }
+
+    /// Evicts idle state in every table; skipped while nothing can have become idle.
+    /// REQUIRES: the caller holds no shard lock.
+    void sweepAll(Nanos now);
+
+    std::int64_t maxBuckets() const { return maxBuckets_; }
+
+private:
+    LimitTableBase* table(const ConsumeRequest& request);
+
+    const std::int64_t maxBuckets_;
+    std::uint64_t seed_;
+    std::atomic<std::int64_t> live_{0};
+    std::atomic<std::int64_t> ownedBytes_{0};
+    std::atomic<Nanos> nextSweep_{std::numeric_limits<Nanos>::min()};
+    std::mutex sweepMutex_;
+    std::array<std::atomic<LimitTableBase*>, kMaxLimits> tables_;
+};
+
+template <class Algo>
+class LimitTable final : public LimitTableBase {
+    using State = typename Algo::State;
+    using Table = FlatTable<State>;
+    using Slot = typename Table::Slot;
+
+public:
+    explicit LimitTable(Algorithm algorithm) : algorithm_(algorithm) {}
+
+    ~LimitTable() override {
+        for (Shard& shard : shards_) {
+            shard.buckets.forEach([](Slot& s) { Algo::release(s.state); });
+            shard.scopes.forEach([](auto& s) { delete s.state; });
+        }
+    }
+
+    Algorithm algorithm() const override { return algorithm_; }
+
+    void consume(MemoryStoreImpl& store, const ConsumeRequest& request, std::uint64_t partitionHash,
+                 ConsumeResult& out) override {
+        Shard& shard = shards_[partitionHash >> (64 - kShardBits)];
+        const std::uint64_t keyFp = nonZero(hashOf(request.key, partitionHash ^ store.seed()));
+        for (int attempt = 0;; ++attempt) {
+            std::unique_lock<SpinLock> lock(shard.lock);
+            if (!(shard.limit == *request.limit)) shard.limit = *request.limit;
+            if (consumeLocked(store, shard, request, partitionHash, keyFp, out)) return;
+            // The store is full. Evict idle state everywhere once, then decide again.
+            lock.unlock();
+            if (attempt == 0) {
+                store.sweepAll(request.now);
+                continue;
+            }
+            out.status = StoreStatus::Refused;
+            out.error = "memory store full: " + std::to_string(store.maxBuckets()) +
+                        " live buckets and none idle";
+            return;
+        }
+    }
+
+    Nanos sweep(MemoryStoreImpl& store, Nanos now) override {
+        Nanos next = std::numeric_limits<Nanos>::max();
+        for (Shard& shard : shards_) {
+            std::lock_guard<SpinLock> lock(shard.lock);
+            std::int64_t evicted = 0;
+            std::int64_t freed = 0;
+            shard.buckets.rebuild(shard.buckets.capacity(), [&](const Slot& s) {
+                Nanos idle = Algo::idleAt(s.state, shard.limit);
+                if (idle > now) {
+                    next = std::min(next, idle);
+                    return true;
+                }
+                State dropped = s.state;
+                freed += static_cast<std::int64_t>(Algo::ownedBytes(dropped));
+                Algo::release(dropped);
+                ++evicted;
+                return false;
+            });
+            store.releaseBuckets(evicted);
+            store.addOwnedBytes(-freed);
+            sweepScopes(shard, now, /*all=*/true);
+        }
+        return next;
+    }
+
+    void addStats(KeyspaceStats& stats) override {
+        for (Shard& shard : shards_) {
+            std::lock_guard<SpinLock> lock(shard.lock);
+            stats.bytes += static_cast<std::int64_t>(shard.buckets.bytes() + shard.scopes.bytes());
+            shard.scopes.forEach([&](auto& s) {
+                stats.scopes += 1;
+                stats.budgetSlots += static_cast<std::int64_t>(s.state->members.size());
+                stats.bytes +=
+                    static_cast<std::int64_t>(sizeof(ScopeSet) + s.state->members.bytes());
+            });
+        }
+    }
+
+private:
+    struct alignas(64) Shard {
+        SpinLock lock;
+        Limit limit;
+        Table buckets;
+        FlatTable<ScopeSet*> scopes;
+        std::uint64_t evictCursor = 0;
+        std::uint64_t scopeCursor = 0;
+    };
+
+    // Returns false when a new bucket is needed and the store is full.
+    bool consumeLocked(MemoryStoreImpl& store, Shard& shard, const ConsumeRequest& request,
+                       std::uint64_t partitionHash, std::uint64_t keyFp, ConsumeResult& out) {
+        const Limit& limit = *request.limit;
+        std::uint64_t chargeFp = keyFp;
+        ScopeSet* scope = nullptr;
+        std::int64_t nowMs = 0;
+        std::int64_t ttlMs = 0;
+        bool member = false;
+        out.chargedFallback = false;
+        if (request.budget) {
+            const BucketBudget& budget = *request.budget;
+            nowMs = request.now / kNanosPerMilli;
+            ttlMs = toMillisCeil(std::max(budget.slotTtl, Algo::freshAfter(limit)));
+            scope = findScope(shard, budget.scope, partitionHash, store.seed());
+            if (scope) {
+                if (auto* m = scope->members.find(keyFp); m && m->state + ttlMs > nowMs) {
+                    member = true;
+                } else if (scope->members.size() >= budget.cap) {
+                    expireMembers(*scope, nowMs, ttlMs);
+                }
+            }
+            std::uint64_t held = scope ? scope->members.size() : 0;
+            if (!member && held >= budget.cap) {
+                chargeFp = nonZero(hashOf(budget.fallbackKey, partitionHash ^ store.seed()));
+                out.chargedFallback = true;
+            }
+        }
+
+        Slot* slot = shard.buckets.find(chargeFp);
+        if (!slot) {
+            // Decide on a fresh state first: a refusal of a new key stores nothing.
+            State fresh{};
+            bool oom = false;
+            Decision d = Algo::consume(fresh, request.now, request.cost, limit, oom);
+            if (oom) return refuseOutOfMemory(out);
+            if (std::memcmp(&fresh, &kFreshState, sizeof(State)) == 0) {
+                out.decision = d;
+                recordScope(shard, scope, request, partitionHash, store, keyFp, member, nowMs,
+                            ttlMs);
+                return true;
+            }
+            if (!store.reserveBucket()) {
+                Algo::release(fresh);
+                return false;
+            }
+            evictSome(store, shard, request.now);
+            if (shard.buckets.wouldGrow()) growDroppingIdle(store, shard, request.now);
+            slot = shard.buckets.insert(chargeFp, fresh);
+            if (!slot) {
+                store.releaseBuckets(1);
+                Algo::release(fresh);
+                return refuseOutOfMemory(out);
+            }
+            store.addOwnedBytes(static_cast<std::int64_t>(Algo::ownedBytes(fresh)));
+            store.noteIdleAt(Algo::idleAt(fresh, limit));
+            out.decision = d;
+        } else {
+            bool oom = false;
+            const std::size_t before = Algo::ownedBytes(slot->state);
+            out.decision = Algo::consume(slot->state, request.now, request.cost, limit, oom);
+            store.addOwnedBytes(static_cast<std::int64_t>(Algo::ownedBytes(slot->state)) -
+                                static_cast<std::int64_t>(before));
+            if (oom) return refuseOutOfMemory(out);
+        }
+        out.status = StoreStatus::Ok;
+        recordScope(shard, scope, request, partitionHash, store, keyFp, member, nowMs, ttlMs);
+        return true;
+    }
+
+    bool refuseOutOfMemory(ConsumeResult& out) {
+        out.status = StoreStatus::Refused;
+        out.error = "memory store out of memory";
+        return true;
+    }
+
+    // After the bucket was decided: a member's slot is refreshed, a new key takes a free slot.
+    void recordScope(Shard& shard, ScopeSet* scope, const ConsumeRequest& request,
+                     std::uint64_t partitionHash, MemoryStoreImpl& store, std::uint64_t keyFp,
+                     bool member, std::int64_t nowMs, std::int64_t ttlMs) {
+        if (!request.budget) return;
+        if (member) {
+            scope->members.find(keyFp)->state = nowMs;
+            scope->latestUseMs = std::max(scope->latestUseMs, nowMs);
+            scope->ttlMs = ttlMs;
+            return;
+        }
+        const BucketBudget& budget = *request.budget;
+        if (scope && scope->members.size() >= budget.cap) return;  // charged to the fallback
+        if (!scope) {
+            scope = new (std::nothrow) ScopeSet;
+            if (!scope) return;
+            const std::uint64_t scopeFp =
+                nonZero(hashOf(budget.scope, partitionHash ^ ~store.seed()));
+            if (shard.scopes.wouldGrow()) sweepScopes(shard, request.now, /*all=*/false);
+            if (!shard.scopes.insert(scopeFp, scope)) {
+                delete scope;
+                return;
+            }
+        }
+        if (auto* stale = scope->members.find(keyFp)) {
+            stale->state = nowMs;  // an expired slot of the same key, reused
+        } else {
+            scope->members.insert(keyFp, nowMs);
+        }
+        scope->earliestUseMs = std::min(scope->earliestUseMs, nowMs);
+        scope->latestUseMs = std::max(scope->latestUseMs, nowMs);
+        scope->ttlMs = ttlMs;
+    }
+
+    ScopeSet* findScope(Shard& shard, std::string_view scope, std::uint64_t partitionHash,
+                        std::uint64_t seed) {
+        const std::uint64_t scopeFp = nonZero(hashOf(scope, partitionHash ^ ~seed));
+        auto* slot = shard.scopes.find(scopeFp);
+        return slot ? slot->state : nullptr;
+    }
+
+    // Drops members unused for ttlMs; cheap to call often (skips while none can have expired).
+    static void expireMembers(ScopeSet& scope, std::int64_t nowMs, std::int64_t ttlMs) {
+        if (scope.earliestUseMs + ttlMs > nowMs) return;
+        std::int64_t earliest = std::numeric_limits<std::int64_t>::max();
+        scope.members.rebuild(scope.members.capacity(), [&](const auto& m) {
+            if (m.state + ttlMs <= nowMs) return false;
+            earliest = std::min(earliest, m.state);
+            return true;
+        });
+        scope.earliestUseMs = earliest;
+    }
+
+    // Deletes scopes whose every slot has expired: all of them, or a couple per call.
+    void sweepScopes(Shard& shard, Nanos now, bool all) {
+        const std::int64_t nowMs = now / kNanosPerMilli;
+        auto expired = [&](ScopeSet* s) {
+            expireMembers(*s, nowMs, s->ttlMs);
+            return s->members.size() == 0;
+        };
+        if (all) {
+            shard.scopes.rebuild(shard.scopes.capacity(), [&](const auto& s) {
+                if (!expired(s.state)) return true;
+                delete s.state;
+                return false;
+            });
+            return;
+        }
+        for (int i = 0; i < 2; ++i) {
+            auto* s = shard.scopes.occupiedFrom(shard.scopeCursor);
+            if (!s) return;
+            if (expired(s->state)) {
+                delete s->state;
+                shard.scopes.erase(s);
+            } else {
+                ++shard.scopeCursor;
+            }
+        }
+    }
+
+    // Looks at a couple of slots past a cursor and evicts the idle ones, so that memory follows
+    // the live keys without a background thread.
+    void evictSome(MemoryStoreImpl& store, Shard& shard, Nanos now) {
+        for (int i = 0; i < kEvictionsPerInsert; ++i) {
+            Slot* s = shard.buckets.occupiedFrom(shard.evictCursor);
+            if (!s) return;
+            if (Algo::idleAt(s->state, shard.limit) <= now) {
+                store.addOwnedBytes(-static_cast<std::int64_t>(Algo::ownedBytes(s->state)));
+                Algo::release(s->state);
+                shard.buckets.erase(s);
+                store.releaseBuckets(1);
+            } else {
+                ++shard.evictCursor;
+            }
+        }
+    }
+
+    void growDroppingIdle(MemoryStoreImpl& store, Shard& shard, Nanos now) {
+        std::int64_t evicted = 0;
+        std::int64_t freed = 0;
+        const std::uint64_t capacity = shard.buckets.capacity();
+        shard.buckets.rebuild(capacity + capacity / 4, [&](const Slot& s) {
+            if (Algo::idleAt(s.state, shard.limit) > now) return true;
+            State dropped = s.state;
+            freed += static_cast<std::int64_t>(Algo::ownedBytes(dropped));
+            Algo::release(dropped);
+            ++evicted;
+            return false;
+        });
+        store.releaseBuckets(evicted);
+        store.addOwnedBytes(-freed);
+    }
+
+    static constexpr State kFreshState{};
+
+    const Algorithm algorithm_;
+    std::array<Shard, kShards> shards_;
+};
+
+ConsumeResult MemoryStoreImpl::consume(const ConsumeRequest& request) {
+    ConsumeResult out;
+    LimitTableBase* t = table(request);
+    if (!t) {
+        out.status = StoreStatus::Refused;
+        out.error = "limit id out of range or reused with another algorithm";
+        return out;
+    }
+    const std::uint64_t partitionHash = hashOf(request.partition, seed_);
+    t->consume(*this, request, partitionHash, out);
+    return out;
+}
+
+LimitTableBase* MemoryStoreImpl::table(const ConsumeRequest& request) {
+    if (request.limitId >= kMaxLimits) return nullptr;
+    std::atomic<LimitTableBase*>& entry = tables_[request.limitId];
+    LimitTableBase* t = entry.load(std::memory_order_acquire);
+    if (!t) {
+        LimitTableBase* created =
+            algo::visitAlgorithm(request.limit->algorithm, [&](auto traits) -> LimitTableBase* {
+                return new (std::nothrow) LimitTable<decltype(traits)>(request.limit->algorithm);
+            });
+        if (!created) return nullptr;
+        if (entry.compare_exchange_strong(t, created, std::memory_order_acq_rel)) {
+            t = created;
+        } else {
+            delete created;  // another thread installed one first
+        }
+    }
+    return t->algorithm() == request.limit->algorithm ? t : nullptr;
+}
+
+void MemoryStoreImpl::sweepAll(Nanos now) {
+    std::lock_guard<std::mutex> guard(sweepMutex_);
+    if (now < nextSweep_.load(std::memory_order_relaxed)) return;  // nothing can be idle yet
+    Nanos next = std::numeric_limits<Nanos>::max();
+    for (auto& entry : tables_) {
+        if (LimitTableBase* t = entry.load(std::memory_order_acquire)) {
+            next = std::min(next, t->sweep(*this, now));
+        }
+    }
+    // Buckets inserted from now on lower it again (noteIdleAt).
+    nextSweep_.store(next, std::memory_order_relaxed);
+}
+
+KeyspaceStats MemoryStoreImpl::keyspace() const {
+    KeyspaceStats stats;
+    stats.buckets = live_.load(std::memory_order_relaxed);
+    stats.maxBuckets = maxBuckets_;
+    stats.bytes = ownedBytes_.load(std::memory_order_relaxed);
+    for (const auto& entry : tables_) {
+        if (LimitTableBase* t = entry.load(std::memory_order_acquire)) t->addStats(stats);
+    }
+    return stats;
+}
+
+}  // namespace
+}  // namespace memory
+
+std::unique_ptr<Store> makeMemoryStore(const MemoryStoreOptions& options) {
+    return std::make_unique<memory::MemoryStoreImpl>(options);
+}
+
+}  // namespace ratelab

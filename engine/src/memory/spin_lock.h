@@ -1,0 +1,39 @@
+#pragma once
+
+#include <atomic>
+#include <thread>
+
+namespace ratelab::memory {
+
+/// A test-and-test-and-set lock for critical sections of a few dozen nanoseconds. Spins with
+/// `pause`, then yields, so that with more threads than cores the holder gets to run
+/// (a pure spin loses badly when oversubscribed). Meets BasicLockable.
+class SpinLock {
+public:
+    void lock() {
+        for (;;) {
+            if (!locked_.exchange(true, std::memory_order_acquire)) return;
+            int spins = 0;
+            while (locked_.load(std::memory_order_relaxed)) {
+                if (++spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+                    __builtin_ia32_pause();
+#endif
+                } else {
+                    std::this_thread::yield();
+                }
+            }
+        }
+    }
+    bool try_lock() {
+        return !locked_.exchange(true, std::memory_order_acquire);
+    }
+    void unlock() {
+        locked_.store(false, std::memory_order_release);
+    }
+
+private:
+    std::atomic<bool> locked_{false};
+};
+
+}  // namespace ratelab::memory
