@@ -84,4 +84,8 @@ LogFormat detectLogFormat(std::string_view text);
 /// per name at any IPv6 prefix of 40 or more).
 Scenario makeReplayScenario(std::shared_ptr<const RecordedTraffic> traffic, Nanos sampleInterval);
 
+struct ReplayInfo;  // report.h
+/// How the log was read, for the report.
+ReplayInfo replayInfo(const RecordedTraffic& traffic);
+
 }  // namespace ratelab::sim

@@ -71,6 +71,9 @@ struct ForwardedSpec {
         None,
         SpoofRandom,  ///< a random IPv4 client address the caller writes itself, per request
         ViaProxy,     ///< the request arrives from `proxy`; the header names the instance's peer
+        /// Through `proxy` as well, but the client first writes a random address of its own
+        /// and the proxy appends the real one: "203.0.113.9, 198.51.100.7".
+        SpoofViaProxy,
     };
     Kind kind = Kind::None;
     IpAddress proxy;
