@@ -4,7 +4,9 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ratelab/limit.h"
@@ -89,5 +91,31 @@ public:
     virtual ~DecisionSink() = default;
     virtual void onDecision(const DecisionRecord& decision) = 0;
 };
+
+/// Totals since the start of the run, for reports and the workbench's summary.
+struct RunTotals {
+    std::int64_t requests = 0;
+    Nanos virtualTime = 0;                  ///< virtual time reached
+    std::vector<ClassCounters> classes;     ///< indexed like classNames()
+    std::vector<std::int64_t> peakAllowed;  ///< per class: the most allowed in one sample
+    std::int64_t maxBuckets = 0;            ///< over every sample, summed over the stores
+    std::int64_t maxBudgetSlots = 0;
+    std::int64_t maxBytes = 0;
+    std::int64_t finalBuckets = 0;  ///< at the last sample
+    std::int64_t storeErrors = 0;
+};
+
+/// The value of a summary metric: "<class>.<counter>" (offered, allowed, throttled, refused,
+/// failed_open, failed_closed), "<class>.allowed_fraction", "<class>.throttled_fraction",
+/// "<class>.allowed_per_s" (over the virtual duration), "<class>.peak_allowed_per_s" (the
+/// busiest sample), "keyspace.max_buckets", "keyspace.max_bytes", "keyspace.max_budget_slots",
+/// "keyspace.final_buckets", "store.errors", "requests". Nullopt for an unknown name.
+/// A fraction of a class that offered nothing is 0.
+std::optional<double> summaryMetric(std::string_view metric,
+                                    const std::vector<std::string>& classNames,
+                                    const RunTotals& totals, Nanos duration, Nanos sampleInterval);
+
+/// The names summaryMetric() knows for these classes (for "did you mean" and documentation).
+std::vector<std::string> metricNames(const std::vector<std::string>& classNames);
 
 }  // namespace ratelab::sim

@@ -58,19 +58,6 @@ struct Report {
     bool pass() const;
 };
 
-/// The value of a summary metric: "<class>.<counter>" (offered, allowed, throttled, refused,
-/// failed_open, failed_closed), "<class>.allowed_fraction", "<class>.throttled_fraction",
-/// "<class>.allowed_per_s" (over the virtual duration), "<class>.peak_allowed_per_s" (the
-/// busiest sample), "keyspace.max_buckets", "keyspace.max_bytes", "keyspace.max_budget_slots",
-/// "keyspace.final_buckets", "store.errors", "requests". Nullopt for an unknown name.
-/// A fraction of a class that offered nothing is 0.
-std::optional<double> summaryMetric(std::string_view metric,
-                                    const std::vector<std::string>& classNames,
-                                    const RunTotals& totals, Nanos duration, Nanos sampleInterval);
-
-/// The names summaryMetric() knows for these classes (for "did you mean" and documentation).
-std::vector<std::string> metricNames(const std::vector<std::string>& classNames);
-
 /// Hex SHA-256 of the policy set's canonical text (savePolicyText).
 std::string policySha256(const PolicySet& policies);
 

@@ -11,7 +11,7 @@
 
 #include "json/json_document.h"
 #include "json/json_reader.h"
-#include "sim/report.h"
+#include "sim/metrics.h"
 #include "sim/scenario.h"
 
 namespace ratelab::sim {
@@ -306,16 +306,18 @@ private:
             return;
         }
         const std::string& kind = o.get("kind")->asString();
-        auto only = [&](std::initializer_list<std::string_view> allowed) {
+        // Reports keys of other kinds and requires `required`; `optional` keys are allowed too.
+        auto only = [&](std::initializer_list<std::string_view> required,
+                        std::initializer_list<std::string_view> optional = {}) {
             for (std::string_view key : {"address", "cidr", "prefix", "prefix_len"}) {
-                if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+                if (std::find(required.begin(), required.end(), key) != required.end()) continue;
+                if (std::find(optional.begin(), optional.end(), key) != optional.end()) continue;
                 if (const Value* x = o.get(key)) {
-                    reader_.error(
-                        *x, std::string(key) + " does not apply to peer kind \"" + kind + "\"");
+                    reader_.error(*x, std::string(key) + " does not apply to peer kind \"" + kind +
+                                          "\"");
                 }
             }
-            for (std::string_view key : allowed)
-                o.require(key);
+            for (std::string_view key : required) o.require(key);
         };
         switch (p.kind) {
             case PeerSpec::Kind::None:
@@ -368,7 +370,7 @@ private:
                 break;
             }
             case PeerSpec::Kind::Ipv6PrefixRotate: {
-                only({"cidr"});
+                only({"cidr"}, {"prefix_len"});
                 std::optional<Cidr> cidr = readCidr(reader_, o, "cidr");
                 o.readInt("prefix_len", p.prefixLength, 1, 128);
                 if (!cidr) break;

@@ -45,19 +45,6 @@ struct RunnerOptions {
     bool measureWallTime = true;
 };
 
-/// Totals since the start of the run, for reports and the workbench's summary.
-struct RunTotals {
-    std::int64_t requests = 0;
-    Nanos virtualTime = 0;                  ///< virtual time reached
-    std::vector<ClassCounters> classes;     ///< indexed like classNames()
-    std::vector<std::int64_t> peakAllowed;  ///< per class: the most allowed in one sample
-    std::int64_t maxBuckets = 0;            ///< over every sample, summed over the stores
-    std::int64_t maxBudgetSlots = 0;
-    std::int64_t maxBytes = 0;
-    std::int64_t finalBuckets = 0;  ///< at the last sample
-    std::int64_t storeErrors = 0;
-};
-
 /// Not thread-safe: one thread (the CLI's, or the workbench's worker) owns a runner and calls
 /// every method; other threads get copies of what it returns.
 class ScenarioRunner {
