@@ -1,0 +1,116 @@
+#include "charts_panel.h"
+
+#include <QGridLayout>
+
+#include <algorithm>
+
+#include "decimate.h"
+#include "event_style.h"
+#include "plot/time_plot.h"
+
+namespace ratelab::gui {
+
+namespace {
+
+QColor roleColor(const SeriesSpec& spec) {
+    switch (spec.role) {
+        case SeriesRole::AllowedPerSecond:
+            return classColor(spec.className, spec.classIndex);
+        case SeriesRole::ThrottledPerSecond:
+            return classColor(spec.className, spec.classIndex).lighter(135);
+        case SeriesRole::Buckets:
+            return QColor(31, 119, 180);
+        case SeriesRole::BudgetSlots:
+            return QColor(255, 127, 14);
+        case SeriesRole::StoreErrorsPerSecond:
+            return QColor(200, 40, 40);
+        case SeriesRole::FailedOpenPerSecond:
+            return QColor(230, 150, 0);
+        case SeriesRole::FailedClosedPerSecond:
+            return QColor(120, 60, 170);
+        case SeriesRole::WallNanosPerRequest:
+            return QColor(60, 60, 60);
+    }
+    return Qt::black;
+}
+
+Qt::PenStyle roleStyle(const SeriesSpec& spec) {
+    return spec.role == SeriesRole::ThrottledPerSecond ? Qt::DashLine : Qt::SolidLine;
+}
+
+}  // namespace
+
+ChartsPanel::ChartsPanel(const RunSeries& series, QWidget* parent)
+    : QWidget(parent), series_(series) {
+    plots_[static_cast<std::size_t>(ChartKind::Traffic)] =
+        new TimePlot(tr("Requests per second by class"), tr("requests / s"), this);
+    plots_[static_cast<std::size_t>(ChartKind::Keyspace)] =
+        new TimePlot(tr("Keyspace"), tr("keys"), this);
+    plots_[static_cast<std::size_t>(ChartKind::StoreErrors)] =
+        new TimePlot(tr("Store errors and fail-open passes"), tr("per second"), this);
+    plots_[static_cast<std::size_t>(ChartKind::Latency)] =
+        new TimePlot(tr("Decision latency (wall time)"), tr("ns / request"), this);
+    auto* grid = new QGridLayout(this);
+    grid->setContentsMargins(0, 0, 0, 0);
+    grid->setSpacing(4);
+    grid->addWidget(plot(ChartKind::Traffic), 0, 0);
+    grid->addWidget(plot(ChartKind::Keyspace), 0, 1);
+    grid->addWidget(plot(ChartKind::StoreErrors), 1, 0);
+    grid->addWidget(plot(ChartKind::Latency), 1, 1);
+    plot(ChartKind::Traffic)->setObjectName("trafficPlot");
+    plot(ChartKind::Keyspace)->setObjectName("keyspacePlot");
+    plot(ChartKind::StoreErrors)->setObjectName("storeErrorsPlot");
+    plot(ChartKind::Latency)->setObjectName("latencyPlot");
+}
+
+void ChartsPanel::rebuild(const RunShape& shape) {
+    const double duration = static_cast<double>(shape.duration) / 1e9;
+    std::vector<PlotBand> bands;
+    for (const sim::ScenarioEvent& e : shape.events) {
+        bands.push_back({static_cast<double>(e.from) / 1e9, eventDrawnEnd(e, duration),
+                         eventColor(e)});
+    }
+    for (TimePlot* p : plots_) {
+        p->clear();
+        p->setXRange(0, duration);
+        p->setYMax(0);
+        p->setBands(bands);
+    }
+    lines_.clear();
+    for (const SeriesSpec& spec : series_.specs()) {
+        lines_.push_back(plot(spec.chart)->addLine(spec.name, roleColor(spec), roleStyle(spec)));
+    }
+}
+
+void ChartsPanel::refresh(double nowSeconds) {
+    const auto xs = series_.xs();
+    const double end = series_.durationSeconds();
+    // Bounded buffers: once the oldest samples are gone, the axis starts at the oldest kept.
+    const double start = series_.size() >= RunSeries::kMaxSamples * 7 / 8 && !xs.empty()
+                             ? xs.front()
+                             : 0.0;
+    std::array<double, 4> peaks{};
+    const auto& specs = series_.specs();
+    for (std::size_t i = 0; i < specs.size() && i < lines_.size(); ++i) {
+        TimePlot* p = plot(specs[i].chart);
+        QList<QPointF> points = decimateMinMax(xs, series_.ys(i), start, end, p->plotColumns());
+        double& peak = peaks[static_cast<std::size_t>(specs[i].chart)];
+        for (const QPointF& pt : points)
+            peak = std::max(peak, pt.y());
+        p->setPoints(lines_[i], points);
+    }
+    // The cap comes into view once the keyspace reaches a quarter of it; until then the
+    // legend names it and the keyspace's growth keeps the chart's height.
+    const double cap = series_.storeCap();
+    double& keys = peaks[static_cast<std::size_t>(ChartKind::Keyspace)];
+    if (cap > 0 && keys * 4 >= cap) keys = std::max(keys, cap);
+    plot(ChartKind::Keyspace)
+        ->setThreshold(cap, tr("store cap %L1").arg(static_cast<qint64>(cap)), QColor(200, 0, 0));
+    for (std::size_t k = 0; k < plots_.size(); ++k) {
+        plots_[k]->setXRange(start, end);
+        plots_[k]->setYMax(peaks[k]);
+        plots_[k]->setCursorX(nowSeconds);
+    }
+}
+
+}  // namespace ratelab::gui

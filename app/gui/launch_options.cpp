@@ -1,0 +1,149 @@
+#include "launch_options.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QPixmap>
+#include <QTimer>
+#include <QWidget>
+
+#include <cstdio>
+
+#include "resource_locator.h"
+#include "run_controls.h"
+#include "workbench.h"
+
+namespace ratelab::gui {
+
+std::optional<LaunchOptions> parseLaunchOptions(const QStringList& arguments, QString& error) {
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        QCoreApplication::tr("ratelab workbench: tune a rate-limit policy while an attack plays"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption scenario("scenario", "Scenario file to open.", "S");
+    const QCommandLineOption policy("policy", "Policy file to open (overrides the scenario's).", "P");
+    const QCommandLineOption log("access-log", "Access log to replay instead of a scenario.", "LOG");
+    const QCommandLineOption run("run", "Start the run at once.");
+    const QCommandLineOption speed(
+        "speed", "Times real time, 1 to 1000, or 'max' for as fast as possible (default 1).", "X",
+        "1");
+    const QCommandLineOption store("store", "memory (default) or redis://HOST:PORT[/DB].", "STORE");
+    const QCommandLineOption shot("screenshot", "Save a picture of the window to FILE.png.", "FILE");
+    const QCommandLineOption quit("quit-after", "Quit after SECONDS (after the screenshot).", "SECONDS");
+    const QCommandLineOption gl("opengl", "Draw chart lines with OpenGL where the platform has it.");
+    const QCommandLineOption size("size", "Window size, WIDTHxHEIGHT (default 1600x1000).", "WxH");
+    parser.addOptions({scenario, policy, log, run, speed, store, shot, quit, gl, size});
+    if (!parser.parse(arguments)) {
+        error = parser.errorText();
+        return std::nullopt;
+    }
+    if (parser.isSet("help")) {
+        error = parser.helpText();
+        return std::nullopt;
+    }
+    if (parser.isSet("version")) {
+        error = QCoreApplication::applicationName() + " " + QCoreApplication::applicationVersion();
+        return std::nullopt;
+    }
+    LaunchOptions o;
+    o.scenario = parser.value(scenario);
+    o.policy = parser.value(policy);
+    o.accessLog = parser.value(log);
+    o.run = parser.isSet(run);
+    const QString s = parser.value(speed);
+    bool ok = true;
+    if (s == "max") {
+        o.speed = 0;
+    } else {
+        o.speed = s.toDouble(&ok);
+        if (!ok || o.speed < 1 || o.speed > 1000) {
+            error = QCoreApplication::tr("--speed: \"%1\" is not a number from 1 to 1000 or 'max'").arg(s);
+            return std::nullopt;
+        }
+    }
+    o.store = parser.value(store);
+    if (!o.store.isEmpty() && o.store != "memory" && !o.store.startsWith("redis://") &&
+        !o.store.startsWith("unix://")) {
+        error = QCoreApplication::tr("--store: \"%1\" is neither memory nor a redis:// URL").arg(o.store);
+        return std::nullopt;
+    }
+    o.screenshot = parser.value(shot);
+    if (parser.isSet(quit)) {
+        const double q = parser.value(quit).toDouble(&ok);
+        if (!ok || q < 0 || q > 86400) {
+            error = QCoreApplication::tr("--quit-after: \"%1\" is not a number of seconds")
+                        .arg(parser.value(quit));
+            return std::nullopt;
+        }
+        o.quitAfterSeconds = q;
+    }
+    o.openGL = parser.isSet(gl);
+    if (parser.isSet(size)) {
+        const QStringList wh = parser.value(size).split('x');
+        const int w = wh.size() == 2 ? wh[0].toInt() : 0;
+        const int h = wh.size() == 2 ? wh[1].toInt() : 0;
+        if (w < 400 || h < 300 || w > 8000 || h > 8000) {
+            error = QCoreApplication::tr("--size: \"%1\" is not WIDTHxHEIGHT (400x300 or more)")
+                        .arg(parser.value(size));
+            return std::nullopt;
+        }
+        o.size = QSize(w, h);
+    }
+    if (!parser.positionalArguments().isEmpty()) {
+        error = QCoreApplication::tr("unexpected argument \"%1\"").arg(parser.positionalArguments().first());
+        return std::nullopt;
+    }
+    return o;
+}
+
+bool applyLaunchOptions(const LaunchOptions& options, Workbench& workbench, RunControls& controls) {
+    controls.selectSpeed(options.speed);
+    if (!options.store.isEmpty() && options.store != "memory") {
+        StoreChoice choice;
+        choice.kind = StoreChoice::Kind::Redis;
+        choice.redisUrl = options.store.toStdString();
+        workbench.setStoreChoice(choice);
+    }
+    // The policy first, so that the scenario does not replace it with the one it names.
+    const QString policy = options.policy.isEmpty() && options.scenario.isEmpty() &&
+                                   options.accessLog.isEmpty()
+                               ? findDataFile(kDefaultPolicy)
+                               : options.policy;
+    if (!policy.isEmpty() && !workbench.openPolicy(policy)) return false;
+    if (!options.accessLog.isEmpty()) {
+        if (options.run) {
+            QObject::connect(&workbench, &Workbench::accessLogOpened, &workbench,
+                             [&workbench](const QString&, bool ok) {
+                                 if (ok) workbench.run();
+                             });
+        }
+        workbench.openAccessLog(options.accessLog);
+        return true;
+    }
+    const QString scenario = options.scenario.isEmpty() ? findDataFile(kDefaultScenario)
+                                                        : options.scenario;
+    if (scenario.isEmpty()) return true;  // nothing shipped: the user opens one
+    if (!workbench.openScenario(scenario)) return false;
+    if (options.run) workbench.run();
+    return true;
+}
+
+void scheduleScreenshotAndQuit(const LaunchOptions& options, QWidget& window) {
+    if (options.screenshot.isEmpty() && !options.quitAfterSeconds) return;
+    const double seconds = options.quitAfterSeconds.value_or(3.0);
+    const QString path = options.screenshot;
+    QTimer::singleShot(static_cast<int>(seconds * 1000), &window, [&window, path] {
+        int code = 0;
+        if (!path.isEmpty()) {
+            const QPixmap picture = window.grab();
+            if (!picture.save(path, "PNG")) {
+                std::fprintf(stderr, "ratelab: cannot write the screenshot to %s\n",
+                             qPrintable(path));
+                code = 1;
+            }
+        }
+        QCoreApplication::exit(code);
+    });
+}
+
+}  // namespace ratelab::gui

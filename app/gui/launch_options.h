@@ -1,0 +1,44 @@
+#pragma once
+
+// The workbench's command line: what to open, whether to run, and the screenshot mode used for
+// the docs and tests: `ratelab --scenario S --policy P --run --screenshot OUT.png --quit-after 5`.
+
+#include <QSize>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+class QWidget;
+
+namespace ratelab::gui {
+
+class RunControls;
+class Workbench;
+
+struct LaunchOptions {
+    QString scenario;   ///< empty: the default scenario
+    QString policy;     ///< empty: the scenario's policy, else the default policy
+    QString accessLog;  ///< replayed instead of a scenario when set
+    bool run = false;
+    double speed = 1;  ///< times real time; <= 0 as fast as possible
+    QString store;     ///< "memory" or a redis:// URL; empty: memory
+    QString screenshot;
+    std::optional<double> quitAfterSeconds;
+    bool openGL = false;
+    QSize size{1600, 1000};
+};
+
+/// Parses the arguments; on a usage error returns nullopt with `error` set.
+std::optional<LaunchOptions> parseLaunchOptions(const QStringList& arguments, QString& error);
+
+/// Opens what the options name (or the defaults), applies the store and speed, and starts the
+/// run when asked. Returns false when nothing could be opened.
+bool applyLaunchOptions(const LaunchOptions& options, Workbench& workbench, RunControls& controls);
+
+/// Schedules the screenshot and the exit: after `quitAfterSeconds` (3 s when only a
+/// screenshot is asked for), grabs `window` into the PNG and quits the application with exit
+/// code 0, or 1 when the picture cannot be written.
+void scheduleScreenshotAndQuit(const LaunchOptions& options, QWidget& window);
+
+}  // namespace ratelab::gui

@@ -1,0 +1,43 @@
+#pragma once
+
+// The workbench window. It builds the widgets and connects them to the Workbench; the state
+// lives in the Workbench's models and in the simulator.
+
+#include <QMainWindow>
+
+namespace ratelab::gui {
+
+class ChartsPanel;
+class PolicyEditor;
+class RunControls;
+class ScenarioPanel;
+class UserInteraction;
+class Workbench;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+
+public:
+    MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* parent = nullptr);
+
+    PolicyEditor* policyEditor() const { return editor_; }
+    ChartsPanel* charts() const { return charts_; }
+    RunControls* runControls() const { return controls_; }
+    ScenarioPanel* scenarioPanel() const { return scenario_; }
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void buildMenus();
+    void updateTitle();
+
+    Workbench& workbench_;
+    UserInteraction& ui_;
+    PolicyEditor* editor_ = nullptr;
+    ChartsPanel* charts_ = nullptr;
+    RunControls* controls_ = nullptr;
+    ScenarioPanel* scenario_ = nullptr;
+};
+
+}  // namespace ratelab::gui

@@ -1,0 +1,269 @@
+#include "plot/time_plot.h"
+
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QLegendMarker>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QValueAxis>
+#include <QGraphicsRectItem>
+#include <QGuiApplication>
+#include <QMouseEvent>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace ratelab::gui {
+
+namespace {
+
+bool openGLRequested = false;
+
+// QChartView::mousePressEvent in 6.4.2 dereferences itemAt() without a null check
+// (QTBUG-118669, fixed after 6.4): a click on an empty margin crashes. Only clicks that land on
+// an item reach it; the workbench needs no chart interaction beyond that.
+class SafeChartView final : public QChartView {
+public:
+    using QChartView::QChartView;
+
+protected:
+    void mousePressEvent(QMouseEvent* event) override {
+        if (itemAt(event->position().toPoint()) != nullptr) {
+            QChartView::mousePressEvent(event);
+        } else {
+            event->ignore();
+        }
+    }
+};
+
+// A range's rounded-up top: 1, 2, 2.5 or 5 times a power of ten.
+double niceCeiling(double value) {
+    if (!(value > 0) || !std::isfinite(value)) return 1.0;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(value)));
+    for (double step : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+        if (value <= step * magnitude * (1 + 1e-12)) return step * magnitude;
+    }
+    return 10 * magnitude;
+}
+
+void hideFromLegend(QChart* chart, QAbstractSeries* series) {
+    for (QLegendMarker* marker : chart->legend()->markers(series))
+        marker->setVisible(false);
+}
+
+}  // namespace
+
+struct TimePlot::Impl {
+    QChart* chart = nullptr;
+    SafeChartView* view = nullptr;
+    QValueAxis* x = nullptr;
+    QValueAxis* y = nullptr;
+    std::vector<QLineSeries*> lines;
+    QLineSeries* threshold = nullptr;
+    QLineSeries* cursor = nullptr;
+    std::vector<PlotBand> bands;
+    std::vector<QGraphicsRectItem*> bandItems;
+    double cursorX = -1;
+    double thresholdValue = 0;
+
+    QLineSeries* newSeries(const QString& name, const QPen& pen, bool inLegend) {
+        auto* s = new QLineSeries(chart);
+        s->setName(name);
+        s->setPen(pen);
+        chart->addSeries(s);
+        s->attachAxis(x);
+        s->attachAxis(y);
+        if (!inLegend) hideFromLegend(chart, s);
+        return s;
+    }
+
+    void placeBands() {
+        const QRectF area = chart->plotArea();
+        for (std::size_t i = 0; i < bands.size(); ++i) {
+            const double from = std::max(bands[i].from, x->min());
+            const double to = std::min(bands[i].to, x->max());
+            QGraphicsRectItem* item = bandItems[i];
+            if (to <= from) {
+                item->hide();
+                continue;
+            }
+            const double left = chart->mapToPosition(QPointF(from, y->min())).x();
+            const double right = chart->mapToPosition(QPointF(to, y->min())).x();
+            item->setRect(QRectF(left, area.top(), right - left, area.height()));
+            item->show();
+        }
+    }
+
+    void placeOverlays() {
+        const double top = y->max();
+        if (cursorX >= 0) {
+            cursor->replace(QList<QPointF>{{cursorX, 0}, {cursorX, top}});
+        } else {
+            cursor->clear();
+        }
+        if (thresholdValue > 0) {
+            threshold->replace(
+                QList<QPointF>{{x->min(), thresholdValue}, {x->max(), thresholdValue}});
+        } else {
+            threshold->clear();
+        }
+        placeBands();
+    }
+};
+
+TimePlot::TimePlot(const QString& title, const QString& yTitle, QWidget* parent)
+    : QWidget(parent), impl_(std::make_unique<Impl>()) {
+    Impl& m = *impl_;
+    m.chart = new QChart();
+    m.chart->setTitle(title);
+    QFont titleFont = m.chart->titleFont();
+    titleFont.setBold(true);
+    titleFont.setPointSizeF(titleFont.pointSizeF() * 1.1);
+    m.chart->setTitleFont(titleFont);
+    m.chart->setAnimationOptions(QChart::NoAnimation);
+    m.chart->setMargins(QMargins(4, 2, 4, 2));
+    m.chart->setBackgroundRoundness(0);
+    m.chart->legend()->setAlignment(Qt::AlignTop);
+    m.chart->legend()->setShowToolTips(true);
+
+    m.x = new QValueAxis(m.chart);
+    m.x->setTitleText(tr("virtual time (s)"));
+    m.x->setLabelFormat("%.0f");
+    m.x->setRange(0, 60);
+    m.y = new QValueAxis(m.chart);
+    m.y->setTitleText(yTitle);
+    m.y->setLabelFormat("%.0f");
+    m.y->setRange(0, 1);
+    m.chart->addAxis(m.x, Qt::AlignBottom);
+    m.chart->addAxis(m.y, Qt::AlignLeft);
+
+    m.cursor = m.newSeries(tr("now"), QPen(QColor(40, 40, 40, 160), 1, Qt::SolidLine), false);
+    m.threshold = m.newSeries(tr("store cap"), QPen(QColor(200, 0, 0), 1.5, Qt::DashLine), true);
+    m.threshold->setVisible(false);
+
+    m.view = new SafeChartView(m.chart, this);
+    m.view->setRenderHint(QPainter::Antialiasing, true);
+    m.view->setMinimumSize(240, 160);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m.view);
+
+    connect(m.chart, &QChart::plotAreaChanged, this, [this] { impl_->placeBands(); });
+}
+
+TimePlot::~TimePlot() = default;
+
+void TimePlot::setOpenGLRequested(bool requested) {
+    openGLRequested = requested;
+}
+
+bool TimePlot::openGLActive() {
+    if (!openGLRequested) return false;
+    const QString platform = QGuiApplication::platformName();
+    return platform == "xcb" || platform == "wayland";
+}
+
+int TimePlot::addLine(const QString& name, const QColor& color, Qt::PenStyle style) {
+    Impl& m = *impl_;
+    QPen pen(color, 2.0, style);
+    QLineSeries* s = m.newSeries(name, pen, true);
+    if (openGLActive()) s->setUseOpenGL(true);
+    m.lines.push_back(s);
+    return static_cast<int>(m.lines.size()) - 1;
+}
+
+void TimePlot::clear() {
+    Impl& m = *impl_;
+    for (QLineSeries* s : m.lines) {
+        m.chart->removeSeries(s);
+        delete s;
+    }
+    m.lines.clear();
+    setBands({});
+    m.thresholdValue = 0;
+    m.threshold->setVisible(false);
+    m.cursorX = -1;
+    m.placeOverlays();
+}
+
+void TimePlot::setPoints(int line, const QList<QPointF>& points) {
+    QLineSeries* s = impl_->lines.at(static_cast<std::size_t>(line));
+    bool finite = true;
+    for (const QPointF& p : points) {
+        if (!std::isfinite(p.x()) || !std::isfinite(p.y())) {
+            finite = false;
+            break;
+        }
+    }
+    if (finite) {
+        s->replace(points);
+        return;
+    }
+    QList<QPointF> clean;
+    clean.reserve(points.size());
+    for (const QPointF& p : points) {
+        if (std::isfinite(p.x()) && std::isfinite(p.y())) clean.append(p);
+    }
+    s->replace(clean);
+}
+
+void TimePlot::setThreshold(double value, const QString& name, const QColor& color) {
+    Impl& m = *impl_;
+    m.thresholdValue = value;
+    m.threshold->setName(name);
+    m.threshold->setPen(QPen(color, 1.5, Qt::DashLine));
+    m.threshold->setVisible(value > 0);
+    m.placeOverlays();
+}
+
+void TimePlot::setBands(std::vector<PlotBand> bands) {
+    Impl& m = *impl_;
+    for (QGraphicsRectItem* item : m.bandItems)
+        delete item;
+    m.bandItems.clear();
+    m.bands = std::move(bands);
+    for (const PlotBand& b : m.bands) {
+        auto* item = new QGraphicsRectItem(m.chart);
+        item->setBrush(b.color);
+        item->setPen(Qt::NoPen);
+        item->setZValue(-1);  // behind the lines, above the background
+        m.bandItems.push_back(item);
+    }
+    m.placeBands();
+}
+
+void TimePlot::setCursorX(double x) {
+    impl_->cursorX = x;
+    impl_->placeOverlays();
+}
+
+void TimePlot::setXRange(double min, double max) {
+    Impl& m = *impl_;
+    if (!(max > min)) max = min + 1;  // equal bounds hide the axis (QTBUG-102392)
+    if (m.x->min() == min && m.x->max() == max) return;
+    m.x->setRange(min, max);
+    m.placeOverlays();
+}
+
+void TimePlot::setYMax(double max, double floor) {
+    Impl& m = *impl_;
+    const double top = niceCeiling(std::max(max, floor) * 1.05);
+    if (m.y->max() == top) return;
+    m.y->setLabelFormat(top < 5 ? "%.1f" : "%.0f");
+    m.y->setRange(0, top);
+    m.placeOverlays();
+}
+
+double TimePlot::yMax() const {
+    return impl_->y->max();
+}
+
+int TimePlot::plotColumns() const {
+    const int width = static_cast<int>(impl_->chart->plotArea().width());
+    return width > 10 ? width : std::max(10, this->width());
+}
+
+qsizetype TimePlot::pointCount(int line) const {
+    return impl_->lines.at(static_cast<std::size_t>(line))->count();
+}
+
+}  // namespace ratelab::gui

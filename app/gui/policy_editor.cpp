@@ -1,0 +1,556 @@
+#include "policy_editor.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+#include "policy_document.h"
+#include "policy_text_fields.h"
+
+namespace ratelab::gui {
+
+namespace {
+
+constexpr double kMaxDurationMs = static_cast<double>(kMaxDuration / kNanosPerMilli);
+
+template <class E>
+void addItem(QComboBox* box, const QString& text, E value) {
+    box->addItem(text, static_cast<int>(value));
+}
+
+template <class E>
+E itemValue(const QComboBox* box) {
+    return static_cast<E>(box->currentData().toInt());
+}
+
+template <class E>
+void selectItem(QComboBox* box, E value) {
+    box->setCurrentIndex(std::max(0, box->findData(static_cast<int>(value))));
+}
+
+QSlider* logSlider(QWidget* parent) {
+    auto* s = new QSlider(Qt::Horizontal, parent);
+    s->setRange(0, LogScale::kSteps);
+    s->setPageStep(LogScale::kSteps / 20);
+    return s;
+}
+
+QWidget* row(QWidget* a, QWidget* b, QWidget* parent) {
+    auto* w = new QWidget(parent);
+    auto* l = new QHBoxLayout(w);
+    l->setContentsMargins(0, 0, 0, 0);
+    l->addWidget(a, 0);
+    l->addWidget(b, 1);
+    return w;
+}
+
+QFormLayout* formIn(QGroupBox* box) {
+    auto* form = new QFormLayout(box);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    form->setContentsMargins(6, 4, 6, 4);
+    form->setVerticalSpacing(3);
+    return form;
+}
+
+}  // namespace
+
+PolicyEditor::PolicyEditor(PolicyDocument& document, QWidget* parent)
+    : QWidget(parent), document_(document) {
+    buildForm();
+    connect(&document_, &PolicyDocument::reloaded, this, &PolicyEditor::showDocument);
+    connect(&document_, &PolicyDocument::diagnosticsChanged, this,
+            &PolicyEditor::showDiagnostics);
+    showDocument();
+}
+
+int PolicyEditor::currentPolicy() const {
+    return policyPicker_->currentIndex();
+}
+
+void PolicyEditor::buildForm() {
+    auto* top = new QVBoxLayout(this);
+    top->setContentsMargins(4, 4, 4, 4);
+    top->setSpacing(6);
+
+    policyPicker_ = new QComboBox(this);
+    policyPicker_->setObjectName("policyPicker");
+    policyPicker_->setToolTip(tr("Policies are charged in this order; a request is refused if "
+                                 "any of them refuses"));
+    auto* pickRow = new QHBoxLayout;
+    pickRow->addWidget(new QLabel(tr("Policy"), this));
+    pickRow->addWidget(policyPicker_, 1);
+    top->addLayout(pickRow);
+    connect(policyPicker_, &QComboBox::currentIndexChanged, this, &PolicyEditor::showPolicy);
+
+    // --- Limit: the numbers the sliders retune live.
+    auto* limitBox = new QGroupBox(tr("Limit (sliders retune the running engine)"), this);
+    auto* limit = formIn(limitBox);
+    algorithm_ = new QComboBox(limitBox);
+    for (Algorithm a : {Algorithm::TokenBucket, Algorithm::Gcra, Algorithm::FixedWindow,
+                        Algorithm::SlidingWindow, Algorithm::SlidingLog, Algorithm::LeakyBucket}) {
+        const std::string_view n = algorithmName(a);
+        addItem(algorithm_, QString::fromUtf8(n.data(), static_cast<qsizetype>(n.size())), a);
+    }
+    limit->addRow(tr("Algorithm"), algorithm_);
+
+    capacity_ = new QSpinBox(limitBox);
+    capacity_->setObjectName("capacitySpin");
+    capacity_->setRange(0, 1'000'000'000);
+    capacity_->setToolTip(tr("Burst in tokens; for window algorithms the quota per window; for "
+                             "the leaky bucket nginx's burst"));
+    capacitySlider_ = logSlider(limitBox);
+    capacitySlider_->setObjectName("capacitySlider");
+    limit->addRow(tr("Capacity"), row(capacity_, capacitySlider_, limitBox));
+
+    refill_ = new QDoubleSpinBox(limitBox);
+    refill_->setObjectName("refillSpin");
+    refill_->setDecimals(3);
+    refill_->setRange(0.0, 1e9);
+    refill_->setSuffix(tr(" /s"));
+    refill_->setToolTip(tr("Tokens added per second (rate algorithms)"));
+    refillSlider_ = logSlider(limitBox);
+    refillSlider_->setObjectName("refillSlider");
+    limit->addRow(tr("Refill"), row(refill_, refillSlider_, limitBox));
+
+    windowMs_ = new QDoubleSpinBox(limitBox);
+    windowMs_->setDecimals(0);
+    windowMs_->setRange(0, kMaxDurationMs);
+    windowMs_->setSuffix(tr(" ms"));
+    limit->addRow(tr("Window"), windowMs_);
+    delay_ = new QSpinBox(limitBox);
+    delay_->setRange(0, 1'000'000'000);
+    nodelay_ = new QCheckBox(tr("nodelay"), limitBox);
+    limit->addRow(tr("Delay (leaky)"), row(delay_, nodelay_, limitBox));
+    cost_ = new QSpinBox(limitBox);
+    cost_->setRange(0, 1'000'000'000);
+    limit->addRow(tr("Cost"), cost_);
+    mode_ = new QComboBox(limitBox);
+    addItem(mode_, tr("enforce"), PolicyMode::Enforce);
+    addItem(mode_, tr("shadow (count, never refuse)"), PolicyMode::Shadow);
+    limit->addRow(tr("Mode"), mode_);
+    top->addWidget(limitBox);
+
+    // --- Route.
+    auto* routeBox = new QGroupBox(tr("Route"), this);
+    auto* route = formIn(routeBox);
+    name_ = new QLineEdit(routeBox);
+    route->addRow(tr("Name"), name_);
+    pathPrefix_ = new QLineEdit(routeBox);
+    route->addRow(tr("Path prefix"), pathPrefix_);
+    pathPattern_ = new QLineEdit(routeBox);
+    pathPattern_->setPlaceholderText(tr("e.g. /api/*/items (instead of the prefix)"));
+    route->addRow(tr("Path pattern"), pathPattern_);
+    methods_ = new QLineEdit(routeBox);
+    methods_->setPlaceholderText(tr("every method"));
+    route->addRow(tr("Methods"), methods_);
+    top->addWidget(routeBox);
+
+    // --- Key.
+    auto* keyBox = new QGroupBox(tr("Client key"), this);
+    auto* key = formIn(keyBox);
+    keySource_ = new QComboBox(keyBox);
+    addItem(keySource_, tr("default chain"), KeySource::Default);
+    addItem(keySource_, tr("peer address"), KeySource::Peer);
+    addItem(keySource_, tr("header"), KeySource::Header);
+    addItem(keySource_, tr("principal"), KeySource::Principal);
+    addItem(keySource_, tr("composite"), KeySource::Composite);
+    key->addRow(tr("Source"), keySource_);
+    keyHeader_ = new QLineEdit(keyBox);
+    keyHeader_->setPlaceholderText(tr("x-api-key"));
+    key->addRow(tr("Header"), keyHeader_);
+    keyParts_ = new QLineEdit(keyBox);
+    keyParts_->setPlaceholderText(tr("route, attribute:account"));
+    key->addRow(tr("Parts"), keyParts_);
+    ipv4Prefix_ = new QSpinBox(keyBox);
+    ipv4Prefix_->setRange(0, 32);
+    ipv4Prefix_->setPrefix("/");
+    ipv6Prefix_ = new QSpinBox(keyBox);
+    ipv6Prefix_->setRange(0, 128);
+    ipv6Prefix_->setPrefix("/");
+    key->addRow(tr("IPv4 / IPv6 prefix"), row(ipv4Prefix_, ipv6Prefix_, keyBox));
+    unverified_ = new QComboBox(keyBox);
+    addItem(unverified_, tr("budget per peer"), UnverifiedAuthorization::Budget);
+    addItem(unverified_, tr("ignore (key on peer)"), UnverifiedAuthorization::Ignore);
+    key->addRow(tr("Unverified auth"), unverified_);
+    top->addWidget(keyBox);
+
+    // --- Budget.
+    auto* budgetBox = new QGroupBox(tr("Bucket budget"), this);
+    auto* budget = formIn(budgetBox);
+    budgetEnabled_ = new QCheckBox(tr("cap the keys one peer can create"), budgetBox);
+    budget->addRow(budgetEnabled_);
+    budgetPerPeer_ = new QSpinBox(budgetBox);
+    budgetPerPeer_->setRange(0, 1'000'000'000);
+    budgetGlobal_ = new QSpinBox(budgetBox);
+    budgetGlobal_->setRange(0, 1'000'000'000);
+    budget->addRow(tr("Per peer / global"), row(budgetPerPeer_, budgetGlobal_, budgetBox));
+    budgetTtlMs_ = new QDoubleSpinBox(budgetBox);
+    budgetTtlMs_->setDecimals(0);
+    budgetTtlMs_->setRange(0, kMaxDurationMs);
+    budgetTtlMs_->setSuffix(tr(" ms"));
+    budget->addRow(tr("Slot TTL"), budgetTtlMs_);
+    top->addWidget(budgetBox);
+
+    // --- Store errors, headers, bypass.
+    auto* behaviourBox = new QGroupBox(tr("Store errors, headers, bypass"), this);
+    auto* behaviour = formIn(behaviourBox);
+    onStoreError_ = new QComboBox(behaviourBox);
+    addItem(onStoreError_, tr("fail open on transport"), StoreErrorRule::FailOpenOnTransport);
+    addItem(onStoreError_, tr("deny (503)"), StoreErrorRule::Deny);
+    behaviour->addRow(tr("On store error"), onStoreError_);
+    storeTimeoutMs_ = new QSpinBox(behaviourBox);
+    storeTimeoutMs_->setRange(0, 600'000);
+    storeTimeoutMs_->setSuffix(tr(" ms"));
+    behaviour->addRow(tr("Store timeout"), storeTimeoutMs_);
+    headers_ = new QComboBox(behaviourBox);
+    addItem(headers_, "ietf", HeaderStyle::Ietf);
+    addItem(headers_, "draft7", HeaderStyle::Draft7);
+    addItem(headers_, "legacy", HeaderStyle::Legacy);
+    addItem(headers_, "none", HeaderStyle::None);
+    behaviour->addRow(tr("Header style"), headers_);
+    bypassCidrs_ = new QLineEdit(behaviourBox);
+    bypassCidrs_->setPlaceholderText(tr("10.0.0.0/8, 2001:db8::/32"));
+    behaviour->addRow(tr("Bypass CIDRs"), bypassCidrs_);
+    bypassPrincipals_ = new QLineEdit(behaviourBox);
+    behaviour->addRow(tr("Bypass principals"), bypassPrincipals_);
+    top->addWidget(behaviourBox);
+
+    // --- Tiers.
+    auto* tierBox = new QGroupBox(tr("Plan tiers"), this);
+    auto* tier = formIn(tierBox);
+    tierAttribute_ = new QLineEdit(tierBox);
+    tierAttribute_->setPlaceholderText(tr("none (e.g. plan)"));
+    tierDefault_ = new QLineEdit(tierBox);
+    tier->addRow(tr("Attribute / default"), row(tierAttribute_, tierDefault_, tierBox));
+    tiers_ = new QTableWidget(0, 4, tierBox);
+    tiers_->setHorizontalHeaderLabels({tr("Tier"), tr("Capacity"), tr("Refill /s"), tr("Window ms")});
+    tiers_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    tiers_->verticalHeader()->setVisible(false);
+    tiers_->setMaximumHeight(110);
+    tier->addRow(tiers_);
+    auto* addTier = new QPushButton(tr("Add tier"), tierBox);
+    auto* removeTier = new QPushButton(tr("Remove tier"), tierBox);
+    tier->addRow(row(addTier, removeTier, tierBox));
+    top->addWidget(tierBox);
+    connect(addTier, &QPushButton::clicked, this, [this] {
+        const int r = tiers_->rowCount();
+        tiers_->insertRow(r);
+        tiers_->setItem(r, 0, new QTableWidgetItem(QStringLiteral("tier%1").arg(r + 1)));
+        for (int c = 1; c < 4; ++c)
+            tiers_->setItem(r, c, new QTableWidgetItem("0"));
+    });
+    connect(removeTier, &QPushButton::clicked, this, [this] {
+        if (tiers_->rowCount() > 0)
+            tiers_->removeRow(tiers_->currentRow() >= 0 ? tiers_->currentRow()
+                                                        : tiers_->rowCount() - 1);
+        commitPolicy();
+    });
+
+    // --- File-wide sections.
+    auto* fileBox = new QGroupBox(tr("Policy file: store and trusted proxies"), this);
+    auto* file = formIn(fileBox);
+    storeKind_ = new QComboBox(fileBox);
+    addItem(storeKind_, "memory", StoreConfig::Kind::Memory);
+    addItem(storeKind_, "redis", StoreConfig::Kind::Redis);
+    maxBuckets_ = new QSpinBox(fileBox);
+    maxBuckets_->setRange(0, 2'000'000'000);
+    maxBuckets_->setGroupSeparatorShown(true);
+    file->addRow(tr("Store / max buckets"), row(storeKind_, maxBuckets_, fileBox));
+    storeUrls_ = new QLineEdit(fileBox);
+    storeUrls_->setPlaceholderText(tr("redis://127.0.0.1:6379/0"));
+    file->addRow(tr("Redis URLs"), storeUrls_);
+    storeNamespace_ = new QLineEdit(fileBox);
+    file->addRow(tr("Key namespace"), storeNamespace_);
+    proxyCidrs_ = new QLineEdit(fileBox);
+    proxyCidrs_->setPlaceholderText(tr("none"));
+    file->addRow(tr("Trusted proxies"), proxyCidrs_);
+    proxyHeader_ = new QComboBox(fileBox);
+    proxyHeader_->addItems({"x-forwarded-for", "forwarded", "x-real-ip"});
+    file->addRow(tr("Forwarded header"), proxyHeader_);
+    top->addWidget(fileBox);
+
+    diagnostics_ = new QLabel(this);
+    diagnostics_->setObjectName("policyDiagnostics");
+    diagnostics_->setWordWrap(true);
+    diagnostics_->setTextFormat(Qt::RichText);
+    diagnostics_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    top->addWidget(diagnostics_);
+    top->addStretch(1);
+
+    // Sliders and their spin boxes move together; the spin box holds the exact value.
+    connect(capacitySlider_, &QSlider::valueChanged, this, [this](int position) {
+        if (updating_) return;
+        capacity_->setValue(static_cast<int>(std::lround(kCapacityScale.valueAt(position))));
+    });
+    connect(refillSlider_, &QSlider::valueChanged, this, [this](int position) {
+        if (updating_) return;
+        const double v = kRefillScale.valueAt(position);
+        // Two significant digits: 0.012, 0.85, 4.7, 120, 3300.
+        const double magnitude = std::pow(10.0, std::floor(std::log10(v)) - 1);
+        refill_->setValue(std::round(v / magnitude) * magnitude);
+    });
+    connect(capacity_, &QSpinBox::valueChanged, this, [this](int v) {
+        QSignalBlocker block(capacitySlider_);
+        capacitySlider_->setValue(kCapacityScale.positionOf(v));
+    });
+    connect(refill_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        QSignalBlocker block(refillSlider_);
+        refillSlider_->setValue(kRefillScale.positionOf(v));
+    });
+
+    // Every field commits on change; line edits when editing ends (typing stays local).
+    auto commit = [this] { commitPolicy(); };
+    for (QComboBox* box : {algorithm_, keySource_, unverified_, onStoreError_, mode_, headers_})
+        connect(box, &QComboBox::currentIndexChanged, this, commit);
+    for (QSpinBox* box : {capacity_, delay_, cost_, ipv4Prefix_, ipv6Prefix_, budgetPerPeer_,
+                          budgetGlobal_, storeTimeoutMs_})
+        connect(box, &QSpinBox::valueChanged, this, commit);
+    for (QDoubleSpinBox* box : {refill_, windowMs_, budgetTtlMs_})
+        connect(box, &QDoubleSpinBox::valueChanged, this, commit);
+    for (QCheckBox* box : {nodelay_, budgetEnabled_})
+        connect(box, &QCheckBox::toggled, this, commit);
+    for (QLineEdit* edit : {name_, pathPrefix_, pathPattern_, methods_, keyHeader_, keyParts_,
+                            bypassCidrs_, bypassPrincipals_, tierAttribute_, tierDefault_})
+        connect(edit, &QLineEdit::editingFinished, this, commit);
+    connect(tiers_, &QTableWidget::itemChanged, this, commit);
+
+    auto commitFile = [this] { commitFileSections(); };
+    connect(storeKind_, &QComboBox::currentIndexChanged, this, commitFile);
+    connect(proxyHeader_, &QComboBox::currentIndexChanged, this, commitFile);
+    connect(maxBuckets_, &QSpinBox::valueChanged, this, commitFile);
+    for (QLineEdit* edit : {storeUrls_, storeNamespace_, proxyCidrs_})
+        connect(edit, &QLineEdit::editingFinished, this, commitFile);
+}
+
+void PolicyEditor::showDocument() {
+    updating_ = true;
+    const PolicySet& set = document_.policies();
+    {
+        QSignalBlocker block(policyPicker_);
+        const int keep = policyPicker_->currentIndex();
+        policyPicker_->clear();
+        for (const Policy& p : set.policies)
+            policyPicker_->addItem(QString::fromStdString(p.name));
+        policyPicker_->setCurrentIndex(
+            keep >= 0 && keep < policyPicker_->count() ? keep : (set.policies.empty() ? -1 : 0));
+    }
+    selectItem(storeKind_, set.store.kind);
+    maxBuckets_->setValue(static_cast<int>(std::min<std::int64_t>(set.store.maxBuckets, 2'000'000'000)));
+    storeUrls_->setText(joinList(set.store.urls));
+    storeNamespace_->setText(QString::fromStdString(set.store.keyNamespace));
+    proxyCidrs_->setText(cidrListText(set.trustedProxies.cidrs));
+    proxyHeader_->setCurrentText(QString::fromStdString(set.trustedProxies.header));
+    for (QLineEdit* e : {storeUrls_, storeNamespace_, proxyCidrs_})
+        markField(e, true, {});
+    updating_ = false;
+    showPolicy();
+    showDiagnostics();
+}
+
+void PolicyEditor::showPolicy() {
+    const int index = policyPicker_->currentIndex();
+    const auto& policies = document_.policies().policies;
+    setEnabled(index >= 0 && index < static_cast<int>(policies.size()));
+    if (!isEnabled()) return;
+    const Policy& p = policies[static_cast<std::size_t>(index)];
+    const bool wasUpdating = updating_;
+    updating_ = true;
+    // updating_ keeps the commits quiet while the fields are filled in.
+    name_->setText(QString::fromStdString(p.name));
+    pathPrefix_->setText(QString::fromStdString(p.match.pathPrefix));
+    pathPattern_->setText(QString::fromStdString(p.match.pathPattern));
+    methods_->setText(joinList(p.match.methods));
+    selectItem(algorithm_, p.algorithm);
+    capacity_->setValue(static_cast<int>(std::min<std::int64_t>(p.capacity, 1'000'000'000)));
+    capacitySlider_->setValue(kCapacityScale.positionOf(static_cast<double>(p.capacity)));
+    refill_->setValue(p.refillPerSecond);
+    refillSlider_->setValue(kRefillScale.positionOf(p.refillPerSecond));
+    windowMs_->setValue(static_cast<double>(p.windowMs));
+    delay_->setValue(static_cast<int>(std::min<std::int64_t>(p.delay, 1'000'000'000)));
+    nodelay_->setChecked(p.nodelay);
+    cost_->setValue(static_cast<int>(std::min<std::int64_t>(p.cost, 1'000'000'000)));
+    selectItem(keySource_, p.key.source);
+    keyHeader_->setText(QString::fromStdString(p.key.header));
+    keyParts_->setText(keyPartsText(p.key.parts));
+    ipv4Prefix_->setValue(p.key.ipv4Prefix);
+    ipv6Prefix_->setValue(p.key.ipv6Prefix);
+    selectItem(unverified_, p.key.unverifiedAuthorization);
+    budgetEnabled_->setChecked(p.budget.enabled);
+    budgetPerPeer_->setValue(static_cast<int>(p.budget.perPeer));
+    budgetGlobal_->setValue(static_cast<int>(p.budget.global));
+    budgetTtlMs_->setValue(static_cast<double>(p.budget.slotTtl / kNanosPerMilli));
+    selectItem(onStoreError_, p.onStoreError);
+    storeTimeoutMs_->setValue(static_cast<int>(p.storeTimeout / kNanosPerMilli));
+    selectItem(mode_, p.mode);
+    selectItem(headers_, p.headers);
+    bypassCidrs_->setText(cidrListText(p.bypass.cidrs));
+    bypassPrincipals_->setText(joinList(p.bypass.principals));
+    tierAttribute_->setText(p.tiers ? QString::fromStdString(p.tiers->attribute) : QString());
+    tierDefault_->setText(p.tiers ? QString::fromStdString(p.tiers->defaultTier) : QString());
+    tiers_->setRowCount(0);
+    if (p.tiers) {
+        for (const Tier& t : p.tiers->tiers) {
+            const int r = tiers_->rowCount();
+            tiers_->insertRow(r);
+            tiers_->setItem(r, 0, new QTableWidgetItem(QString::fromStdString(t.name)));
+            tiers_->setItem(r, 1, new QTableWidgetItem(QString::number(t.capacity)));
+            tiers_->setItem(r, 2, new QTableWidgetItem(QString::number(t.refillPerSecond)));
+            tiers_->setItem(r, 3, new QTableWidgetItem(QString::number(t.windowMs)));
+        }
+    }
+    for (QLineEdit* e : {keyParts_, bypassCidrs_})
+        markField(e, true, {});
+    updating_ = wasUpdating;
+    updateEnabledFields();
+}
+
+bool PolicyEditor::markField(QLineEdit* field, bool ok, const QString& error) {
+    field->setStyleSheet(ok ? QString() : QStringLiteral("QLineEdit { background: #ffd9d9; }"));
+    field->setToolTip(ok ? QString() : error);
+    return ok;
+}
+
+void PolicyEditor::commitPolicy() {
+    if (updating_) return;
+    const int index = policyPicker_->currentIndex();
+    const auto& policies = document_.policies().policies;
+    if (index < 0 || index >= static_cast<int>(policies.size())) return;
+    // Start from the document's policy: a field that does not parse keeps its last good value
+    // there, while its text stays in the form, marked, for the user to fix.
+    Policy p = policies[static_cast<std::size_t>(index)];
+    p.name = name_->text().trimmed().toStdString();
+    p.match.pathPrefix = pathPrefix_->text().trimmed().toStdString();
+    p.match.pathPattern = pathPattern_->text().trimmed().toStdString();
+    p.match.methods.clear();
+    for (std::string m : splitList(methods_->text())) {
+        for (char& c : m)
+            c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        p.match.methods.push_back(std::move(m));
+    }
+    p.algorithm = itemValue<Algorithm>(algorithm_);
+    p.capacity = capacity_->value();
+    p.refillPerSecond = refill_->value();
+    p.windowMs = static_cast<std::int64_t>(windowMs_->value());
+    p.delay = delay_->value();
+    p.nodelay = nodelay_->isChecked();
+    p.cost = cost_->value();
+    p.key.source = itemValue<KeySource>(keySource_);
+    p.key.header = keyHeader_->text().trimmed().toStdString();
+    QString error;
+    if (auto parts = parseKeyParts(keyParts_->text(), error); markField(keyParts_, parts.has_value(), error)) {
+        p.key.parts = std::move(*parts);
+    }
+    p.key.ipv4Prefix = ipv4Prefix_->value();
+    p.key.ipv6Prefix = ipv6Prefix_->value();
+    p.key.unverifiedAuthorization = itemValue<UnverifiedAuthorization>(unverified_);
+    p.budget.enabled = budgetEnabled_->isChecked();
+    p.budget.perPeer = static_cast<std::uint32_t>(budgetPerPeer_->value());
+    p.budget.global = static_cast<std::uint32_t>(budgetGlobal_->value());
+    p.budget.slotTtl = static_cast<Nanos>(budgetTtlMs_->value()) * kNanosPerMilli;
+    p.onStoreError = itemValue<StoreErrorRule>(onStoreError_);
+    p.storeTimeout = static_cast<Nanos>(storeTimeoutMs_->value()) * kNanosPerMilli;
+    p.mode = itemValue<PolicyMode>(mode_);
+    p.headers = itemValue<HeaderStyle>(headers_);
+    if (auto cidrs = parseCidrList(bypassCidrs_->text(), error); markField(bypassCidrs_, cidrs.has_value(), error)) {
+        p.bypass.cidrs = std::move(*cidrs);
+    }
+    p.bypass.principals = splitList(bypassPrincipals_->text());
+
+    const QString attribute = tierAttribute_->text().trimmed();
+    if (attribute.isEmpty() && tiers_->rowCount() == 0) {
+        p.tiers.reset();
+    } else {
+        TierConfig tiers;
+        tiers.attribute = attribute.toStdString();
+        tiers.defaultTier = tierDefault_->text().trimmed().toStdString();
+        for (int r = 0; r < tiers_->rowCount(); ++r) {
+            auto cell = [this, r](int c) {
+                const QTableWidgetItem* item = tiers_->item(r, c);
+                return item ? item->text().trimmed() : QString();
+            };
+            Tier t;
+            t.name = cell(0).toStdString();
+            t.capacity = cell(1).toLongLong();
+            t.refillPerSecond = cell(2).toDouble();
+            t.windowMs = cell(3).toLongLong();
+            tiers.tiers.push_back(std::move(t));
+        }
+        p.tiers = std::move(tiers);
+    }
+    document_.setPolicy(static_cast<std::size_t>(index), std::move(p));
+    if (policyPicker_->itemText(index) != name_->text().trimmed()) {
+        policyPicker_->setItemText(index, name_->text().trimmed());
+    }
+    updateEnabledFields();
+}
+
+void PolicyEditor::commitFileSections() {
+    if (updating_) return;
+    StoreConfig store = document_.policies().store;
+    store.kind = itemValue<StoreConfig::Kind>(storeKind_);
+    store.maxBuckets = maxBuckets_->value();
+    store.urls = splitList(storeUrls_->text());
+    store.keyNamespace = storeNamespace_->text().trimmed().toStdString();
+    document_.setStore(std::move(store));
+
+    TrustedProxies proxies = document_.policies().trustedProxies;
+    QString error;
+    if (auto cidrs = parseCidrList(proxyCidrs_->text(), error); markField(proxyCidrs_, cidrs.has_value(), error)) {
+        proxies.cidrs = std::move(*cidrs);
+    }
+    proxies.header = proxyHeader_->currentText().toStdString();
+    document_.setTrustedProxies(std::move(proxies));
+}
+
+void PolicyEditor::updateEnabledFields() {
+    const auto a = itemValue<Algorithm>(algorithm_);
+    const bool rate = isRateAlgorithm(a);
+    refill_->setEnabled(rate);
+    refillSlider_->setEnabled(rate);
+    windowMs_->setEnabled(!rate);
+    delay_->setEnabled(a == Algorithm::LeakyBucket);
+    nodelay_->setEnabled(a == Algorithm::LeakyBucket);
+    const auto source = itemValue<KeySource>(keySource_);
+    keyHeader_->setEnabled(source == KeySource::Header);
+    keyParts_->setEnabled(source == KeySource::Composite);
+    const bool budgetOn = budgetEnabled_->isChecked();
+    budgetPerPeer_->setEnabled(budgetOn);
+    budgetGlobal_->setEnabled(budgetOn);
+    budgetTtlMs_->setEnabled(budgetOn);
+}
+
+void PolicyEditor::showDiagnostics() {
+    const auto& all = document_.diagnostics();
+    if (all.empty()) {
+        diagnostics_->setText(tr("<span style='color:#2e7d32'>&#10003; The policy set is valid.</span>"));
+        return;
+    }
+    QString html;
+    for (const Diagnostic& d : all) {
+        const bool error = d.severity == Diagnostic::Severity::Error;
+        html += QStringLiteral("<div style='color:%1'>%2: %3%4</div>")
+                    .arg(error ? "#b71c1c" : "#8a6d00", error ? tr("error") : tr("warning"),
+                         QString::fromStdString(d.message).toHtmlEscaped(),
+                         d.pointer.empty()
+                             ? QString()
+                             : QStringLiteral(" <i>(at %1)</i>")
+                                   .arg(QString::fromStdString(d.pointer).toHtmlEscaped()));
+    }
+    diagnostics_->setText(html);
+}
+
+}  // namespace ratelab::gui

@@ -1,0 +1,89 @@
+#include "run_series.h"
+
+namespace ratelab::gui {
+
+RunSeries::RunSeries(QObject* parent) : QObject(parent) {}
+
+void RunSeries::reset(const RunShape& shape) {
+    specs_.clear();
+    for (std::size_t c = 0; c < shape.classNames.size(); ++c) {
+        const QString cls = QString::fromStdString(shape.classNames[c]);
+        const int index = static_cast<int>(c);
+        specs_.push_back({cls + " allowed", ChartKind::Traffic, SeriesRole::AllowedPerSecond,
+                          index, cls});
+        specs_.push_back({cls + " throttled", ChartKind::Traffic, SeriesRole::ThrottledPerSecond,
+                          index, cls});
+    }
+    specs_.push_back({"live buckets", ChartKind::Keyspace, SeriesRole::Buckets, -1, {}});
+    specs_.push_back({"budget slots", ChartKind::Keyspace, SeriesRole::BudgetSlots, -1, {}});
+    specs_.push_back(
+        {"store errors", ChartKind::StoreErrors, SeriesRole::StoreErrorsPerSecond, -1, {}});
+    specs_.push_back(
+        {"failed open", ChartKind::StoreErrors, SeriesRole::FailedOpenPerSecond, -1, {}});
+    specs_.push_back(
+        {"failed closed (503)", ChartKind::StoreErrors, SeriesRole::FailedClosedPerSecond, -1, {}});
+    specs_.push_back(
+        {"ns per decision", ChartKind::Latency, SeriesRole::WallNanosPerRequest, -1, {}});
+
+    xs_.clear();
+    ys_.assign(specs_.size(), {});
+    durationSeconds_ = static_cast<double>(shape.duration) / 1e9;
+    storeCap_ = 0;
+    emit reshaped();
+}
+
+double RunSeries::valueOf(const SeriesSpec& spec, const sim::Sample& s, double seconds) const {
+    auto perSecond = [seconds](std::int64_t n) { return static_cast<double>(n) / seconds; };
+    auto cls = [&s, &spec]() -> const sim::ClassCounters& {
+        return s.classes[static_cast<std::size_t>(spec.classIndex)];
+    };
+    switch (spec.role) {
+        case SeriesRole::AllowedPerSecond:
+            return perSecond(cls().allowed);
+        case SeriesRole::ThrottledPerSecond:
+            return perSecond(cls().throttled);
+        case SeriesRole::Buckets:
+            return static_cast<double>(s.keyspace.buckets);
+        case SeriesRole::BudgetSlots:
+            return static_cast<double>(s.keyspace.budgetSlots);
+        case SeriesRole::StoreErrorsPerSecond:
+            return perSecond(s.storeErrors);
+        case SeriesRole::FailedOpenPerSecond: {
+            std::int64_t n = 0;
+            for (const sim::ClassCounters& c : s.classes)
+                n += c.failedOpen;
+            return perSecond(n);
+        }
+        case SeriesRole::FailedClosedPerSecond: {
+            std::int64_t n = 0;
+            for (const sim::ClassCounters& c : s.classes)
+                n += c.failedClosed;
+            return perSecond(n);
+        }
+        case SeriesRole::WallNanosPerRequest:
+            return s.wallNanosPerRequest;
+    }
+    return 0;
+}
+
+void RunSeries::append(const std::vector<sim::Sample>& samples) {
+    if (samples.empty()) return;
+    for (const sim::Sample& s : samples) {
+        if (s.end <= s.start) continue;
+        const double seconds = static_cast<double>(s.end - s.start) / 1e9;
+        xs_.push_back(static_cast<double>(s.end) / 1e9);
+        for (std::size_t i = 0; i < specs_.size(); ++i)
+            ys_[i].push_back(valueOf(specs_[i], s, seconds));
+        storeCap_ = static_cast<double>(s.keyspace.maxBuckets);
+    }
+    // Bounded: drop the oldest eighth at once, so the cost of erasing stays amortized.
+    if (xs_.size() > kMaxSamples) {
+        const auto drop = static_cast<std::ptrdiff_t>(xs_.size() - kMaxSamples + kMaxSamples / 8);
+        xs_.erase(xs_.begin(), xs_.begin() + drop);
+        for (auto& y : ys_)
+            y.erase(y.begin(), y.begin() + drop);
+    }
+    emit appended();
+}
+
+}  // namespace ratelab::gui

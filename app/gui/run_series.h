@@ -1,0 +1,79 @@
+#pragma once
+
+// The live charts' data: one bounded buffer per series, filled from the run's samples at full
+// resolution. Views decimate from here each frame (decimate.h); nothing here knows the plot.
+
+#include <QObject>
+#include <QString>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim_batch.h"
+
+namespace ratelab::gui {
+
+enum class ChartKind : std::uint8_t { Traffic, Keyspace, StoreErrors, Latency };
+
+/// What one series measures. Rates are per second of virtual time.
+enum class SeriesRole : std::uint8_t {
+    AllowedPerSecond,    ///< one class's allowed requests
+    ThrottledPerSecond,  ///< one class's 429s
+    Buckets,             ///< live buckets over every store
+    BudgetSlots,         ///< live budget slots
+    StoreErrorsPerSecond,
+    FailedOpenPerSecond,    ///< passes only because the store failed (every class)
+    FailedClosedPerSecond,  ///< 503s (every class)
+    WallNanosPerRequest,    ///< decision latency, generation included
+};
+
+struct SeriesSpec {
+    QString name;
+    ChartKind chart = ChartKind::Traffic;
+    SeriesRole role = SeriesRole::AllowedPerSecond;
+    int classIndex = -1;  ///< per-class roles; -1 otherwise
+    QString className;
+};
+
+/// GUI thread only. Keeps at most kMaxSamples samples per series (the oldest go first).
+class RunSeries : public QObject {
+    Q_OBJECT
+
+public:
+    static constexpr std::size_t kMaxSamples = std::size_t(1) << 17;
+
+    explicit RunSeries(QObject* parent = nullptr);
+
+    /// Defines the series for a new run and drops every value.
+    void reset(const RunShape& shape);
+    /// Adds samples in time order.
+    void append(const std::vector<sim::Sample>& samples);
+
+    const std::vector<SeriesSpec>& specs() const { return specs_; }
+    /// Sample times (the end of each interval), seconds of virtual time, ascending.
+    std::span<const double> xs() const { return xs_; }
+    std::span<const double> ys(std::size_t series) const { return ys_[series]; }
+    std::size_t size() const { return xs_.size(); }
+    /// The run's span in seconds of virtual time.
+    double durationSeconds() const { return durationSeconds_; }
+    /// The stores' bucket cap at the newest sample (0: none known).
+    double storeCap() const { return storeCap_; }
+
+signals:
+    /// The series were redefined (a new run).
+    void reshaped();
+    /// Values were added.
+    void appended();
+
+private:
+    double valueOf(const SeriesSpec& spec, const sim::Sample& sample, double seconds) const;
+
+    std::vector<SeriesSpec> specs_;
+    std::vector<double> xs_;
+    std::vector<std::vector<double>> ys_;
+    double durationSeconds_ = 0;
+    double storeCap_ = 0;
+};
+
+}  // namespace ratelab::gui

@@ -1,0 +1,196 @@
+#include "simulation_worker.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "policy_tuning.h"
+
+namespace ratelab::gui {
+
+namespace {
+
+// advance() is called with this many requests at most, and at least this few, whatever the
+// measured cost per request says.
+constexpr std::int64_t kMinChunk = 256;
+constexpr std::int64_t kMaxChunk = 1 << 20;
+// Each advance() call aims at about this much wall time, so a slice overshoots its budget by
+// little and commands wait little.
+constexpr Nanos kChunkTarget = 2 * kNanosPerMilli;
+// Paced runs tick this often (ms); the virtual target follows the wall clock between ticks.
+constexpr int kPacedTickMs = 10;
+
+}  // namespace
+
+Nanos steadyNanos() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+SimulationWorker::SimulationWorker(WallClock clock) : clock_(std::move(clock)), ticker_(this) {
+    ticker_.setTimerType(Qt::CoarseTimer);
+    connect(&ticker_, &QTimer::timeout, this, &SimulationWorker::tick);
+}
+
+SimulationWorker::~SimulationWorker() = default;
+
+void SimulationWorker::load(RunSetup setup, std::uint64_t generation) {
+    ticker_.stop();
+    runner_.reset();
+    generation_ = generation;
+    wallSpent_ = 0;
+    interrupted_.store(false, std::memory_order_relaxed);
+
+    SimBatch batch;
+    batch.generation = generation_;
+    batch.fresh = true;
+    RunShape& shape = batch.shape;
+    shape.scenarioName = setup.scenario.name;
+    shape.scenarioTitle = setup.scenario.title;
+    shape.classNames = setup.scenario.classNames();
+    shape.duration = setup.scenario.duration;
+    shape.sampleInterval = setup.scenario.sampleInterval;
+    shape.events = setup.scenario.events;
+    shape.actors = setup.scenario.actors;
+    for (sim::Actor& a : shape.actors)
+        a.recorded.reset();
+    shape.policies = setup.policies;
+
+    std::string error;
+    sim::RunnerOptions options;
+    options.seed = setup.seed;
+    options.logCapacity = kLogPerBatch;
+    options.store = makeChosenStore(setup.store, setup.policies.store.keyNamespace, error);
+    if (!error.empty()) {
+        state_ = RunState::Failed;
+        batch.state = state_;
+        batch.message = error;
+        emit batchReady(std::move(batch));
+        return;
+    }
+    shape.storeKind = setup.store.kind == StoreChoice::Kind::Redis ? "redis" : "memory";
+    runner_ = std::make_unique<sim::ScenarioRunner>(std::move(setup.scenario),
+                                                    std::move(setup.policies), std::move(options));
+    state_ = RunState::Ready;
+    batch.state = state_;
+    batch.actors = runner_->actorRows();
+    lastEmit_ = clock_();
+    emit batchReady(std::move(batch));
+}
+
+void SimulationWorker::play() {
+    if (!runner_ || state_ == RunState::Running) return;
+    if (runner_->finished()) {
+        setState(RunState::Finished);
+        return;
+    }
+    anchorPace();
+    ticker_.start(speed_ > 0 ? kPacedTickMs : 0);
+    setState(RunState::Running);
+}
+
+void SimulationWorker::pause() {
+    if (state_ != RunState::Running) return;
+    ticker_.stop();
+    setState(RunState::Paused);
+}
+
+void SimulationWorker::step() {
+    if (!runner_ || runner_->finished()) return;
+    ticker_.stop();
+    const Nanos target = std::min(runner_->now() + runner_->sampleInterval(), runner_->duration());
+    // No deadline: a step is one user action and ends where it must. interrupt() still stops it.
+    advanceTowards(target, std::numeric_limits<Nanos>::max());
+    setState(runner_->finished() ? RunState::Finished : RunState::Paused);
+}
+
+void SimulationWorker::setSpeed(double multiple) {
+    speed_ = multiple > 0 ? std::clamp(multiple, 1.0, 1000.0) : 0.0;
+    if (state_ == RunState::Running) {
+        anchorPace();
+        ticker_.start(speed_ > 0 ? kPacedTickMs : 0);
+    }
+}
+
+void SimulationWorker::retune(std::size_t policyIndex, Policy policy) {
+    if (!runner_ || policyIndex >= runner_->policies().policies.size()) return;
+    const Policy& running = runner_->policies().policies[policyIndex];
+    if (!isLiveTunable(running, policy)) {
+        emitBatch("The change to policy \"" + policy.name +
+                  "\" alters how requests are keyed or matched; it applies on Reset.");
+        return;
+    }
+    policy.limit = compileLimit(policy.algorithm, policy.capacity, policy.refillPerSecond,
+                                policy.windowMs, policy.delay, policy.nodelay);
+    runner_->retune(policyIndex, policy);
+}
+
+void SimulationWorker::tick() {
+    if (!runner_ || state_ != RunState::Running) {
+        ticker_.stop();
+        return;
+    }
+    const Nanos start = clock_();
+    const Nanos deadline = start + kSliceBudget;
+    if (speed_ > 0) {
+        const double elapsed = static_cast<double>(start - anchorWall_);
+        const Nanos target = anchorVirtual_ + static_cast<Nanos>(elapsed * speed_);
+        advanceTowards(std::min(target, runner_->duration()), deadline);
+        // Behind the wall clock (the machine cannot keep up): follow from here rather than
+        // run flat out forever to catch up.
+        if (runner_->now() < target && clock_() >= deadline) anchorPace();
+    } else {
+        advanceTowards(runner_->duration(), deadline);
+    }
+    if (runner_->finished()) {
+        ticker_.stop();
+        setState(RunState::Finished);
+        return;
+    }
+    if (clock_() - lastEmit_ >= kBatchInterval) emitBatch();
+}
+
+void SimulationWorker::advanceTowards(Nanos until, Nanos deadline) {
+    while (runner_->now() < until && !runner_->finished()) {
+        if (interrupted_.load(std::memory_order_relaxed)) return;
+        const Nanos before = clock_();
+        const std::int64_t decided = runner_->advance(until, chunk_);
+        const Nanos after = clock_();
+        wallSpent_ += after - before;
+        if (decided > 0) {
+            const Nanos perRequest = std::max<Nanos>(1, (after - before) / decided);
+            chunk_ = std::clamp<std::int64_t>(kChunkTarget / perRequest, kMinChunk, kMaxChunk);
+        }
+        if (after >= deadline) return;
+    }
+}
+
+void SimulationWorker::setState(RunState state) {
+    state_ = state;
+    emitBatch();
+}
+
+void SimulationWorker::emitBatch(std::string message) {
+    SimBatch batch;
+    batch.generation = generation_;
+    batch.state = state_;
+    batch.message = std::move(message);
+    if (runner_) {
+        batch.samples = runner_->takeSamples();
+        batch.actors = runner_->actorRows();
+        batch.log = runner_->takeLog();
+        batch.now = runner_->now();
+        batch.requests = runner_->totals().requests;
+    }
+    batch.wallSeconds = static_cast<double>(wallSpent_) / 1e9;
+    lastEmit_ = clock_();
+    emit batchReady(std::move(batch));
+}
+
+void SimulationWorker::anchorPace() {
+    anchorWall_ = clock_();
+    anchorVirtual_ = runner_ ? runner_->now() : 0;
+}
+
+}  // namespace ratelab::gui

@@ -1,0 +1,98 @@
+#pragma once
+
+// The simulation's home on the worker thread: owns the ScenarioRunner and advances it in
+// bounded slices from its own event loop, so queued commands (pause, step, retune, speed) are
+// served between slices. Emits value snapshots in batches, never per request.
+
+#include <QObject>
+#include <QTimer>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "ratelab/policy.h"
+#include "sim/scenario.h"
+#include "sim/scenario_runner.h"
+#include "sim_batch.h"
+#include "store_choice.h"
+
+namespace ratelab::gui {
+
+/// What a run is made of. Copied to the worker; the scenario's recorded traffic (a replayed
+/// access log) is shared read-only.
+struct RunSetup {
+    sim::Scenario scenario;
+    PolicySet policies;
+    StoreChoice store;
+    std::optional<std::uint64_t> seed;
+};
+
+/// Monotonic wall time in nanoseconds; injected so tests drive pacing with a manual clock.
+using WallClock = std::function<Nanos()>;
+
+/// The default WallClock: std::chrono::steady_clock.
+Nanos steadyNanos();
+
+/// Lives on the worker thread (moveToThread); every slot runs there. Not thread-safe except
+/// interrupt(). The GUI controls it through queued invocations (SimulationSession).
+class SimulationWorker : public QObject {
+    Q_OBJECT
+
+public:
+    /// Batches are emitted at most this often while running (plus on every state change).
+    static constexpr Nanos kBatchInterval = 30 * kNanosPerMilli;
+    /// Longest the worker advances before returning to its event loop.
+    static constexpr Nanos kSliceBudget = 20 * kNanosPerMilli;
+    /// Limit hits and store failures kept between two batches (the newest win).
+    static constexpr std::size_t kLogPerBatch = 200;
+
+    explicit SimulationWorker(WallClock clock = steadyNanos);
+    ~SimulationWorker() override;
+
+    /// Thread-safe. Makes a slice in progress return at its next chunk (shutdown).
+    void interrupt() { interrupted_.store(true, std::memory_order_relaxed); }
+
+    /// Builds a new runner (and its store; a Redis store connects here, off the GUI thread)
+    /// and emits a fresh batch with state Ready, or Failed with the reason.
+    void load(RunSetup setup, std::uint64_t generation);
+    /// Starts or resumes advancing virtual time.
+    void play();
+    /// Stops advancing; virtual time stays where it is.
+    void pause();
+    /// Pauses, then advances exactly one sample interval of virtual time (clamped to the end).
+    void step();
+    /// `multiple` times real time (1 to 1000), or as fast as possible when <= 0.
+    void setSpeed(double multiple);
+    /// Applies `policy` (validated) to the running engine when isLiveTunable; otherwise emits
+    /// a notice that it applies on Reset.
+    void retune(std::size_t policyIndex, Policy policy);
+
+signals:
+    void batchReady(ratelab::gui::SimBatch batch);
+
+private:
+    void tick();
+    void setState(RunState state);
+    /// Advances towards `until`, in chunks, until it is reached or `deadline` (wall) passes.
+    void advanceTowards(Nanos until, Nanos deadline);
+    void emitBatch(std::string message = {});
+    void anchorPace();
+
+    WallClock clock_;
+    QTimer ticker_;
+    std::unique_ptr<sim::ScenarioRunner> runner_;
+    std::uint64_t generation_ = 0;
+    RunState state_ = RunState::Empty;
+    double speed_ = 1.0;  // <= 0: as fast as possible
+    Nanos anchorWall_ = 0;
+    Nanos anchorVirtual_ = 0;
+    Nanos lastEmit_ = 0;
+    Nanos wallSpent_ = 0;
+    std::int64_t chunk_ = 4096;  // requests per advance() call, adapted to ~2 ms of work
+    std::atomic<bool> interrupted_{false};
+};
+
+}  // namespace ratelab::gui

@@ -1,0 +1,45 @@
+#include "user_interaction.h"
+
+#include <QFileDialog>
+#include <QFontDatabase>
+#include <QMessageBox>
+
+namespace ratelab::gui {
+
+void DialogInteraction::showError(const QString& title, const QString& text) {
+    QMessageBox box(QMessageBox::Critical, title, title, QMessageBox::Ok, parent_);
+    box.setObjectName("errorDialog");
+    // Diagnostics read best in a fixed font, one per line; the full text stays selectable.
+    box.setInformativeText(QStringLiteral("<pre style='font-family:monospace'>%1</pre>")
+                               .arg(text.toHtmlEscaped()));
+    box.setTextInteractionFlags(Qt::TextSelectableByMouse);
+    box.exec();
+}
+
+UserInteraction::UnsavedChoice DialogInteraction::askUnsavedChanges(const QString& documentName) {
+    QMessageBox box(QMessageBox::Warning, QObject::tr("Unsaved changes"),
+                    QObject::tr("%1 has unsaved changes.").arg(documentName),
+                    QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, parent_);
+    box.setInformativeText(QObject::tr("Save them first, or discard them?"));
+    box.setDefaultButton(QMessageBox::Save);
+    switch (box.exec()) {
+        case QMessageBox::Save:
+            return UnsavedChoice::Save;
+        case QMessageBox::Discard:
+            return UnsavedChoice::Discard;
+        default:
+            return UnsavedChoice::Cancel;
+    }
+}
+
+QString DialogInteraction::chooseOpenFile(const QString& title, const QString& directory,
+                                          const QString& filter) {
+    return QFileDialog::getOpenFileName(parent_, title, directory, filter);
+}
+
+QString DialogInteraction::chooseSaveFile(const QString& title, const QString& suggested,
+                                          const QString& filter) {
+    return QFileDialog::getSaveFileName(parent_, title, suggested, filter);
+}
+
+}  // namespace ratelab::gui

@@ -1,0 +1,46 @@
+#pragma once
+
+// Everything the workbench asks or tells the user through a dialog, behind one interface, so
+// tests replace the dialogs with a recorder and never block on a modal window.
+
+#include <QString>
+
+class QWidget;
+
+namespace ratelab::gui {
+
+class UserInteraction {
+public:
+    enum class UnsavedChoice { Save, Discard, Cancel };
+
+    virtual ~UserInteraction() = default;
+
+    /// An error the user must see, e.g. a file's diagnostics ("FILE:LINE:COLUMN: error: ...").
+    virtual void showError(const QString& title, const QString& text) = 0;
+    /// What to do with unsaved edits of `documentName` before they would be replaced.
+    virtual UnsavedChoice askUnsavedChanges(const QString& documentName) = 0;
+    /// A file to open or save; empty when the user cancelled.
+    virtual QString chooseOpenFile(const QString& title, const QString& directory,
+                                   const QString& filter) = 0;
+    virtual QString chooseSaveFile(const QString& title, const QString& suggested,
+                                   const QString& filter) = 0;
+};
+
+/// The real thing: QMessageBox and QFileDialog, parented to `parent` (may be set later).
+class DialogInteraction final : public UserInteraction {
+public:
+    explicit DialogInteraction(QWidget* parent = nullptr) : parent_(parent) {}
+    void setParent(QWidget* parent) { parent_ = parent; }
+
+    void showError(const QString& title, const QString& text) override;
+    UnsavedChoice askUnsavedChanges(const QString& documentName) override;
+    QString chooseOpenFile(const QString& title, const QString& directory,
+                           const QString& filter) override;
+    QString chooseSaveFile(const QString& title, const QString& suggested,
+                           const QString& filter) override;
+
+private:
+    QWidget* parent_;
+};
+
+}  // namespace ratelab::gui

@@ -1,0 +1,385 @@
+#include "workbench.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QSaveFile>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "policy_tuning.h"
+#include "ratelab/policy_file.h"
+#include "resource_locator.h"
+#include "sim/access_log.h"
+#include "sim/report.h"
+#include "validation_export.h"
+
+#ifndef RATELAB_VERSION
+#define RATELAB_VERSION "0.0.0"
+#endif
+
+namespace ratelab::gui {
+
+namespace {
+
+QString diagnosticsText(const std::vector<Diagnostic>& diagnostics) {
+    QStringList lines;
+    for (const Diagnostic& d : diagnostics)
+        lines << QString::fromStdString(formatDiagnostic(d));
+    return lines.join('\n');
+}
+
+bool isResource(const QString& path) {
+    return path.startsWith(":/");
+}
+
+PolicyLoadResult loadPolicyAt(const QString& path, qint64 maxBytes) {
+    if (!isResource(path)) return loadPolicyFile(QDir::toNativeSeparators(path).toStdString());
+    QByteArray text;
+    QString error;
+    if (!readWholeFile(path, maxBytes, text, error)) {
+        PolicyLoadResult r;
+        r.diagnostics.push_back({Diagnostic::Severity::Error, path.toStdString(), 0, 0, "",
+                                 error.toStdString()});
+        return r;
+    }
+    return parsePolicyText(std::string_view(text.constData(), static_cast<std::size_t>(text.size())),
+                           path.toStdString());
+}
+
+sim::ScenarioLoadResult loadScenarioAt(const QString& path, qint64 maxBytes) {
+    if (!isResource(path)) return sim::loadScenarioFile(QDir::toNativeSeparators(path).toStdString());
+    QByteArray text;
+    QString error;
+    if (!readWholeFile(path, maxBytes, text, error)) {
+        sim::ScenarioLoadResult r;
+        r.diagnostics.push_back({Diagnostic::Severity::Error, path.toStdString(), 0, 0, "",
+                                 error.toStdString()});
+        return r;
+    }
+    return sim::parseScenarioText(
+        std::string_view(text.constData(), static_cast<std::size_t>(text.size())),
+        path.toStdString());
+}
+
+struct AccessLogResult {
+    std::shared_ptr<const sim::RecordedTraffic> traffic;
+    QString error;
+};
+
+// Runs on a pool thread.
+AccessLogResult parseAccessLogFile(const QString& path) {
+    AccessLogResult out;
+    QByteArray head;
+    {
+        QFile file(path);
+        if (!file.open(QIODevice::ReadOnly)) {
+            out.error = QObject::tr("%1: cannot open: %2").arg(path, file.errorString());
+            return out;
+        }
+        head = file.read(64 * 1024);
+    }
+    const sim::LogFormat format = sim::detectLogFormat(
+        std::string_view(head.constData(), static_cast<std::size_t>(head.size())));
+    std::string error;
+    std::optional<sim::RecordedTraffic> traffic =
+        sim::loadAccessLog(QDir::toNativeSeparators(path).toStdString(), format, error);
+    if (!traffic) {
+        out.error = QString::fromStdString(error);
+        return out;
+    }
+    if (traffic->requests.empty()) {
+        out.error = QObject::tr("%1: no line could be read as a %2 access log (%3 lines)")
+                        .arg(path, QString::fromUtf8(sim::logFormatName(format).data()))
+                        .arg(traffic->lines);
+        return out;
+    }
+    out.traffic = std::make_shared<const sim::RecordedTraffic>(std::move(*traffic));
+    return out;
+}
+
+QString replayNotes(const sim::RecordedTraffic& t) {
+    QString notes = QObject::tr("Replay of %1 (%2 format): %3 lines, %4 requests from %5 clients "
+                                "over %6 s.")
+                        .arg(QFileInfo(QString::fromStdString(t.file)).fileName(),
+                             QString::fromUtf8(sim::logFormatName(t.format).data()))
+                        .arg(t.lines)
+                        .arg(static_cast<qint64>(t.requests.size()))
+                        .arg(static_cast<qint64>(t.clients.size()))
+                        .arg(static_cast<double>(t.span) / 1e9, 0, 'f', 0);
+    if (t.unparsedCount > 0) {
+        QStringList lines;
+        for (std::size_t i = 0; i < t.unparsed.size() && i < 10; ++i)
+            lines << QString::number(t.unparsed[i].line);
+        notes += ' ' + QObject::tr("%1 lines could not be parsed (lines %2%3).")
+                           .arg(t.unparsedCount)
+                           .arg(lines.join(", "))
+                           .arg(t.unparsedCount > 10 ? ", ..." : "");
+    }
+    return notes;
+}
+
+}  // namespace
+
+Workbench::Workbench(UserInteraction& ui, WallClock clock, QObject* parent)
+    : QObject(parent)
+    , ui_(ui)
+    , session_(std::move(clock))
+    , cancelJobs_(std::make_shared<std::atomic<bool>>(false)) {
+    // Models first: views connected later see them already updated within a frame.
+    connect(&session_, &SimulationSession::runLoaded, this, [this](const RunShape& shape) {
+        series_.reset(shape);
+        log_.clear();
+    });
+    connect(&session_, &SimulationSession::frame, this, [this](const SimBatch& batch) {
+        series_.append(batch.samples);
+        if (!batch.actors.empty() || batch.fresh) actors_.setRows(batch.actors);
+        log_.append(batch.log);
+    });
+    connect(&session_, &SimulationSession::message, this, &Workbench::statusMessage);
+    connect(&session_, &SimulationSession::failed, this, [this](const QString& reason) {
+        runBuilt_ = false;
+        emit statusMessage(reason);
+        ui_.showError(tr("The run could not start"), reason);
+    });
+    connect(&document_, &PolicyDocument::policyEdited, this, &Workbench::sendLiveEdit);
+    connect(&document_, &PolicyDocument::reloaded, this, [this] { runBuilt_ = false; });
+}
+
+Workbench::~Workbench() {
+    cancelJobs_->store(true);
+}
+
+void Workbench::setStoreChoice(const StoreChoice& choice) {
+    if (store_ == choice) return;
+    store_ = choice;
+    runBuilt_ = false;
+    const RunState s = session_.state();
+    if (s == RunState::Running || s == RunState::Paused) {
+        emit statusMessage(tr("The store applies when you press Reset."));
+    } else if (scenario_) {
+        reset();
+    }
+}
+
+bool Workbench::settleUnsavedEdits() {
+    if (!document_.isModified()) return true;
+    switch (ui_.askUnsavedChanges(document_.displayName())) {
+        case UserInteraction::UnsavedChoice::Save:
+            return savePolicy();
+        case UserInteraction::UnsavedChoice::Discard:
+            return true;
+        case UserInteraction::UnsavedChoice::Cancel:
+            return false;
+    }
+    return false;
+}
+
+bool Workbench::loadPolicyFrom(const QString& path, bool explicitChoice) {
+    PolicyLoadResult result = loadPolicyAt(path, kMaxJsonFileBytes);
+    if (!result.ok()) {
+        ui_.showError(tr("Cannot open the policy file"),
+                      tr("%1 was not loaded; the editor keeps its values.\n\n%2")
+                          .arg(QDir::toNativeSeparators(path), diagnosticsText(result.diagnostics)));
+        return false;
+    }
+    document_.reset(std::move(*result.policies), path);
+    policyChosen_ = explicitChoice;
+    emit statusMessage(tr("Loaded policy %1").arg(QDir::toNativeSeparators(path)));
+    return true;
+}
+
+bool Workbench::openPolicy(const QString& path) {
+    if (!settleUnsavedEdits()) return false;
+    if (!loadPolicyFrom(path, true)) return false;
+    if (scenario_ && session_.state() != RunState::Running) reset();
+    return true;
+}
+
+bool Workbench::savePolicy(const QString& path) {
+    QString target = path.isEmpty() ? document_.path() : path;
+    if (target.isEmpty() || isResource(target)) {
+        const QString suggested = document_.path().isEmpty() || isResource(document_.path())
+                                      ? QDir::current().filePath("policy.json")
+                                      : document_.path();
+        target = ui_.chooseSaveFile(tr("Save policy"), suggested, tr("Policy files (*.json)"));
+        if (target.isEmpty()) return false;
+    }
+    const std::string text = savePolicyText(document_.policies());
+    QSaveFile file(target);
+    if (!file.open(QIODevice::WriteOnly) ||
+        file.write(text.data(), static_cast<qint64>(text.size())) !=
+            static_cast<qint64>(text.size()) ||
+        !file.commit()) {
+        ui_.showError(tr("Cannot save the policy"),
+                      tr("%1: %2").arg(QDir::toNativeSeparators(target), file.errorString()));
+        return false;
+    }
+    document_.markSaved(target);
+    policyChosen_ = true;
+    emit statusMessage(tr("Saved %1").arg(QDir::toNativeSeparators(target)));
+    return true;
+}
+
+bool Workbench::openScenario(const QString& path) {
+    sim::ScenarioLoadResult result = loadScenarioAt(path, kMaxJsonFileBytes);
+    if (!result.ok()) {
+        ui_.showError(tr("Cannot open the scenario"),
+                      tr("%1 was not loaded.\n\n%2")
+                          .arg(QDir::toNativeSeparators(path), diagnosticsText(result.diagnostics)));
+        return false;
+    }
+    sim::Scenario scenario = std::move(*result.scenario);
+    if (!policyChosen_ && !document_.isModified() && !scenario.policyPath.empty()) {
+        const QString policy = QDir::cleanPath(QString::fromStdString(scenario.policyPath));
+        if (policy != document_.path()) loadPolicyFrom(policy, false);
+    } else if (!scenario.policyPath.empty()) {
+        emit statusMessage(tr("The scenario names %1; keeping the policy in the editor.")
+                               .arg(QString::fromStdString(scenario.policy)));
+    }
+    const QString notes = QString::fromStdString(scenario.description);
+    useScenario(std::move(scenario), path, notes);
+    return true;
+}
+
+void Workbench::useScenario(sim::Scenario scenario, const QString& path, const QString& notes) {
+    scenario_ = std::move(scenario);
+    scenarioPath_ = path;
+    scenarioNotes_ = notes;
+    runBuilt_ = false;
+    emit scenarioChanged();
+    reset();
+}
+
+void Workbench::openAccessLog(const QString& path) {
+    auto* watcher = new QFutureWatcher<AccessLogResult>(this);
+    connect(watcher, &QFutureWatcher<AccessLogResult>::finished, this, [this, watcher, path] {
+        AccessLogResult r = watcher->result();
+        watcher->deleteLater();
+        if (!r.traffic) {
+            ui_.showError(tr("Cannot replay the access log"), r.error);
+            emit accessLogOpened(path, false);
+            return;
+        }
+        sim::Scenario scenario = sim::makeReplayScenario(r.traffic, kReplaySample);
+        scenario.file = path.toStdString();
+        scenario.title = tr("Replay of %1").arg(QFileInfo(path).fileName()).toStdString();
+        useScenario(std::move(scenario), path, replayNotes(*r.traffic));
+        emit accessLogOpened(path, true);
+    });
+    emit statusMessage(tr("Reading %1 ...").arg(QDir::toNativeSeparators(path)));
+    watcher->setFuture(QtConcurrent::run(parseAccessLogFile, path));
+}
+
+void Workbench::exportValidated(const QString& path) {
+    if (!scenario_) {
+        ui_.showError(tr("Cannot export"), tr("Open a scenario first: the export embeds its run."));
+        emit exportFinished(path, false, tr("no scenario"));
+        return;
+    }
+    if (document_.hasErrors()) {
+        ui_.showError(tr("Cannot export"),
+                      tr("The policy set has errors:\n\n%1").arg(diagnosticsText(document_.diagnostics())));
+        emit exportFinished(path, false, tr("the policy set has errors"));
+        return;
+    }
+    auto* watcher = new QFutureWatcher<ValidatedExport>(this);
+    connect(watcher, &QFutureWatcher<ValidatedExport>::finished, this, [this, watcher, path] {
+        ValidatedExport r = watcher->result();
+        watcher->deleteLater();
+        if (r.text.empty()) {
+            ui_.showError(tr("Cannot export"), QString::fromStdString(r.error));
+            emit exportFinished(path, false, QString::fromStdString(r.error));
+            return;
+        }
+        QSaveFile file(path);
+        if (!file.open(QIODevice::WriteOnly) ||
+            file.write(r.text.data(), static_cast<qint64>(r.text.size())) !=
+                static_cast<qint64>(r.text.size()) ||
+            !file.commit()) {
+            const QString error = tr("%1: %2").arg(QDir::toNativeSeparators(path), file.errorString());
+            ui_.showError(tr("Cannot export"), error);
+            emit exportFinished(path, false, error);
+            return;
+        }
+        const QString message =
+            tr("Exported %1: %2 requests replayed, expectations %3")
+                .arg(QDir::toNativeSeparators(path))
+                .arg(r.report.totals.requests)
+                .arg(r.report.pass() ? tr("met") : tr("NOT met"));
+        emit statusMessage(message);
+        emit exportFinished(path, true, message);
+    });
+    emit statusMessage(tr("Exporting: replaying %1 with the edited policies ...")
+                           .arg(QString::fromStdString(scenario_->name)));
+    const std::string generator = std::string("ratelab ") + RATELAB_VERSION;
+    watcher->setFuture(QtConcurrent::run(
+        [scenario = *scenario_, policies = document_.policies(), generator,
+         cancel = cancelJobs_] {
+            return buildValidatedExport(scenario, policies, std::nullopt, generator, cancel.get());
+        }));
+}
+
+bool Workbench::confirmDiscardChanges() {
+    return settleUnsavedEdits();
+}
+
+bool Workbench::reset() {
+    if (!scenario_) {
+        ui_.showError(tr("Nothing to run"), tr("Open a scenario or an access log first."));
+        return false;
+    }
+    std::vector<Diagnostic> problems;
+    for (const Diagnostic& d : document_.diagnostics()) {
+        if (d.severity == Diagnostic::Severity::Error) problems.push_back(d);
+    }
+    if (problems.empty()) problems = sim::checkScenarioAgainstPolicy(*scenario_, document_.policies());
+    if (hasErrors(problems)) {
+        ui_.showError(tr("Cannot run"),
+                      tr("The scenario cannot run with these policies:\n\n%1").arg(diagnosticsText(problems)));
+        return false;
+    }
+    RunSetup setup;
+    setup.scenario = *scenario_;
+    setup.policies = document_.policies();
+    setup.store = store_;
+    runPolicies_ = setup.policies;
+    session_.load(std::move(setup));
+    runBuilt_ = true;
+    return true;
+}
+
+void Workbench::run() {
+    const RunState s = session_.state();
+    if (!runBuilt_ || s == RunState::Empty || s == RunState::Failed || s == RunState::Finished) {
+        if (!reset()) return;
+    }
+    session_.play();
+}
+
+void Workbench::pause() {
+    session_.pause();
+}
+
+void Workbench::step() {
+    if (!runBuilt_ && !reset()) return;
+    session_.step();
+}
+
+void Workbench::setSpeed(double multiple) {
+    session_.setSpeed(multiple);
+}
+
+void Workbench::sendLiveEdit(std::size_t policyIndex) {
+    if (!runBuilt_ || document_.hasErrors()) return;
+    const PolicySet& running = runPolicies_;
+    const PolicySet& edited = document_.policies();
+    if (policyIndex >= running.policies.size() || policyIndex >= edited.policies.size()) return;
+    if (!isLiveTunable(running.policies[policyIndex], edited.policies[policyIndex])) {
+        emit statusMessage(tr("This change alters how requests are matched or keyed: it applies "
+                              "when you press Reset."));
+        return;
+    }
+    session_.retune(policyIndex, edited.policies[policyIndex]);
+}
+
+}  // namespace ratelab::gui

@@ -1,0 +1,119 @@
+#pragma once
+
+// The workbench's state and what the user can do with it: the policy being edited, the
+// scenario in use, the simulation session and the models the views show. Opening, saving and
+// exporting files live here too, with every question and error going through UserInteraction.
+// Widgets come separately (MainWindow): this class creates none.
+
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+#include "actor_table_model.h"
+#include "event_log_model.h"
+#include "policy_document.h"
+#include "run_series.h"
+#include "sim/scenario.h"
+#include "simulation_session.h"
+#include "store_choice.h"
+#include "user_interaction.h"
+
+namespace ratelab::gui {
+
+/// GUI thread only. Long work (runs, access-log parsing, validated exports) happens on other
+/// threads; every method here returns promptly.
+class Workbench : public QObject {
+    Q_OBJECT
+
+public:
+    /// Files larger than this are refused by the policy and scenario readers (the JSON layer
+    /// refuses them too; this keeps a mistaken pick of a huge file from being read at all).
+    static constexpr qint64 kMaxJsonFileBytes = 16 << 20;
+    /// Virtual time per sample of a replayed access log.
+    static constexpr Nanos kReplaySample = kNanosPerSecond;
+
+    explicit Workbench(UserInteraction& ui, WallClock clock = steadyNanos,
+                       QObject* parent = nullptr);
+    ~Workbench() override;
+
+    PolicyDocument& document() { return document_; }
+    SimulationSession& session() { return session_; }
+    RunSeries& series() { return series_; }
+    ActorTableModel& actors() { return actors_; }
+    EventLogModel& log() { return log_; }
+
+    bool hasScenario() const { return scenario_.has_value(); }
+    /// REQUIRES: hasScenario().
+    const sim::Scenario& scenario() const { return *scenario_; }
+    const QString& scenarioPath() const { return scenarioPath_; }
+    /// A paragraph about the scenario: its description, or how a replayed log was read.
+    const QString& scenarioNotes() const { return scenarioNotes_; }
+
+    const StoreChoice& storeChoice() const { return store_; }
+    /// The store for the next run. Applies at once unless a run is under way (then on Reset).
+    void setStoreChoice(const StoreChoice& choice);
+
+    /// Opens a policy file into the editor. Unsaved edits are saved or discarded only as the
+    /// user chooses. A file with errors is reported (FILE:LINE:COLUMN each) and the editor keeps
+    /// what it had. Returns true when the file was loaded.
+    bool openPolicy(const QString& path);
+    /// Writes the document to `path` (empty: where it came from; an embedded or new document
+    /// asks where). Returns true when written.
+    bool savePolicy(const QString& path = {});
+    /// Opens a scenario. When the user has not chosen a policy file and has no unsaved edits,
+    /// the policy the scenario names is loaded too. Errors are reported; the previous scenario
+    /// stays. Returns true when the scenario was loaded.
+    bool openScenario(const QString& path);
+    /// Parses an access log on a pool thread, then replays it like a scenario.
+    /// accessLogOpened() follows.
+    void openAccessLog(const QString& path);
+    /// Replays the scenario with the edited policies on a pool thread and writes the validated
+    /// policy to `path`. exportFinished() follows.
+    void exportValidated(const QString& path);
+    /// Before the window closes: true when there are no unsaved edits, or the user saved or
+    /// discarded them.
+    bool confirmDiscardChanges();
+
+    /// Builds a fresh run from the scenario, the edited policies and the store choice.
+    /// Returns false (and reports why) when there is no scenario or the policies have errors.
+    bool reset();
+    /// Runs; builds a fresh run first when none is ready (nothing built, finished, failed).
+    void run();
+    void pause();
+    void step();
+    /// Times real time (1..1000), or <= 0 for as fast as possible.
+    void setSpeed(double multiple);
+
+signals:
+    void scenarioChanged();
+    void statusMessage(const QString& text);
+    void accessLogOpened(const QString& path, bool ok);
+    void exportFinished(const QString& path, bool ok, const QString& message);
+
+private:
+    bool loadPolicyFrom(const QString& path, bool explicitChoice);
+    bool settleUnsavedEdits();
+    void sendLiveEdit(std::size_t policyIndex);
+    void useScenario(sim::Scenario scenario, const QString& path, const QString& notes);
+
+    UserInteraction& ui_;
+    PolicyDocument document_;
+    SimulationSession session_;
+    RunSeries series_;
+    ActorTableModel actors_;
+    EventLogModel log_;
+
+    std::optional<sim::Scenario> scenario_;
+    QString scenarioPath_;
+    QString scenarioNotes_;
+    StoreChoice store_;
+    bool policyChosen_ = false;  // the user opened a policy file: scenarios do not replace it
+    bool runBuilt_ = false;      // a run reflecting the current inputs was sent to the worker
+    PolicySet runPolicies_;      // the policies the current run started with
+    std::shared_ptr<std::atomic<bool>> cancelJobs_;
+};
+
+}  // namespace ratelab::gui
