@@ -1,5 +1,9 @@
 #include "simulation_session.h"
 
+#include <QElapsedTimer>
+
+#include <algorithm>
+
 namespace ratelab::gui {
 
 SimulationSession::SimulationSession(WallClock clock, QObject* parent)
@@ -85,7 +89,14 @@ void SimulationSession::drain() {
     now_ = batch.now;
     requests_ = batch.requests;
     wallSeconds_ = batch.wallSeconds;
+    QElapsedTimer cost;
+    cost.start();
     emit frame(batch);
+    const std::int64_t nanos = cost.nsecsElapsed();
+    frameStats_.frames += 1;
+    frameStats_.totalNanos += nanos;
+    frameStats_.maxNanos = std::max(frameStats_.maxNanos, nanos);
+    frameStats_.lastNanos = nanos;
     if (!batch.message.empty()) {
         const QString text = QString::fromStdString(batch.message);
         if (batch.state == RunState::Failed) {

@@ -48,6 +48,15 @@ public:
     const RunShape& shape() const { return shape_; }
     std::uint64_t generation() const { return generation_; }
 
+    /// What drawing costs the GUI thread: the time every view took to handle a frame.
+    struct FrameStats {
+        std::int64_t frames = 0;
+        std::int64_t totalNanos = 0;
+        std::int64_t maxNanos = 0;
+        std::int64_t lastNanos = 0;
+    };
+    const FrameStats& frameStats() const { return frameStats_; }
+
 signals:
     /// A new run was built (or failed to build): views reset their series and tables.
     void runLoaded(const ratelab::gui::RunShape& shape);
@@ -75,6 +84,7 @@ private:
     Nanos now_ = 0;
     std::int64_t requests_ = 0;
     double wallSeconds_ = 0;
+    FrameStats frameStats_;
 };
 
 }  // namespace ratelab::gui

@@ -1,0 +1,299 @@
+// Files in the workbench (app/gui/workbench.cpp): the validated export, malformed policies and
+// scenarios reported with line and column while nothing the user typed is lost, unsaved edits,
+// saving, and access-log replay.
+
+#include <QApplication>
+#include <QLabel>
+#include <QMessageBox>
+#include <QProcess>
+#include <QSpinBox>
+#include <QtTest>
+
+#include "gui_fixture.h"
+#include "main_window.h"
+#include "policy_editor.h"
+#include "ratelab/policy_file.h"
+#include "workbench.h"
+
+using namespace ratelab;
+using namespace ratelab::gui;
+using namespace ratelab::guitest;
+
+namespace {
+
+struct Bench {
+    Bench() : workbench(ui), window(workbench, ui) { window.resize(1280, 800); }
+    RecordingInteraction ui;
+    Workbench workbench;
+    MainWindow window;
+
+    QSpinBox* capacity() { return window.policyEditor()->findChild<QSpinBox*>("capacitySpin"); }
+};
+
+// A policy file with one mistake; `line`/`column` say where the loader must point.
+struct BadPolicy {
+    const char* text;
+    int line;
+    int column;
+    const char* words;  // part of the message
+};
+
+}  // namespace
+
+class TestWorkbenchFiles : public QObject {
+    Q_OBJECT
+
+private slots:
+    void init();
+    void exportWritesAValidatedPolicy();
+    void malformedPolicyNamesLineAndColumn_data();
+    void malformedPolicyNamesLineAndColumn();
+    void malformedScenarioNamesLineAndColumn();
+    void theRealDialogShowsTheDiagnostic();
+    void unsavedEditsAreNotDiscardedSilently();
+    void saveWritesWhatTheEditorShows();
+    void closingAsksAboutUnsavedEdits();
+    void accessLogReplaysWithTheSameCharts();
+
+private:
+    QTemporaryDir dir_;
+    QString policy_;
+    QString scenario_;
+};
+
+void TestWorkbenchFiles::init() {
+    QVERIFY(dir_.isValid());
+    policy_ = writeFile(dir_, "window.json", policyJson("fixed_window", 10, 1.0, 1000));
+    scenario_ = writeFile(dir_, "flood.json", attackScenarioJson("flood", 100, 30));
+}
+
+// The export replays the scenario with the edited policies and embeds the run: the file loads,
+// carries the same request count and the expectation's actual value, and ratelab-cli
+// validate accepts it.
+void TestWorkbenchFiles::exportWritesAValidatedPolicy() {
+    Bench b;
+    QVERIFY(b.workbench.openPolicy(policy_));
+    QVERIFY(b.workbench.openScenario(scenario_));
+    b.workbench.setSpeed(0);
+    b.workbench.run();
+    SimulationSession& session = b.workbench.session();
+    QVERIFY(waitForFrames(session, [&] { return session.state() == RunState::Finished; }));
+    const std::int64_t requests = session.requests();
+    QVERIFY(requests >= 3000);
+
+    const QString out = dir_.filePath("validated.json");
+    QSignalSpy done(&b.workbench, &Workbench::exportFinished);
+    b.workbench.exportValidated(out);
+    QVERIFY(done.wait(30000));
+    QCOMPARE(done.at(0).at(1).toBool(), true);
+    QVERIFY(b.ui.errors.isEmpty());
+
+    PolicyLoadResult loaded = loadPolicyFile(out.toStdString());
+    QVERIFY2(loaded.ok(), loaded.diagnostics.empty()
+                              ? "no diagnostics"
+                              : formatDiagnostic(loaded.diagnostics[0]).c_str());
+    QVERIFY(loaded.policies->validation.has_value());
+    const ValidationRecord& record = *loaded.policies->validation;
+    QVERIFY(QString::fromStdString(record.generator).startsWith("ratelab "));
+    QCOMPARE(record.runs.size(), std::size_t(1));
+    const ValidationRun& run = record.runs[0];
+    QCOMPARE(run.scenario, std::string("flood"));
+    QCOMPARE(run.seed, std::uint64_t(11));
+    QCOMPARE(run.requests, requests);
+    QCOMPARE(run.pass, true);
+    QCOMPARE(run.expectations.size(), std::size_t(1));
+    QCOMPARE(run.expectations[0].metric, std::string("attacker.allowed_per_s"));
+    QCOMPARE(run.expectations[0].actual, 10.0);  // the quota of 10 per one-second window
+    QCOMPARE(loaded.policies->policies[0].capacity, std::int64_t(10));
+
+#ifdef RATELAB_CLI_EXE
+    QProcess cli;
+    cli.start(RATELAB_CLI_EXE, {"validate", out});
+    QVERIFY(cli.waitForFinished(30000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+#endif
+}
+
+void TestWorkbenchFiles::malformedPolicyNamesLineAndColumn_data() {
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<int>("line");
+    QTest::addColumn<int>("column");
+    QTest::addColumn<QString>("words");
+    const QByteArray head = "{\n  \"version\": 1,\n  \"policies\": [\n    {\n      \"name\": \"api\",\n";
+    QTest::newRow("wrong type") << head + "      \"capacity\": \"ten\"\n    }\n  ]\n}\n" << 6 << 19
+                                << "capacity";
+    QTest::newRow("unknown key") << head + "      \"capacty\": 5\n    }\n  ]\n}\n" << 6 << 7
+                                 << "capacity";
+    QTest::newRow("syntax") << head + "      \"capacity\": 5,\n    }\n  ]\n}\n" << 7 << 5
+                            << "";
+}
+
+// A policy that does not load: the dialog names FILE:LINE:COLUMN and the problem, and the
+// editor keeps the value the user typed, even though the user chose to discard it.
+void TestWorkbenchFiles::malformedPolicyNamesLineAndColumn() {
+    QFETCH(QByteArray, text);
+    QFETCH(int, line);
+    QFETCH(int, column);
+    QFETCH(QString, words);
+    Bench b;
+    QVERIFY(b.workbench.openPolicy(policy_));
+    b.capacity()->setValue(37);
+    QVERIFY(b.workbench.document().isModified());
+
+    const QString bad = writeFile(dir_, "bad.json", text);
+    b.ui.unsavedAnswer = UserInteraction::UnsavedChoice::Discard;
+    QVERIFY(!b.workbench.openPolicy(bad));
+    QCOMPARE(b.ui.unsavedQuestions, 1);
+    QCOMPARE(b.ui.errors.size(), 1);
+    const QString message = b.ui.errors[0].text;
+    const QString where = QStringLiteral("%1:%2:%3: error").arg(bad).arg(line).arg(column);
+    QVERIFY2(message.contains(where), qPrintable(message));
+    QVERIFY2(message.contains(words), qPrintable(message));
+
+    QCOMPARE(b.capacity()->value(), 37);
+    QCOMPARE(b.workbench.document().policies().policies[0].capacity, std::int64_t(37));
+    QVERIFY(b.workbench.document().isModified());
+    QCOMPARE(b.workbench.document().path(), policy_);
+}
+
+void TestWorkbenchFiles::malformedScenarioNamesLineAndColumn() {
+    Bench b;
+    QVERIFY(b.workbench.openPolicy(policy_));
+    QVERIFY(b.workbench.openScenario(scenario_));
+    QByteArray text = attackScenarioJson("broken", 100, 30);
+    text.replace("\"rate_per_s\": 100", "\"rate_per_s\": -3");
+    const int line = text.left(text.indexOf("-3")).count('\n') + 1;
+    const int column = static_cast<int>(text.indexOf("-3") - text.lastIndexOf('\n', text.indexOf("-3")));
+    const QString bad = writeFile(dir_, "broken.json", text);
+    QVERIFY(!b.workbench.openScenario(bad));
+    QCOMPARE(b.ui.errors.size(), 1);
+    const QString where = QStringLiteral("%1:%2:%3: error").arg(bad).arg(line).arg(column);
+    QVERIFY2(b.ui.errors[0].text.contains(where), qPrintable(b.ui.errors[0].text));
+    QVERIFY(b.ui.errors[0].text.contains("rate_per_s"));
+    QCOMPARE(b.workbench.scenario().name, std::string("flood"));  // the previous one stays
+}
+
+// With the real dialogs: the message box appears with the diagnostic, and the test closes it
+// from a timer (it never blocks on a modal window).
+void TestWorkbenchFiles::theRealDialogShowsTheDiagnostic() {
+    DialogInteraction dialogs;
+    Workbench workbench(dialogs);
+    MainWindow window(workbench, dialogs);
+    dialogs.setParent(&window);
+    window.show();
+    QVERIFY(workbench.openPolicy(policy_));
+    const QString bad = writeFile(
+        dir_, "bad.json", "{\n  \"version\": 1,\n  \"policies\": [ { \"name\": \"api\", \"cost\": 0 } ]\n}\n");
+    QString shown;
+    QTimer watcher;
+    watcher.setInterval(20);
+    connect(&watcher, &QTimer::timeout, this, [&] {
+        if (auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget())) {
+            shown = box->text() + "\n" + box->informativeText();
+            box->accept();
+            watcher.stop();
+        }
+    });
+    watcher.start();
+    QVERIFY(!workbench.openPolicy(bad));
+    QVERIFY2(shown.contains(QStringLiteral("bad.json:3:")), qPrintable(shown));
+    QVERIFY(shown.contains("cost"));
+    QCOMPARE(workbench.document().path(), policy_);
+}
+
+void TestWorkbenchFiles::unsavedEditsAreNotDiscardedSilently() {
+    Bench b;
+    QVERIFY(b.workbench.openPolicy(policy_));
+    b.capacity()->setValue(25);
+    const QString other = writeFile(dir_, "other.json", policyJson("token_bucket", 50, 5.0));
+
+    b.ui.unsavedAnswer = UserInteraction::UnsavedChoice::Cancel;
+    QVERIFY(!b.workbench.openPolicy(other));
+    QCOMPARE(b.ui.unsavedQuestions, 1);
+    QCOMPARE(b.capacity()->value(), 25);
+    QVERIFY(b.workbench.document().isModified());
+
+    // Save: the edit goes to the file it came from, then the other file opens.
+    b.ui.unsavedAnswer = UserInteraction::UnsavedChoice::Save;
+    QVERIFY(b.workbench.openPolicy(other));
+    QCOMPARE(b.ui.unsavedQuestions, 2);
+    QCOMPARE(b.capacity()->value(), 50);
+    PolicyLoadResult saved = loadPolicyFile(policy_.toStdString());
+    QVERIFY(saved.ok());
+    QCOMPARE(saved.policies->policies[0].capacity, std::int64_t(25));
+    QVERIFY(b.ui.errors.isEmpty());
+}
+
+void TestWorkbenchFiles::saveWritesWhatTheEditorShows() {
+    Bench b;
+    QVERIFY(b.workbench.openPolicy(policy_));
+    b.capacity()->setValue(64);
+    const QString target = dir_.filePath("saved.json");
+    QVERIFY(b.workbench.savePolicy(target));
+    QVERIFY(!b.workbench.document().isModified());
+    QCOMPARE(b.workbench.document().path(), target);
+    PolicyLoadResult saved = loadPolicyFile(target.toStdString());
+    QVERIFY(saved.ok());
+    QCOMPARE(saved.policies->policies[0].capacity, std::int64_t(64));
+    QCOMPARE(saved.policies->policies[0].algorithm, Algorithm::FixedWindow);
+    // Saving again gives the same bytes (the canonical writer).
+    QFile f(target);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray first = f.readAll();
+    f.close();
+    QVERIFY(b.workbench.savePolicy());
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), first);
+}
+
+void TestWorkbenchFiles::closingAsksAboutUnsavedEdits() {
+    Bench b;
+    b.window.show();
+    QVERIFY(b.workbench.openPolicy(policy_));
+    b.capacity()->setValue(12);
+    b.ui.unsavedAnswer = UserInteraction::UnsavedChoice::Cancel;
+    QVERIFY(!b.window.close());
+    QVERIFY(b.window.isVisible());
+    QCOMPARE(b.ui.unsavedQuestions, 1);
+    b.ui.unsavedAnswer = UserInteraction::UnsavedChoice::Discard;
+    QVERIFY(b.window.close());
+}
+
+// A CSV access log with two unreadable lines: replayed like a scenario, the unreadable lines
+// reported by number, every readable line decided.
+void TestWorkbenchFiles::accessLogReplaysWithTheSameCharts() {
+    QByteArray csv = "ts_ms,key\n";
+    int readable = 0;
+    for (int i = 0; i < 2000; ++i) {
+        if (i == 5) csv += "not a line\n";
+        if (i == 700) csv += "12x,198.51.100.1\n";
+        csv += QByteArray::number(1'700'000'000'000LL + i * 5) + "," +
+               (i % 4 == 0 ? "198.51.100.1" : "203.0.113.7") + "\n";
+        ++readable;
+    }
+    const QString log = writeFile(dir_, "access.csv", csv);
+    Bench b;
+    QVERIFY(b.workbench.openPolicy(policy_));
+    QSignalSpy opened(&b.workbench, &Workbench::accessLogOpened);
+    b.workbench.openAccessLog(log);
+    QVERIFY(opened.wait(30000));
+    QCOMPARE(opened.at(0).at(1).toBool(), true);
+    QVERIFY(b.workbench.scenarioNotes().contains("2 lines could not be parsed (lines 7, 703)"));
+    QCOMPARE(QString::fromStdString(b.workbench.scenario().title), QString("Replay of access.csv"));
+
+    b.workbench.setSpeed(0);
+    b.workbench.run();
+    SimulationSession& session = b.workbench.session();
+    QVERIFY(waitForFrames(session, [&] { return session.state() == RunState::Finished; }));
+    QCOMPARE(session.requests(), std::int64_t(readable));
+    // 10 seconds of log at 200 lines per second: each second the busy client offers 150 and
+    // gets its window's 10; the quiet one offers 50 and also gets 10.
+    const RunSeries& series = b.workbench.series();
+    QCOMPARE(series.specs()[0].name, QString("log allowed"));
+    QCOMPARE(series.ys(0)[0], 20.0);
+    QCOMPARE(series.ys(1)[0], 180.0);
+    QVERIFY(b.ui.errors.isEmpty());
+}
+
+QTEST_MAIN(TestWorkbenchFiles)
+#include "tst_workbench_files.moc"
