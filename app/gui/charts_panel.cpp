@@ -67,8 +67,8 @@ void ChartsPanel::rebuild(const RunShape& shape) {
     const double duration = static_cast<double>(shape.duration) / 1e9;
     std::vector<PlotBand> bands;
     for (const sim::ScenarioEvent& e : shape.events) {
-        bands.push_back({static_cast<double>(e.from) / 1e9, eventDrawnEnd(e, duration),
-                         eventColor(e)});
+        bands.push_back(
+            {static_cast<double>(e.from) / 1e9, eventDrawnEnd(e, duration), eventColor(e)});
     }
     for (TimePlot* p : plots_) {
         p->clear();
@@ -86,9 +86,8 @@ void ChartsPanel::refresh(double nowSeconds) {
     const auto xs = series_.xs();
     const double end = series_.durationSeconds();
     // Bounded buffers: once the oldest samples are gone, the axis starts at the oldest kept.
-    const double start = series_.size() >= RunSeries::kMaxSamples * 7 / 8 && !xs.empty()
-                             ? xs.front()
-                             : 0.0;
+    const double start =
+        series_.size() >= RunSeries::kMaxSamples * 7 / 8 && !xs.empty() ? xs.front() : 0.0;
     std::array<double, 4> peaks{};
     const auto& specs = series_.specs();
     for (std::size_t i = 0; i < specs.size() && i < lines_.size(); ++i) {

@@ -65,10 +65,9 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
             return QString::fromStdString(e.keyHash);
         case Detail:
             if (storeFailure) return QString::fromStdString(e.error);
-            return e.retryAfter > 0
-                       ? tr("retry after %1 ms").arg(static_cast<double>(e.retryAfter) / 1e6, 0,
-                                                     'f', 1)
-                       : QString();
+            return e.retryAfter > 0 ? tr("retry after %1 ms")
+                                          .arg(static_cast<double>(e.retryAfter) / 1e6, 0, 'f', 1)
+                                    : QString();
         default:
             return {};
     }

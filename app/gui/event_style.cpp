@@ -67,9 +67,9 @@ double eventDrawnEnd(const sim::ScenarioEvent& event, double durationSeconds) {
 QColor classColor(const QString& className, int classIndex) {
     if (className == "legit") return QColor(46, 139, 87);
     if (className == "attacker") return QColor(200, 40, 40);
-    static const std::array<QColor, 6> kPalette = {
-        QColor(31, 119, 180), QColor(148, 103, 189), QColor(255, 127, 14),
-        QColor(23, 190, 207), QColor(140, 86, 75),   QColor(227, 119, 194)};
+    static const std::array<QColor, 6> kPalette = {QColor(31, 119, 180), QColor(148, 103, 189),
+                                                   QColor(255, 127, 14), QColor(23, 190, 207),
+                                                   QColor(140, 86, 75),  QColor(227, 119, 194)};
     return kPalette[static_cast<std::size_t>(classIndex) % kPalette.size()];
 }
 

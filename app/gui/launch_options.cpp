@@ -21,16 +21,21 @@ std::optional<LaunchOptions> parseLaunchOptions(const QStringList& arguments, QS
     parser.addHelpOption();
     parser.addVersionOption();
     const QCommandLineOption scenario("scenario", "Scenario file to open.", "S");
-    const QCommandLineOption policy("policy", "Policy file to open (overrides the scenario's).", "P");
-    const QCommandLineOption log("access-log", "Access log to replay instead of a scenario.", "LOG");
+    const QCommandLineOption policy("policy", "Policy file to open (overrides the scenario's).",
+                                    "P");
+    const QCommandLineOption log("access-log", "Access log to replay instead of a scenario.",
+                                 "LOG");
     const QCommandLineOption run("run", "Start the run at once.");
     const QCommandLineOption speed(
         "speed", "Times real time, 1 to 1000, or 'max' for as fast as possible (default 1).", "X",
         "1");
     const QCommandLineOption store("store", "memory (default) or redis://HOST:PORT[/DB].", "STORE");
-    const QCommandLineOption shot("screenshot", "Save a picture of the window to FILE.png.", "FILE");
-    const QCommandLineOption quit("quit-after", "Quit after SECONDS (after the screenshot).", "SECONDS");
-    const QCommandLineOption gl("opengl", "Draw chart lines with OpenGL where the platform has it.");
+    const QCommandLineOption shot("screenshot", "Save a picture of the window to FILE.png.",
+                                  "FILE");
+    const QCommandLineOption quit("quit-after", "Quit after SECONDS (after the screenshot).",
+                                  "SECONDS");
+    const QCommandLineOption gl("opengl",
+                                "Draw chart lines with OpenGL where the platform has it.");
     const QCommandLineOption size("size", "Window size, WIDTHxHEIGHT (default 1600x1000).", "WxH");
     parser.addOptions({scenario, policy, log, run, speed, store, shot, quit, gl, size});
     if (!parser.parse(arguments)) {
@@ -57,14 +62,16 @@ std::optional<LaunchOptions> parseLaunchOptions(const QStringList& arguments, QS
     } else {
         o.speed = s.toDouble(&ok);
         if (!ok || o.speed < 1 || o.speed > 1000) {
-            error = QCoreApplication::tr("--speed: \"%1\" is not a number from 1 to 1000 or 'max'").arg(s);
+            error = QCoreApplication::tr("--speed: \"%1\" is not a number from 1 to 1000 or 'max'")
+                        .arg(s);
             return std::nullopt;
         }
     }
     o.store = parser.value(store);
     if (!o.store.isEmpty() && o.store != "memory" && !o.store.startsWith("redis://") &&
         !o.store.startsWith("unix://")) {
-        error = QCoreApplication::tr("--store: \"%1\" is neither memory nor a redis:// URL").arg(o.store);
+        error = QCoreApplication::tr("--store: \"%1\" is neither memory nor a redis:// URL")
+                    .arg(o.store);
         return std::nullopt;
     }
     o.screenshot = parser.value(shot);
@@ -90,7 +97,8 @@ std::optional<LaunchOptions> parseLaunchOptions(const QStringList& arguments, QS
         o.size = QSize(w, h);
     }
     if (!parser.positionalArguments().isEmpty()) {
-        error = QCoreApplication::tr("unexpected argument \"%1\"").arg(parser.positionalArguments().first());
+        error = QCoreApplication::tr("unexpected argument \"%1\"")
+                    .arg(parser.positionalArguments().first());
         return std::nullopt;
     }
     return o;
@@ -105,10 +113,10 @@ bool applyLaunchOptions(const LaunchOptions& options, Workbench& workbench, RunC
         workbench.setStoreChoice(choice);
     }
     // The policy first, so that the scenario does not replace it with the one it names.
-    const QString policy = options.policy.isEmpty() && options.scenario.isEmpty() &&
-                                   options.accessLog.isEmpty()
-                               ? findDataFile(kDefaultPolicy)
-                               : options.policy;
+    const QString policy =
+        options.policy.isEmpty() && options.scenario.isEmpty() && options.accessLog.isEmpty()
+            ? findDataFile(kDefaultPolicy)
+            : options.policy;
     if (!policy.isEmpty() && !workbench.openPolicy(policy)) return false;
     if (!options.accessLog.isEmpty()) {
         if (options.run) {
@@ -120,8 +128,8 @@ bool applyLaunchOptions(const LaunchOptions& options, Workbench& workbench, RunC
         workbench.openAccessLog(options.accessLog);
         return true;
     }
-    const QString scenario = options.scenario.isEmpty() ? findDataFile(kDefaultScenario)
-                                                        : options.scenario;
+    const QString scenario =
+        options.scenario.isEmpty() ? findDataFile(kDefaultScenario) : options.scenario;
     if (scenario.isEmpty()) return true;  // nothing shipped: the user opens one
     if (!workbench.openScenario(scenario)) return false;
     if (options.run) workbench.run();

@@ -11,6 +11,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolBar>
+#include <QVBoxLayout>
 
 #include "actor_table_model.h"
 #include "charts_panel.h"
@@ -74,14 +75,18 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
     tabs->addTab(logView, tr("Limit hits and store failures"));
 
     auto* split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(scenario_);
     split->addWidget(charts_);
     split->addWidget(tabs);
-    split->setStretchFactor(0, 0);
-    split->setStretchFactor(1, 5);
-    split->setStretchFactor(2, 1);
+    split->setStretchFactor(0, 5);
+    split->setStretchFactor(1, 1);
     split->setChildrenCollapsible(false);
-    setCentralWidget(split);
+    auto* centre = new QWidget(this);
+    auto* column = new QVBoxLayout(centre);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->setSpacing(2);
+    column->addWidget(scenario_);
+    column->addWidget(split, 1);
+    setCentralWidget(centre);
     buildMenus();
 
     SimulationSession& session = workbench_.session();
@@ -98,7 +103,8 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
             [actorsView] { actorsView->resizeColumnsToContents(); });
     connect(&workbench_, &Workbench::statusMessage, this,
             [this](const QString& text) { statusBar()->showMessage(text, 10000); });
-    connect(&workbench_.document(), &PolicyDocument::modifiedChanged, this, &MainWindow::updateTitle);
+    connect(&workbench_.document(), &PolicyDocument::modifiedChanged, this,
+            &MainWindow::updateTitle);
     connect(&workbench_.document(), &PolicyDocument::reloaded, this, &MainWindow::updateTitle);
     connect(&workbench_, &Workbench::scenarioChanged, this, &MainWindow::updateTitle);
     connect(scenario_, &ScenarioPanel::openScenarioRequested, this, [this] {
@@ -113,11 +119,12 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open policy..."), QKeySequence::Open, this, [this] {
-        const QString path = ui_.chooseOpenFile(tr("Open policy"), findDataFile("resources/policies"),
-                                                tr("Policy files (*.json)"));
+        const QString path = ui_.chooseOpenFile(
+            tr("Open policy"), findDataFile("resources/policies"), tr("Policy files (*.json)"));
         if (!path.isEmpty()) workbench_.openPolicy(path);
     });
-    file->addAction(tr("&Save policy"), QKeySequence::Save, this, [this] { workbench_.savePolicy(); });
+    file->addAction(tr("&Save policy"), QKeySequence::Save, this,
+                    [this] { workbench_.savePolicy(); });
     file->addAction(tr("Save policy &as..."), QKeySequence::SaveAs, this, [this] {
         const QString path = ui_.chooseSaveFile(tr("Save policy as"), workbench_.document().path(),
                                                 tr("Policy files (*.json)"));
@@ -130,15 +137,15 @@ void MainWindow::buildMenus() {
         if (!path.isEmpty()) workbench_.openScenario(path);
     });
     file->addAction(tr("Open access &log..."), this, [this] {
-        const QString path = ui_.chooseOpenFile(
-            tr("Replay an access log"), {},
-            tr("Access logs (*.log *.txt *.csv *access*);;All files (*)"));
+        const QString path =
+            ui_.chooseOpenFile(tr("Replay an access log"), {},
+                               tr("Access logs (*.log *.txt *.csv *access*);;All files (*)"));
         if (!path.isEmpty()) workbench_.openAccessLog(path);
     });
     file->addSeparator();
     file->addAction(tr("&Export validated policy..."), this, [this] {
-        const QString path = ui_.chooseSaveFile(tr("Export validated policy"), "validated-policy.json",
-                                                tr("Policy files (*.json)"));
+        const QString path = ui_.chooseSaveFile(
+            tr("Export validated policy"), "validated-policy.json", tr("Policy files (*.json)"));
         if (!path.isEmpty()) workbench_.exportValidated(path);
     });
     file->addSeparator();
@@ -148,14 +155,14 @@ void MainWindow::buildMenus() {
     run->addAction(tr("&Run"), QKeySequence(Qt::Key_F5), &workbench_, &Workbench::run);
     run->addAction(tr("&Pause"), QKeySequence(Qt::Key_F6), &workbench_, &Workbench::pause);
     run->addAction(tr("&Step"), QKeySequence(Qt::Key_F10), &workbench_, &Workbench::step);
-    run->addAction(tr("R&eset"), QKeySequence(Qt::CTRL | Qt::Key_R), &workbench_, &Workbench::reset);
+    run->addAction(tr("R&eset"), QKeySequence(Qt::CTRL | Qt::Key_R), &workbench_,
+                   &Workbench::reset);
 }
 
 void MainWindow::updateTitle() {
     const PolicyDocument& doc = workbench_.document();
-    QString scenario = workbench_.hasScenario()
-                           ? QString::fromStdString(workbench_.scenario().name)
-                           : tr("no scenario");
+    QString scenario = workbench_.hasScenario() ? QString::fromStdString(workbench_.scenario().name)
+                                                : tr("no scenario");
     setWindowTitle(tr("%1[*] - %2 - ratelab workbench").arg(doc.displayName(), scenario));
     setWindowModified(doc.isModified());
 }

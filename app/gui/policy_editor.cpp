@@ -72,8 +72,7 @@ PolicyEditor::PolicyEditor(PolicyDocument& document, QWidget* parent)
     : QWidget(parent), document_(document) {
     buildForm();
     connect(&document_, &PolicyDocument::reloaded, this, &PolicyEditor::showDocument);
-    connect(&document_, &PolicyDocument::diagnosticsChanged, this,
-            &PolicyEditor::showDiagnostics);
+    connect(&document_, &PolicyDocument::diagnosticsChanged, this, &PolicyEditor::showDiagnostics);
     showDocument();
 }
 
@@ -88,8 +87,9 @@ void PolicyEditor::buildForm() {
 
     policyPicker_ = new QComboBox(this);
     policyPicker_->setObjectName("policyPicker");
-    policyPicker_->setToolTip(tr("Policies are charged in this order; a request is refused if "
-                                 "any of them refuses"));
+    policyPicker_->setToolTip(
+        tr("Policies are charged in this order; a request is refused if "
+           "any of them refuses"));
     auto* pickRow = new QHBoxLayout;
     pickRow->addWidget(new QLabel(tr("Policy"), this));
     pickRow->addWidget(policyPicker_, 1);
@@ -110,8 +110,9 @@ void PolicyEditor::buildForm() {
     capacity_ = new QSpinBox(limitBox);
     capacity_->setObjectName("capacitySpin");
     capacity_->setRange(0, 1'000'000'000);
-    capacity_->setToolTip(tr("Burst in tokens; for window algorithms the quota per window; for "
-                             "the leaky bucket nginx's burst"));
+    capacity_->setToolTip(
+        tr("Burst in tokens; for window algorithms the quota per window; for "
+           "the leaky bucket nginx's burst"));
     capacitySlider_ = logSlider(limitBox);
     capacitySlider_->setObjectName("capacitySlider");
     limit->addRow(tr("Capacity"), row(capacity_, capacitySlider_, limitBox));
@@ -237,7 +238,8 @@ void PolicyEditor::buildForm() {
     tierDefault_ = new QLineEdit(tierBox);
     tier->addRow(tr("Attribute / default"), row(tierAttribute_, tierDefault_, tierBox));
     tiers_ = new QTableWidget(0, 4, tierBox);
-    tiers_->setHorizontalHeaderLabels({tr("Tier"), tr("Capacity"), tr("Refill /s"), tr("Window ms")});
+    tiers_->setHorizontalHeaderLabels(
+        {tr("Tier"), tr("Capacity"), tr("Refill /s"), tr("Window ms")});
     tiers_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     tiers_->verticalHeader()->setVisible(false);
     tiers_->setMaximumHeight(110);
@@ -349,7 +351,8 @@ void PolicyEditor::showDocument() {
             keep >= 0 && keep < policyPicker_->count() ? keep : (set.policies.empty() ? -1 : 0));
     }
     selectItem(storeKind_, set.store.kind);
-    maxBuckets_->setValue(static_cast<int>(std::min<std::int64_t>(set.store.maxBuckets, 2'000'000'000)));
+    maxBuckets_->setValue(
+        static_cast<int>(std::min<std::int64_t>(set.store.maxBuckets, 2'000'000'000)));
     storeUrls_->setText(joinList(set.store.urls));
     storeNamespace_->setText(QString::fromStdString(set.store.keyNamespace));
     proxyCidrs_->setText(cidrListText(set.trustedProxies.cidrs));
@@ -451,7 +454,8 @@ void PolicyEditor::commitPolicy() {
     p.key.source = itemValue<KeySource>(keySource_);
     p.key.header = keyHeader_->text().trimmed().toStdString();
     QString error;
-    if (auto parts = parseKeyParts(keyParts_->text(), error); markField(keyParts_, parts.has_value(), error)) {
+    if (auto parts = parseKeyParts(keyParts_->text(), error);
+        markField(keyParts_, parts.has_value(), error)) {
         p.key.parts = std::move(*parts);
     }
     p.key.ipv4Prefix = ipv4Prefix_->value();
@@ -465,7 +469,8 @@ void PolicyEditor::commitPolicy() {
     p.storeTimeout = static_cast<Nanos>(storeTimeoutMs_->value()) * kNanosPerMilli;
     p.mode = itemValue<PolicyMode>(mode_);
     p.headers = itemValue<HeaderStyle>(headers_);
-    if (auto cidrs = parseCidrList(bypassCidrs_->text(), error); markField(bypassCidrs_, cidrs.has_value(), error)) {
+    if (auto cidrs = parseCidrList(bypassCidrs_->text(), error);
+        markField(bypassCidrs_, cidrs.has_value(), error)) {
         p.bypass.cidrs = std::move(*cidrs);
     }
     p.bypass.principals = splitList(bypassPrincipals_->text());
@@ -509,7 +514,8 @@ void PolicyEditor::commitFileSections() {
 
     TrustedProxies proxies = document_.policies().trustedProxies;
     QString error;
-    if (auto cidrs = parseCidrList(proxyCidrs_->text(), error); markField(proxyCidrs_, cidrs.has_value(), error)) {
+    if (auto cidrs = parseCidrList(proxyCidrs_->text(), error);
+        markField(proxyCidrs_, cidrs.has_value(), error)) {
         proxies.cidrs = std::move(*cidrs);
     }
     proxies.header = proxyHeader_->currentText().toStdString();
@@ -536,7 +542,8 @@ void PolicyEditor::updateEnabledFields() {
 void PolicyEditor::showDiagnostics() {
     const auto& all = document_.diagnostics();
     if (all.empty()) {
-        diagnostics_->setText(tr("<span style='color:#2e7d32'>&#10003; The policy set is valid.</span>"));
+        diagnostics_->setText(
+            tr("<span style='color:#2e7d32'>&#10003; The policy set is valid.</span>"));
         return;
     }
     QString html;

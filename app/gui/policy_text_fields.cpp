@@ -28,8 +28,9 @@ std::optional<std::vector<Cidr>> parseCidrList(const QString& text, QString& err
     for (const std::string& item : splitList(text)) {
         std::optional<Cidr> cidr = Cidr::parse(item, true);
         if (!cidr) {
-            error = QObject::tr("\"%1\" is not a CIDR block such as 10.0.0.0/8 (host bits must be "
-                                "zero)")
+            error = QObject::tr(
+                        "\"%1\" is not a CIDR block such as 10.0.0.0/8 (host bits must be "
+                        "zero)")
                         .arg(QString::fromStdString(item));
             return std::nullopt;
         }
@@ -67,8 +68,9 @@ std::optional<std::vector<KeyPart>> parseKeyParts(const QString& text, QString& 
             part.kind = KeyPart::Kind::Attribute;
             part.name = name;
         } else {
-            error = QObject::tr("\"%1\" is not a key part: use route, method, peer, principal, "
-                                "header:NAME or attribute:NAME")
+            error = QObject::tr(
+                        "\"%1\" is not a key part: use route, method, peer, principal, "
+                        "header:NAME or attribute:NAME")
                         .arg(QString::fromStdString(item));
             return std::nullopt;
         }

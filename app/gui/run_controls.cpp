@@ -47,12 +47,12 @@ RunControls::RunControls(Workbench& workbench, QWidget* parent)
     store_->addItem(tr("Redis"), static_cast<int>(StoreChoice::Kind::Redis));
     redisUrl_ = new QLineEdit(QString::fromStdString(StoreChoice{}.redisUrl), this);
     redisUrl_->setObjectName("redisUrl");
-    redisUrl_->setMinimumWidth(180);
+    redisUrl_->setMinimumWidth(150);
     redisUrl_->setToolTip(tr("Redis in caller-time mode: it runs on the virtual clock"));
     redisUrl_->setEnabled(false);
     progress_ = new QLabel(this);
     progress_->setObjectName("progressLabel");
-    progress_->setMinimumWidth(330);
+    progress_->setMinimumWidth(260);
     progress_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
 
     auto* layout = new QHBoxLayout(this);
@@ -155,7 +155,7 @@ void RunControls::showProgress() {
             state = tr("failed");
             break;
     }
-    progress_->setText(tr("%1   t = %2 / %3 s   %4 requests   %5 decisions/s")
+    progress_->setText(tr("%1   t = %2 / %3 s   %4 requests   %5 decisions/s ")
                            .arg(state)
                            .arg(locale.toString(now, 'f', 1))
                            .arg(locale.toString(total, 'f', 0))

@@ -9,10 +9,10 @@ void RunSeries::reset(const RunShape& shape) {
     for (std::size_t c = 0; c < shape.classNames.size(); ++c) {
         const QString cls = QString::fromStdString(shape.classNames[c]);
         const int index = static_cast<int>(c);
-        specs_.push_back({cls + " allowed", ChartKind::Traffic, SeriesRole::AllowedPerSecond,
-                          index, cls});
-        specs_.push_back({cls + " throttled", ChartKind::Traffic, SeriesRole::ThrottledPerSecond,
-                          index, cls});
+        specs_.push_back(
+            {cls + " allowed", ChartKind::Traffic, SeriesRole::AllowedPerSecond, index, cls});
+        specs_.push_back(
+            {cls + " throttled", ChartKind::Traffic, SeriesRole::ThrottledPerSecond, index, cls});
     }
     specs_.push_back({"live buckets", ChartKind::Keyspace, SeriesRole::Buckets, -1, {}});
     specs_.push_back({"budget slots", ChartKind::Keyspace, SeriesRole::BudgetSlots, -1, {}});

@@ -42,7 +42,7 @@ struct SimBatch {
     bool fresh = false;            ///< the first batch of a new runner: `shape` is set
     RunShape shape;
     RunState state = RunState::Empty;
-    std::vector<sim::Sample> samples;  ///< closed since the previous batch, oldest first
+    std::vector<sim::Sample> samples;   ///< closed since the previous batch, oldest first
     std::vector<sim::ActorRow> actors;  ///< totals since the start (latest wins)
     std::vector<sim::LogEntry> log;     ///< limit hits and store failures, oldest first
     Nanos now = 0;                      ///< virtual time reached

@@ -4,7 +4,26 @@
 
 #include <algorithm>
 
+#ifdef __linux__
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
+
 namespace ratelab::gui {
+
+namespace {
+
+// Runs on the simulation thread as it starts. A run as fast as possible keeps a core busy;
+// a slightly lower scheduling weight (nice +5) lets the GUI thread win the CPU whenever it
+// wakes, even when the machine has no core to spare. QThread::setPriority cannot do this on
+// Linux: under SCHED_OTHER it has a single priority level.
+void lowerSimulationPriority() {
+#ifdef __linux__
+    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 5);
+#endif
+}
+
+}  // namespace
 
 SimulationSession::SimulationSession(WallClock clock, QObject* parent)
     : QObject(parent), frameTimer_(this) {
@@ -14,6 +33,7 @@ SimulationSession::SimulationSession(WallClock clock, QObject* parent)
     connect(worker_, &SimulationWorker::batchReady, this, &SimulationSession::receive,
             Qt::QueuedConnection);
     thread_.setObjectName("ratelab-simulation");
+    connect(&thread_, &QThread::started, &thread_, lowerSimulationPriority, Qt::DirectConnection);
     thread_.start();
 
     frameTimer_.setInterval(kFrameMs);
@@ -32,7 +52,10 @@ void SimulationSession::load(RunSetup setup) {
     SimulationWorker* w = worker_;
     w->interrupt();
     QMetaObject::invokeMethod(
-        w, [w, setup = std::move(setup), generation]() mutable { w->load(std::move(setup), generation); },
+        w,
+        [w, setup = std::move(setup), generation]() mutable {
+            w->load(std::move(setup), generation);
+        },
         Qt::QueuedConnection);
     // Batches of the previous run still in flight are dropped by generation in receive().
     hasPending_ = false;
@@ -41,23 +64,27 @@ void SimulationSession::load(RunSetup setup) {
 
 void SimulationSession::play() {
     SimulationWorker* w = worker_;
-    QMetaObject::invokeMethod(w, [w] { w->play(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        w, [w] { w->play(); }, Qt::QueuedConnection);
 }
 
 void SimulationSession::pause() {
     SimulationWorker* w = worker_;
-    QMetaObject::invokeMethod(w, [w] { w->pause(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        w, [w] { w->pause(); }, Qt::QueuedConnection);
 }
 
 void SimulationSession::step() {
     SimulationWorker* w = worker_;
-    QMetaObject::invokeMethod(w, [w] { w->step(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        w, [w] { w->step(); }, Qt::QueuedConnection);
 }
 
 void SimulationSession::setSpeed(double multiple) {
     speed_ = multiple;
     SimulationWorker* w = worker_;
-    QMetaObject::invokeMethod(w, [w, multiple] { w->setSpeed(multiple); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        w, [w, multiple] { w->setSpeed(multiple); }, Qt::QueuedConnection);
 }
 
 void SimulationSession::retune(std::size_t policyIndex, const Policy& policy) {

@@ -11,7 +11,7 @@ namespace ratelab::gui {
 
 namespace {
 
-constexpr int kSide = 12;   // horizontal margin, px
+constexpr int kSide = 12;  // horizontal margin, px
 constexpr int kBandTop = 18;
 constexpr int kBandHeight = 22;
 

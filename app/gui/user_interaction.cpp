@@ -10,8 +10,8 @@ void DialogInteraction::showError(const QString& title, const QString& text) {
     QMessageBox box(QMessageBox::Critical, title, title, QMessageBox::Ok, parent_);
     box.setObjectName("errorDialog");
     // Diagnostics read best in a fixed font, one per line; the full text stays selectable.
-    box.setInformativeText(QStringLiteral("<pre style='font-family:monospace'>%1</pre>")
-                               .arg(text.toHtmlEscaped()));
+    box.setInformativeText(
+        QStringLiteral("<pre style='font-family:monospace'>%1</pre>").arg(text.toHtmlEscaped()));
     box.setTextInteractionFlags(Qt::TextSelectableByMouse);
     box.exec();
 }

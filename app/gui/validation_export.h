@@ -15,8 +15,8 @@
 namespace ratelab::gui {
 
 struct ValidatedExport {
-    std::string text;   ///< the policy file, validation record included; empty on failure
-    std::string error;  ///< why there is no text
+    std::string text;    ///< the policy file, validation record included; empty on failure
+    std::string error;   ///< why there is no text
     sim::Report report;  ///< the run that was embedded
 };
 

@@ -38,22 +38,24 @@ PolicyLoadResult loadPolicyAt(const QString& path, qint64 maxBytes) {
     QString error;
     if (!readWholeFile(path, maxBytes, text, error)) {
         PolicyLoadResult r;
-        r.diagnostics.push_back({Diagnostic::Severity::Error, path.toStdString(), 0, 0, "",
-                                 error.toStdString()});
+        r.diagnostics.push_back(
+            {Diagnostic::Severity::Error, path.toStdString(), 0, 0, "", error.toStdString()});
         return r;
     }
-    return parsePolicyText(std::string_view(text.constData(), static_cast<std::size_t>(text.size())),
-                           path.toStdString());
+    return parsePolicyText(
+        std::string_view(text.constData(), static_cast<std::size_t>(text.size())),
+        path.toStdString());
 }
 
 sim::ScenarioLoadResult loadScenarioAt(const QString& path, qint64 maxBytes) {
-    if (!isResource(path)) return sim::loadScenarioFile(QDir::toNativeSeparators(path).toStdString());
+    if (!isResource(path))
+        return sim::loadScenarioFile(QDir::toNativeSeparators(path).toStdString());
     QByteArray text;
     QString error;
     if (!readWholeFile(path, maxBytes, text, error)) {
         sim::ScenarioLoadResult r;
-        r.diagnostics.push_back({Diagnostic::Severity::Error, path.toStdString(), 0, 0, "",
-                                 error.toStdString()});
+        r.diagnostics.push_back(
+            {Diagnostic::Severity::Error, path.toStdString(), 0, 0, "", error.toStdString()});
         return r;
     }
     return sim::parseScenarioText(
@@ -98,8 +100,9 @@ AccessLogResult parseAccessLogFile(const QString& path) {
 }
 
 QString replayNotes(const sim::RecordedTraffic& t) {
-    QString notes = QObject::tr("Replay of %1 (%2 format): %3 lines, %4 requests from %5 clients "
-                                "over %6 s.")
+    QString notes = QObject::tr(
+                        "Replay of %1 (%2 format): %3 lines, %4 requests from %5 clients "
+                        "over %6 s.")
                         .arg(QFileInfo(QString::fromStdString(t.file)).fileName(),
                              QString::fromUtf8(sim::logFormatName(t.format).data()))
                         .arg(t.lines)
@@ -177,9 +180,10 @@ bool Workbench::settleUnsavedEdits() {
 bool Workbench::loadPolicyFrom(const QString& path, bool explicitChoice) {
     PolicyLoadResult result = loadPolicyAt(path, kMaxJsonFileBytes);
     if (!result.ok()) {
-        ui_.showError(tr("Cannot open the policy file"),
-                      tr("%1 was not loaded; the editor keeps its values.\n\n%2")
-                          .arg(QDir::toNativeSeparators(path), diagnosticsText(result.diagnostics)));
+        ui_.showError(
+            tr("Cannot open the policy file"),
+            tr("%1 was not loaded; the editor keeps its values.\n\n%2")
+                .arg(QDir::toNativeSeparators(path), diagnosticsText(result.diagnostics)));
         return false;
     }
     document_.reset(std::move(*result.policies), path);
@@ -223,9 +227,10 @@ bool Workbench::savePolicy(const QString& path) {
 bool Workbench::openScenario(const QString& path) {
     sim::ScenarioLoadResult result = loadScenarioAt(path, kMaxJsonFileBytes);
     if (!result.ok()) {
-        ui_.showError(tr("Cannot open the scenario"),
-                      tr("%1 was not loaded.\n\n%2")
-                          .arg(QDir::toNativeSeparators(path), diagnosticsText(result.diagnostics)));
+        ui_.showError(
+            tr("Cannot open the scenario"),
+            tr("%1 was not loaded.\n\n%2")
+                .arg(QDir::toNativeSeparators(path), diagnosticsText(result.diagnostics)));
         return false;
     }
     sim::Scenario scenario = std::move(*result.scenario);
@@ -277,8 +282,9 @@ void Workbench::exportValidated(const QString& path) {
         return;
     }
     if (document_.hasErrors()) {
-        ui_.showError(tr("Cannot export"),
-                      tr("The policy set has errors:\n\n%1").arg(diagnosticsText(document_.diagnostics())));
+        ui_.showError(
+            tr("Cannot export"),
+            tr("The policy set has errors:\n\n%1").arg(diagnosticsText(document_.diagnostics())));
         emit exportFinished(path, false, tr("the policy set has errors"));
         return;
     }
@@ -296,16 +302,16 @@ void Workbench::exportValidated(const QString& path) {
             file.write(r.text.data(), static_cast<qint64>(r.text.size())) !=
                 static_cast<qint64>(r.text.size()) ||
             !file.commit()) {
-            const QString error = tr("%1: %2").arg(QDir::toNativeSeparators(path), file.errorString());
+            const QString error =
+                tr("%1: %2").arg(QDir::toNativeSeparators(path), file.errorString());
             ui_.showError(tr("Cannot export"), error);
             emit exportFinished(path, false, error);
             return;
         }
-        const QString message =
-            tr("Exported %1: %2 requests replayed, expectations %3")
-                .arg(QDir::toNativeSeparators(path))
-                .arg(r.report.totals.requests)
-                .arg(r.report.pass() ? tr("met") : tr("NOT met"));
+        const QString message = tr("Exported %1: %2 requests replayed, expectations %3")
+                                    .arg(QDir::toNativeSeparators(path))
+                                    .arg(r.report.totals.requests)
+                                    .arg(r.report.pass() ? tr("met") : tr("NOT met"));
         emit statusMessage(message);
         emit exportFinished(path, true, message);
     });
@@ -313,8 +319,7 @@ void Workbench::exportValidated(const QString& path) {
                            .arg(QString::fromStdString(scenario_->name)));
     const std::string generator = std::string("ratelab ") + RATELAB_VERSION;
     watcher->setFuture(QtConcurrent::run(
-        [scenario = *scenario_, policies = document_.policies(), generator,
-         cancel = cancelJobs_] {
+        [scenario = *scenario_, policies = document_.policies(), generator, cancel = cancelJobs_] {
             return buildValidatedExport(scenario, policies, std::nullopt, generator, cancel.get());
         }));
 }
@@ -332,10 +337,11 @@ bool Workbench::reset() {
     for (const Diagnostic& d : document_.diagnostics()) {
         if (d.severity == Diagnostic::Severity::Error) problems.push_back(d);
     }
-    if (problems.empty()) problems = sim::checkScenarioAgainstPolicy(*scenario_, document_.policies());
+    if (problems.empty())
+        problems = sim::checkScenarioAgainstPolicy(*scenario_, document_.policies());
     if (hasErrors(problems)) {
-        ui_.showError(tr("Cannot run"),
-                      tr("The scenario cannot run with these policies:\n\n%1").arg(diagnosticsText(problems)));
+        ui_.showError(tr("Cannot run"), tr("The scenario cannot run with these policies:\n\n%1")
+                                            .arg(diagnosticsText(problems)));
         return false;
     }
     RunSetup setup;
@@ -375,8 +381,9 @@ void Workbench::sendLiveEdit(std::size_t policyIndex) {
     const PolicySet& edited = document_.policies();
     if (policyIndex >= running.policies.size() || policyIndex >= edited.policies.size()) return;
     if (!isLiveTunable(running.policies[policyIndex], edited.policies[policyIndex])) {
-        emit statusMessage(tr("This change alters how requests are matched or keyed: it applies "
-                              "when you press Reset."));
+        emit statusMessage(
+            tr("This change alters how requests are matched or keyed: it applies "
+               "when you press Reset."));
         return;
     }
     session_.retune(policyIndex, edited.policies[policyIndex]);

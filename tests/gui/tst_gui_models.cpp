@@ -71,8 +71,10 @@ void TestGuiModels::actorTableShowsTotals() {
     QCOMPARE(model.rowCount(), 1);
     QCOMPARE(model.columnCount(), int(ActorTableModel::ColumnCount));
     QCOMPARE(model.data(model.index(0, ActorTableModel::Actor)).toString(), QString("flood"));
-    QCOMPARE(model.data(model.index(0, ActorTableModel::Throttled), Qt::UserRole).toLongLong(), 750);
-    QCOMPARE(model.data(model.index(0, ActorTableModel::AllowedPercent), Qt::UserRole).toDouble(), 25.0);
+    QCOMPARE(model.data(model.index(0, ActorTableModel::Throttled), Qt::UserRole).toLongLong(),
+             750);
+    QCOMPARE(model.data(model.index(0, ActorTableModel::AllowedPercent), Qt::UserRole).toDouble(),
+             25.0);
     row.counters.allowed = 300;
     model.setRows({row});  // same actors: an update, not a reset
     QCOMPARE(reset.count(), 1);
@@ -181,7 +183,8 @@ void TestGuiModels::liveTunable_data() {
     for (const char* f : {"capacity", "refill", "window", "cost", "mode", "headers", "onStoreError",
                           "storeTimeout", "delay"})
         QTest::newRow(f) << QString(f) << true;
-    for (const char* f : {"name", "algorithm", "keySource", "ipv6Prefix", "budget", "path", "bypass"})
+    for (const char* f :
+         {"name", "algorithm", "keySource", "ipv6Prefix", "budget", "path", "bypass"})
         QTest::newRow(f) << QString(f) << false;
 }
 
@@ -215,14 +218,21 @@ void TestGuiModels::textFields_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<bool>("ok");
     QTest::addColumn<QString>("canonical");
-    QTest::newRow("cidrs") << "cidr" << " 10.0.0.0/8,2001:db8::/32 " << true << "10.0.0.0/8, 2001:db8::/32";
-    QTest::newRow("cidr host bits") << "cidr" << "10.0.0.1/8" << false << "";
-    QTest::newRow("cidr empty") << "cidr" << "" << true << "";
-    QTest::newRow("parts") << "parts" << "route header:x-account, attribute:plan" << true
+    QTest::newRow("cidrs") << "cidr"
+                           << " 10.0.0.0/8,2001:db8::/32 " << true << "10.0.0.0/8, 2001:db8::/32";
+    QTest::newRow("cidr host bits") << "cidr"
+                                    << "10.0.0.1/8" << false << "";
+    QTest::newRow("cidr empty") << "cidr"
+                                << "" << true << "";
+    QTest::newRow("parts") << "parts"
+                           << "route header:x-account, attribute:plan" << true
                            << "route, header:x-account, attribute:plan";
-    QTest::newRow("part without name") << "parts" << "header:" << false << "";
-    QTest::newRow("unknown part") << "parts" << "route, cookie" << false << "";
-    QTest::newRow("methods") << "list" << "GET,  POST" << true << "GET, POST";
+    QTest::newRow("part without name") << "parts"
+                                       << "header:" << false << "";
+    QTest::newRow("unknown part") << "parts"
+                                  << "route, cookie" << false << "";
+    QTest::newRow("methods") << "list"
+                             << "GET,  POST" << true << "GET, POST";
 }
 
 void TestGuiModels::textFields() {

@@ -30,9 +30,9 @@ void TestLaunch::screenshotOfARunningScenario() {
     const QString scenario = writeFile(dir, "s.json", attackScenarioJson("flood", 200, 60));
     const QString out = dir.filePath("shot.png");
     QProcess app;
-    app.start(RATELAB_GUI_EXE, {"--scenario", scenario, "--policy", policy, "--run", "--speed",
-                                "20", "--screenshot", out, "--quit-after", "1.5", "--size",
-                                "1200x800"});
+    app.start(RATELAB_GUI_EXE,
+              {"--scenario", scenario, "--policy", policy, "--run", "--speed", "20", "--screenshot",
+               out, "--quit-after", "1.5", "--size", "1200x800"});
     QVERIFY(app.waitForFinished(60000));
     QVERIFY2(app.exitStatus() == QProcess::NormalExit && app.exitCode() == 0,
              app.readAllStandardError().constData());
@@ -70,10 +70,10 @@ void TestLaunch::badOptionsExitWithTwo() {
 
 void TestLaunch::parsesOptions() {
     QString error;
-    auto o = parseLaunchOptions({"ratelab", "--scenario", "s.json", "--policy", "p.json", "--run",
-                                 "--speed", "max", "--store", "redis://127.0.0.1:6390/2",
-                                 "--screenshot", "x.png", "--quit-after", "2.5"},
-                                error);
+    auto o = parseLaunchOptions(
+        {"ratelab", "--scenario", "s.json", "--policy", "p.json", "--run", "--speed", "max",
+         "--store", "redis://127.0.0.1:6390/2", "--screenshot", "x.png", "--quit-after", "2.5"},
+        error);
     QVERIFY2(o.has_value(), qPrintable(error));
     QCOMPARE(o->scenario, QString("s.json"));
     QCOMPARE(o->policy, QString("p.json"));

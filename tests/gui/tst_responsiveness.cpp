@@ -84,20 +84,22 @@ void TestResponsiveness::tenMillionRequestsNeverStallTheGui() {
     watchdog.start();
     workbench.setSpeed(0);
     workbench.run();
-    QVERIFY(waitForFrames(session, [&] { return session.state() == RunState::Finished; }, 240000));
+    QVERIFY(waitForFrames(
+        session, [&] { return session.state() == RunState::Finished; }, 240000));
     const double wall = static_cast<double>(clock.nsecsElapsed()) / 1e9;
     watchdog.stop();
 
     QVERIFY(session.requests() >= 10'000'000);
     QCOMPARE(workbench.series().size(), std::size_t(500));
     const SimulationSession::FrameStats& frames = session.frameStats();
-    qInfo("10^7 run: %lld requests in %.2f s wall (%.2f s in the engine, %.0f decisions/s); "
-          "%lld frames, mean %.2f ms, max %.2f ms each; watchdog largest gap %.2f ms",
-          static_cast<long long>(session.requests()), wall, session.wallSeconds(),
-          static_cast<double>(session.requests()) / session.wallSeconds(),
-          static_cast<long long>(frames.frames),
-          static_cast<double>(frames.totalNanos) / static_cast<double>(frames.frames) / 1e6,
-          static_cast<double>(frames.maxNanos) / 1e6, static_cast<double>(largestGap) / 1e6);
+    qInfo(
+        "10^7 run: %lld requests in %.2f s wall (%.2f s in the engine, %.0f decisions/s); "
+        "%lld frames, mean %.2f ms, max %.2f ms each; watchdog largest gap %.2f ms",
+        static_cast<long long>(session.requests()), wall, session.wallSeconds(),
+        static_cast<double>(session.requests()) / session.wallSeconds(),
+        static_cast<long long>(frames.frames),
+        static_cast<double>(frames.totalNanos) / static_cast<double>(frames.frames) / 1e6,
+        static_cast<double>(frames.maxNanos) / 1e6, static_cast<double>(largestGap) / 1e6);
     QVERIFY2(largestGap < 50'000'000,
              qPrintable(QStringLiteral("the GUI thread stalled for %1 ms").arg(largestGap / 1e6)));
     QVERIFY(ui.errors.isEmpty());

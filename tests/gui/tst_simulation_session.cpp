@@ -27,8 +27,8 @@ Policy fixedWindow(std::int64_t quota) {
 }
 
 RunSetup attackSetup(double rate, int seconds, std::int64_t quota) {
-    sim::ScenarioLoadResult r =
-        sim::parseScenarioText(attackScenarioJson("flood", rate, seconds).toStdString(), "flood.json");
+    sim::ScenarioLoadResult r = sim::parseScenarioText(
+        attackScenarioJson("flood", rate, seconds).toStdString(), "flood.json");
     if (!r.ok()) qFatal("scenario does not parse");
     RunSetup setup;
     setup.scenario = std::move(*r.scenario);
@@ -109,6 +109,8 @@ void TestSimulationSession::pauseStopsVirtualTimeAndStepAdvancesOneInterval() {
     session.load(attackSetup(100, 20, 10));
     QVERIFY(waitForFrames(session, [&] { return session.state() == RunState::Ready; }));
     session.play();
+    // The clock moves only once the worker has anchored its pace (play() reads the clock).
+    QVERIFY(waitForFrames(session, [&] { return session.state() == RunState::Running; }));
     clock.advance(2'500 * kNanosPerMilli);
     QVERIFY(waitForFrames(session, [&] { return session.now() == 2'500 * kNanosPerMilli; }));
 
@@ -212,7 +214,8 @@ void TestSimulationSession::fastRunSendsBatchesNotRequests() {
         QCOMPARE(c.samples[i].end, static_cast<Nanos>(i + 1) * kSecond);
     QVERIFY(session.requests() >= 60'000);
     QVERIFY2(frames * 100 < session.requests(),
-             qPrintable(QStringLiteral("%1 frames for %2 requests").arg(frames).arg(session.requests())));
+             qPrintable(
+                 QStringLiteral("%1 frames for %2 requests").arg(frames).arg(session.requests())));
 }
 
 // Loading again while a run plays: nothing of the old run reaches the views afterwards.

@@ -71,8 +71,9 @@ void TestWorkbench::init() {
     policy_ = writeFile(dir_, "window.json", policyJson("fixed_window", 10, 1.0, 1000));
     scenario_ = writeFile(
         dir_, "flood.json",
-        attackScenarioJson("flood", 100, 300,
-                           R"([ { "kind": "store_outage", "failure": "transport", "from_s": 100, "to_s": 120 } ])"));
+        attackScenarioJson(
+            "flood", 100, 300,
+            R"([ { "kind": "store_outage", "failure": "transport", "from_s": 100, "to_s": 120 } ])"));
 }
 
 // One second of virtual time at 1x (on a manual clock) after pressing Run: every line of every

@@ -119,13 +119,13 @@ void TestWorkbenchFiles::malformedPolicyNamesLineAndColumn_data() {
     QTest::addColumn<int>("line");
     QTest::addColumn<int>("column");
     QTest::addColumn<QString>("words");
-    const QByteArray head = "{\n  \"version\": 1,\n  \"policies\": [\n    {\n      \"name\": \"api\",\n";
-    QTest::newRow("wrong type") << head + "      \"capacity\": \"ten\"\n    }\n  ]\n}\n" << 6 << 19
-                                << "capacity";
-    QTest::newRow("unknown key") << head + "      \"capacty\": 5\n    }\n  ]\n}\n" << 6 << 7
-                                 << "capacity";
-    QTest::newRow("syntax") << head + "      \"capacity\": 5,\n    }\n  ]\n}\n" << 7 << 5
-                            << "";
+    const QByteArray head =
+        "{\n  \"version\": 1,\n  \"policies\": [\n    {\n      \"name\": \"api\",\n";
+    QTest::newRow("wrong type") << head + "      \"capacity\": \"ten\"\n    }\n  ]\n}\n"
+                                << 6 << 19 << "capacity";
+    QTest::newRow("unknown key") << head + "      \"capacty\": 5\n    }\n  ]\n}\n"
+                                 << 6 << 7 << "capacity";
+    QTest::newRow("syntax") << head + "      \"capacity\": 5,\n    }\n  ]\n}\n" << 7 << 5 << "";
 }
 
 // A policy that does not load: the dialog names FILE:LINE:COLUMN and the problem, and the
@@ -163,7 +163,8 @@ void TestWorkbenchFiles::malformedScenarioNamesLineAndColumn() {
     QByteArray text = attackScenarioJson("broken", 100, 30);
     text.replace("\"rate_per_s\": 100", "\"rate_per_s\": -3");
     const int line = text.left(text.indexOf("-3")).count('\n') + 1;
-    const int column = static_cast<int>(text.indexOf("-3") - text.lastIndexOf('\n', text.indexOf("-3")));
+    const int column =
+        static_cast<int>(text.indexOf("-3") - text.lastIndexOf('\n', text.indexOf("-3")));
     const QString bad = writeFile(dir_, "broken.json", text);
     QVERIFY(!b.workbench.openScenario(bad));
     QCOMPARE(b.ui.errors.size(), 1);
@@ -183,7 +184,8 @@ void TestWorkbenchFiles::theRealDialogShowsTheDiagnostic() {
     window.show();
     QVERIFY(workbench.openPolicy(policy_));
     const QString bad = writeFile(
-        dir_, "bad.json", "{\n  \"version\": 1,\n  \"policies\": [ { \"name\": \"api\", \"cost\": 0 } ]\n}\n");
+        dir_, "bad.json",
+        "{\n  \"version\": 1,\n  \"policies\": [ { \"name\": \"api\", \"cost\": 0 } ]\n}\n");
     QString shown;
     QTimer watcher;
     watcher.setInterval(20);

@@ -1,15 +1,16 @@
 #include "plot/time_plot.h"
 
+#include <QGraphicsRectItem>
+#include <QGuiApplication>
+#include <QMouseEvent>
+#include <QVBoxLayout>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 #include <QtCharts/QLegendMarker>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QValueAxis>
-#include <QGraphicsRectItem>
-#include <QGuiApplication>
-#include <QMouseEvent>
-#include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ratelab::gui {
@@ -43,6 +44,27 @@ double niceCeiling(double value) {
         if (value <= step * magnitude * (1 + 1e-12)) return step * magnitude;
     }
     return 10 * magnitude;
+}
+
+// The tick step for an axis from 0 to `top` (a niceCeiling): 4 to 6 intervals of 1, 2, 2.5 or
+// 5 times a power of ten, so labels read 0, 50, 100, ... rather than 0, 62.5, 125, ...
+double niceStep(double top) {
+    if (!(top > 0) || !std::isfinite(top)) return 1.0;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(top)) - 1);
+    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0, 20.0, 25.0, 50.0}) {
+        const double intervals = top / (m * magnitude);
+        if (intervals <= 6 + 1e-9) return m * magnitude;
+    }
+    return top / 5;
+}
+
+// Qt Charts lays dynamic ticks out on every change, synchronously: a new range under the old
+// interval (0..20000 in steps of 0.2) would build a hundred thousand tick items. The interval
+// is widened first, so no intermediate state has more than a few ticks.
+void setAxis(QValueAxis* axis, double min, double max, double step) {
+    axis->setTickInterval(std::max({axis->max() - axis->min(), max - min, step}));
+    axis->setRange(min, max);
+    axis->setTickInterval(step);
 }
 
 void hideFromLegend(QChart* chart, QAbstractSeries* series) {
@@ -133,6 +155,12 @@ TimePlot::TimePlot(const QString& title, const QString& yTitle, QWidget* parent)
     m.y->setTitleText(yTitle);
     m.y->setLabelFormat("%.0f");
     m.y->setRange(0, 1);
+    for (QValueAxis* axis : {m.x, m.y}) {
+        axis->setTickType(QValueAxis::TicksDynamic);
+        axis->setTickAnchor(0);
+    }
+    m.x->setTickInterval(10);
+    m.y->setTickInterval(0.2);  // the range 0..1
     m.chart->addAxis(m.x, Qt::AlignBottom);
     m.chart->addAxis(m.y, Qt::AlignLeft);
 
@@ -240,7 +268,7 @@ void TimePlot::setXRange(double min, double max) {
     Impl& m = *impl_;
     if (!(max > min)) max = min + 1;  // equal bounds hide the axis (QTBUG-102392)
     if (m.x->min() == min && m.x->max() == max) return;
-    m.x->setRange(min, max);
+    setAxis(m.x, min, max, niceStep(max - min));
     m.placeOverlays();
 }
 
@@ -248,8 +276,9 @@ void TimePlot::setYMax(double max, double floor) {
     Impl& m = *impl_;
     const double top = niceCeiling(std::max(max, floor) * 1.05);
     if (m.y->max() == top) return;
-    m.y->setLabelFormat(top < 5 ? "%.1f" : "%.0f");
-    m.y->setRange(0, top);
+    const double step = niceStep(top);
+    m.y->setLabelFormat(step < 1 ? "%.1f" : "%.0f");
+    setAxis(m.y, 0, top, step);
     m.placeOverlays();
 }
 
