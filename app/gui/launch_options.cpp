@@ -113,8 +113,10 @@ bool applyLaunchOptions(const LaunchOptions& options, Workbench& workbench, RunC
         workbench.setStoreChoice(choice);
     }
     // The policy first, so that the scenario does not replace it with the one it names.
+    // Without --policy: the default policy, except for a scenario, which may name its own
+    // (Workbench::openScenario falls back to the default when it names none).
     const QString policy =
-        options.policy.isEmpty() && options.scenario.isEmpty() && options.accessLog.isEmpty()
+        options.policy.isEmpty() && (options.scenario.isEmpty() || !options.accessLog.isEmpty())
             ? findDataFile(kDefaultPolicy)
             : options.policy;
     if (!policy.isEmpty() && !workbench.openPolicy(policy)) return false;

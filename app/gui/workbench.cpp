@@ -241,6 +241,11 @@ bool Workbench::openScenario(const QString& path) {
         emit statusMessage(tr("The scenario names %1; keeping the policy in the editor.")
                                .arg(QString::fromStdString(scenario.policy)));
     }
+    if (document_.policies().policies.empty() && scenario.policyPath.empty()) {
+        // Nothing to run it with yet: the shipped default policy.
+        const QString fallback = findDataFile(kDefaultPolicy);
+        if (!fallback.isEmpty()) loadPolicyFrom(fallback, false);
+    }
     const QString notes = QString::fromStdString(scenario.description);
     useScenario(std::move(scenario), path, notes);
     return true;
@@ -349,6 +354,7 @@ bool Workbench::reset() {
     setup.policies = document_.policies();
     setup.store = store_;
     runPolicies_ = setup.policies;
+    structuralEdit_ = false;
     session_.load(std::move(setup));
     runBuilt_ = true;
     return true;
@@ -356,7 +362,10 @@ bool Workbench::reset() {
 
 void Workbench::run() {
     const RunState s = session_.state();
-    if (!runBuilt_ || s == RunState::Empty || s == RunState::Failed || s == RunState::Finished) {
+    // A run that has not started yet takes every edit: rebuild it rather than play the old one.
+    const bool staleReady = structuralEdit_ && s == RunState::Ready;
+    if (!runBuilt_ || staleReady || s == RunState::Empty || s == RunState::Failed ||
+        s == RunState::Finished) {
         if (!reset()) return;
     }
     session_.play();
@@ -367,7 +376,8 @@ void Workbench::pause() {
 }
 
 void Workbench::step() {
-    if (!runBuilt_ && !reset()) return;
+    const bool staleReady = structuralEdit_ && session_.state() == RunState::Ready;
+    if ((!runBuilt_ || staleReady) && !reset()) return;
     session_.step();
 }
 
@@ -381,6 +391,7 @@ void Workbench::sendLiveEdit(std::size_t policyIndex) {
     const PolicySet& edited = document_.policies();
     if (policyIndex >= running.policies.size() || policyIndex >= edited.policies.size()) return;
     if (!isLiveTunable(running.policies[policyIndex], edited.policies[policyIndex])) {
+        structuralEdit_ = true;
         emit statusMessage(
             tr("This change alters how requests are matched or keyed: it applies "
                "when you press Reset."));

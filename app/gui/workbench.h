@@ -110,9 +110,10 @@ private:
     QString scenarioPath_;
     QString scenarioNotes_;
     StoreChoice store_;
-    bool policyChosen_ = false;  // the user opened a policy file: scenarios do not replace it
-    bool runBuilt_ = false;      // a run reflecting the current inputs was sent to the worker
-    PolicySet runPolicies_;      // the policies the current run started with
+    bool policyChosen_ = false;    // the user opened a policy file: scenarios do not replace it
+    bool runBuilt_ = false;        // a run reflecting the current inputs was sent to the worker
+    PolicySet runPolicies_;        // the policies the current run started with
+    bool structuralEdit_ = false;  // an edit the running engine cannot take waits for Reset
     std::shared_ptr<std::atomic<bool>> cancelJobs_;
 };
 
