@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "policy/export_common.h"
@@ -20,6 +21,13 @@ namespace {
 // value may be longer; 256-byte slots, 4000 per megabyte.
 constexpr std::int64_t kStatesPerMegabyte = 8000;
 constexpr std::int64_t kLongKeyStatesPerMegabyte = 4000;
+
+// Four significant digits, for messages.
+std::string roughNumber(double x) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.4g", x);
+    return buffer;
+}
 
 std::string quote(std::string_view text) {
     return "\"" + std::string(text) + "\"";
@@ -301,14 +309,14 @@ private:
         if (rate.empty()) {
             notes_.refuse(
                 i, p.algorithm == Algorithm::FixedWindow ? "/window_ms" : "/refill_per_second",
-                "it runs below one request per minute, nginx's "
-                "slowest rate (1r/m)");
+                "it runs at " + roughNumber(n.ratePerSecond * 60) +
+                    " requests per minute, below nginx's slowest rate (1r/m)");
             return;
         }
         if (applied != milli) {
             approximate(p.algorithm == Algorithm::FixedWindow ? "/window_ms" : "/refill_per_second",
                         "the engine runs " + numberString(static_cast<double>(milli) / 1000) +
-                            " requests per second; the nearest nginx rate, " + rate + ", is " +
+                            " requests per second (in nginx's thousandths); " + rate + " runs " +
                             numberString(static_cast<double>(applied) / 1000));
         }
         if (p.algorithm == Algorithm::LeakyBucket && !p.nodelay && p.cost > 1) {

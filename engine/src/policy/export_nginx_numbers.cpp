@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "policy/export_targets.h"
 
@@ -11,25 +12,36 @@ namespace ratelab::policy {
 
 std::string nginxRate(long long milli, long long& applied) {
     if (milli < 1) return "";
-    std::string best;
-    long long bestApplied = 0;
-    auto consider = [&](long long n, long long scale, const char* unit) {
-        if (n < 1) return;
-        long long value = n * 1000 / scale;
-        if (value < 1) return;
-        long long d = std::llabs(value - milli);
-        long long bestD = std::llabs(bestApplied - milli);
-        if (best.empty() || d < bestD || (d == bestD && value < bestApplied)) {
-            best = std::to_string(n) + unit;
-            bestApplied = value;
-        }
+    struct Candidate {
+        std::string text;
+        long long value;
     };
-    for (long long n = milli / 1000; n <= milli / 1000 + 1; ++n)
-        consider(n, 1, "r/s");
-    for (long long n = milli * 60 / 1000 - 1; n <= milli * 60 / 1000 + 2; ++n)
-        consider(n, 60, "r/m");
-    applied = bestApplied;
-    return best;
+    std::vector<Candidate> candidates;
+    for (long long n = std::max(1LL, milli / 1000); n <= milli / 1000 + 1; ++n) {
+        candidates.push_back({std::to_string(n) + "r/s", n * 1000});
+    }
+    for (long long n = std::max(1LL, milli * 60 / 1000 - 1); n <= milli * 60 / 1000 + 2; ++n) {
+        if (n * 1000 / 60 >= 1) candidates.push_back({std::to_string(n) + "r/m", n * 1000 / 60});
+    }
+    // The nearest (ties to the lower), unless it is over 1% faster than the engine: then the
+    // fastest that is not faster, so that rounding never loosens a limit by more than 1%.
+    const Candidate* nearest = nullptr;
+    const Candidate* below = nullptr;
+    for (const Candidate& c : candidates) {
+        long long d = std::llabs(c.value - milli);
+        if (!nearest || d < std::llabs(nearest->value - milli) ||
+            (d == std::llabs(nearest->value - milli) && c.value < nearest->value)) {
+            nearest = &c;
+        }
+        if (c.value <= milli && (!below || c.value > below->value)) below = &c;
+    }
+    const Candidate* chosen = nearest;
+    if (!chosen || static_cast<double>(chosen->value) > 1.01 * static_cast<double>(milli)) {
+        chosen = below;
+    }
+    if (!chosen) return "";
+    applied = chosen->value;
+    return chosen->text;
 }
 
 namespace {

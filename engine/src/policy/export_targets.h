@@ -30,8 +30,9 @@ std::vector<NginxMapEntry> nginxAddressMap(int ipv4Prefix, int ipv6Prefix);
 
 /// nginx's limit_req rate for `milliPerSecond` thousandths of a request per second: exact
 /// ("10r/s", "30r/m") when nginx can write it, else the nearest rate nginx can (ties to the
-/// lower); "" when `milliPerSecond` is below 1. `applied` is nginx's own number for the returned
-/// rate, rate * 1000 / (1 or 60) in its integer arithmetic.
+/// lower) when that is at most 1% faster, else the fastest one not faster; "" when even 1r/m
+/// is faster by more than 1%. `applied` is nginx's own number for the returned rate,
+/// rate * 1000 / (1 or 60) in its integer arithmetic.
 std::string nginxRate(long long milliPerSecond, long long& applied);
 
 }  // namespace ratelab::policy

@@ -180,15 +180,65 @@ PolicyLoadResult check(json::Document document, std::string_view fileName,
     return result;
 }
 
+// A string over the size limit is kept as an empty placeholder: the schema's complaints about
+// that placeholder (at the very same place as the syntax error) would only mislead.
+void dropPlaceholderComplaints(PolicyLoadResult& result) {
+    std::vector<Diagnostic> diagnostics;
+    std::vector<CheckLevel> levels;
+    for (std::size_t i = 0; i < result.diagnostics.size(); ++i) {
+        const Diagnostic& d = result.diagnostics[i];
+        bool shadowed = result.levels[i] != CheckLevel::Syntax &&
+                        std::any_of(result.diagnostics.begin(), result.diagnostics.end(),
+                                    [&](const Diagnostic& s) {
+                                        return &s != &d && s.line == d.line &&
+                                               s.column == d.column && s.pointer == d.pointer &&
+                                               s.message.find("KiB limit") != std::string::npos;
+                                    });
+        if (shadowed) continue;
+        diagnostics.push_back(d);
+        levels.push_back(result.levels[i]);
+    }
+    result.diagnostics = std::move(diagnostics);
+    result.levels = std::move(levels);
+}
+
+// Diagnostics in file order (stable, so that one place's problems keep their order).
+void sortByPosition(PolicyLoadResult& result) {
+    std::vector<std::size_t> order(result.diagnostics.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const Diagnostic& x = result.diagnostics[a];
+        const Diagnostic& y = result.diagnostics[b];
+        return std::pair(x.line, x.column) < std::pair(y.line, y.column);
+    });
+    std::vector<Diagnostic> diagnostics;
+    std::vector<CheckLevel> levels;
+    for (std::size_t i : order) {
+        diagnostics.push_back(std::move(result.diagnostics[i]));
+        levels.push_back(result.levels[i]);
+    }
+    result.diagnostics = std::move(diagnostics);
+    result.levels = std::move(levels);
+}
+
+PolicyLoadResult checkAndOrder(json::Document document, std::string_view fileName,
+                               const PolicyCheckOptions& options) {
+    PolicyLoadResult result = check(std::move(document), fileName, options);
+    dropPlaceholderComplaints(result);
+    sortByPosition(result);
+    return result;
+}
+
 }  // namespace
 
 PolicyLoadResult loadPolicyFile(const std::string& path, const PolicyCheckOptions& options) {
-    return check(json::parseFile(path), path, options);
+    return checkAndOrder(json::parseFile(path), path, options);
 }
 
 PolicyLoadResult parsePolicyText(std::string_view text, std::string_view fileName,
                                  const PolicyCheckOptions& options) {
-    return check(json::parse(text, fileName), fileName, options);
+    return checkAndOrder(json::parse(text, fileName), fileName, options);
 }
 
 std::vector<Diagnostic> validatePolicySet(const PolicySet& policies, std::string_view fileName,
