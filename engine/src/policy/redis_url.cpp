@@ -85,6 +85,9 @@ std::optional<RedisEndpoint> parseRedisUrl(std::string_view url, std::string* wh
         if (!address || address->isV4())
             return fail("\"" + std::string(host) + "\" is not an IPv6 address");
     } else {
+        if (std::count(authority.begin(), authority.end(), ':') > 1) {
+            return fail("an IPv6 address goes in brackets: redis://[::1]:6379");
+        }
         std::size_t colon = authority.find(':');
         host = authority.substr(0, colon);
         if (colon != std::string_view::npos) {
@@ -95,10 +98,7 @@ std::optional<RedisEndpoint> parseRedisUrl(std::string_view url, std::string* wh
         bool numeric = std::all_of(host.begin(), host.end(),
                                    [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
         if (numeric ? !IpAddress::parse(host) : !isHostName(host)) {
-            return fail("\"" + std::string(host) + "\" is not a host name or an IPv4 address" +
-                        (host.find(':') != std::string_view::npos
-                             ? " (write an IPv6 address in brackets: redis://[::1]:6379)"
-                             : ""));
+            return fail("\"" + std::string(host) + "\" is not a host name or an IPv4 address");
         }
     }
     endpoint.host = std::string(host);
