@@ -40,7 +40,9 @@ const std::vector<Row>& rows() {
              "tests/data/policies/valid/integral-doubles.json",
              "tests/data/policies/valid/unix-socket.json",
              "tests/data/policies/valid/with-validation.json",
-             "tests/data/policies/valid/nginx-features.json"});
+             "tests/data/policies/valid/nginx-features.json",
+             "tests/data/policies/valid/envoy-features.json",
+             "tests/data/policies/valid/haproxy-features.json"});
         add(Verdict::Syntax, false,
             {"tests/data/policies/malformed/truncated.json",
              "tests/data/policies/malformed/trailing-comma.json",

@@ -259,7 +259,7 @@ std::string headerComment(const PolicySet& set, std::string_view prefix) {
             if (e.max) line += " (max " + numberString(*e.max) + ")";
             line += e.pass ? " ok" : " FAILED";
         }
-        out += commentLines(prefix, line);
+        out += commentLines(prefix, line, std::string(prefix) + "  ");
     }
     return out;
 }

@@ -136,14 +136,14 @@ private:
             case Algorithm::SlidingLog:
             case Algorithm::SlidingWindow:
                 periodMs = p.windowMs;
-                approximate(
-                    "/algorithm",
-                    std::string(nameOf(kAlgorithms, p.algorithm)) +
-                        " is HAProxy's rate over a period, which weighs the previous "
-                        "period by how much of it the last " +
-                        duration(periodMs) + " still cover" +
-                        (p.algorithm == Algorithm::SlidingWindow ? " (as sliding_window does)"
-                                                                 : ""));
+                approximate("/algorithm",
+                            std::string(nameOf(kAlgorithms, p.algorithm)) +
+                                " is HAProxy's rate over a period, which weighs the previous "
+                                "period by how much of it the last " +
+                                duration(periodMs) + " still cover" +
+                                (p.algorithm == Algorithm::SlidingWindow
+                                     ? ", the same estimate as sliding_window's"
+                                     : ""));
                 break;
         }
         if (periodMs < 1) {
@@ -225,12 +225,17 @@ private:
 
         std::string over = "{ sc_http_req_rate(" + sc + ") gt " + std::to_string(count) + " }";
         if (p.mode == PolicyMode::Shadow) {
-            approximate("/mode", "shadow mode sets the variable txn." + table +
-                                     "_over instead of refusing; log it with %[var(txn." + table +
-                                     "_over)]");
+            approximate("/mode", "shadow mode sets the variables txn." + table +
+                                     "_over (and _nokey without a key) instead of refusing; log "
+                                     "them with %[var(txn." +
+                                     table + "_over)]");
         }
         std::string out = comments + acls;
-        if (!missing.empty()) {
+        if (!missing.empty() && p.mode == PolicyMode::Shadow) {
+            out += "    # Without the header there is no key (the engine would answer 412).\n";
+            out += "    http-request set-var(txn." + table + "_nokey) bool(true) if" + when + " " +
+                   missing + "\n";
+        } else if (!missing.empty()) {
             out +=
                 "    # Without the header there is no key: refused with 412, as the engine "
                 "does.\n";
