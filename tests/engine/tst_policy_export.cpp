@@ -10,13 +10,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <random>
-#include <regex>
 #include <sstream>
 
 #include "algorithms/leaky_bucket.h"
@@ -268,22 +268,23 @@ std::string expectedKey(const Bytes& p, int v4, int v6) {
     return out + "::/" + std::to_string(v6);
 }
 
-// An nginx map with its regular expressions compiled.
+// An nginx map with its regular expressions compiled (PCRE, as in nginx).
 struct CompiledMap {
     explicit CompiledMap(std::vector<policy::NginxMapEntry> map) : entries(std::move(map)) {
-        for (const policy::NginxMapEntry& e : entries)
-            patterns.emplace_back(e.pattern);
+        for (const policy::NginxMapEntry& e : entries) {
+            patterns.emplace_back(QString::fromStdString(e.pattern));
+        }
     }
     std::vector<policy::NginxMapEntry> entries;
-    std::vector<std::regex> patterns;
+    std::vector<QRegularExpression> patterns;
 };
 
 // What nginx's map does with `text`: the first matching regex's value, captures substituted.
 std::string applyMap(const CompiledMap& map, const std::string& text) {
     for (std::size_t k = 0; k < map.entries.size(); ++k) {
         const policy::NginxMapEntry& e = map.entries[k];
-        std::smatch m;
-        if (!std::regex_search(text, m, map.patterns[k])) continue;
+        QRegularExpressionMatch m = map.patterns[k].match(QString::fromStdString(text));
+        if (!m.hasMatch()) continue;
         std::string out;
         for (std::size_t i = 0; i < e.value.size(); ++i) {
             if (e.value.compare(i, 12, "$remote_addr") == 0) {
@@ -291,7 +292,7 @@ std::string applyMap(const CompiledMap& map, const std::string& text) {
                 i += 11;
             } else if (e.value[i] == '$' && i + 1 < e.value.size() &&
                        std::isdigit(e.value[i + 1])) {
-                out += m[e.value[i + 1] - '0'].str();
+                out += m.captured(e.value[i + 1] - '0').toStdString();
                 ++i;
             } else {
                 out += e.value[i];
