@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 
+#include "ratelab/policy_export.h"
 #include "ratelab/policy_file.h"
 
 using namespace ratelab;
@@ -272,6 +273,15 @@ private slots:
                                         QString::fromStdString(text)));
             QVERIFY2(*r.policies == set, qPrintable(QString::fromStdString(text)));
             QCOMPARE(savePolicyText(*r.policies), text);
+            // Every export either succeeds with text or refuses with the reason.
+            for (ExportTarget t :
+                 {ExportTarget::Nginx, ExportTarget::Envoy, ExportTarget::Haproxy}) {
+                ExportResult e = exportPolicySet(set, t);
+                QCOMPARE(e.ok(), !e.text.empty());
+                for (const ExportNote& n : e.notes) {
+                    QVERIFY(!n.message.empty() && n.pointer.rfind("/", 0) == 0);
+                }
+            }
         }
     }
 };
