@@ -43,7 +43,11 @@ int runExport(const QStringList& arguments) {
         return kBadInput;
     }
     if (parser.isSet(help)) {
-        std::printf("%s", qPrintable(parser.helpText()));
+        // helpText() names the program as invoked; name the subcommand instead.
+        QString text = parser.helpText();
+        text.replace(0, text.indexOf('\n'),
+                     QStringLiteral("Usage: ratelab-cli export [options] P.json"));
+        std::printf("%s", qPrintable(text));
         return kSuccess;
     }
     if (parser.positionalArguments().size() != 1) {

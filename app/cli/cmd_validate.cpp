@@ -72,12 +72,15 @@ int runValidate(const QStringList& arguments) {
         return kBadInput;
     }
     if (parser.isSet(help)) {
-        std::printf("%s", qPrintable(parser.helpText()));
+        // helpText() names the program as invoked; name the subcommand instead.
+        QString text = parser.helpText();
+        text.replace(0, text.indexOf('\n'),
+                     QStringLiteral("Usage: ratelab-cli validate [options] P.json"));
+        std::printf("%s", qPrintable(text));
         return kSuccess;
     }
     if (parser.positionalArguments().size() != 1) {
-        std::fprintf(stderr, "ratelab-cli validate: expected one policy file\n%s",
-                     qPrintable(parser.helpText()));
+        std::fprintf(stderr, "ratelab-cli validate: expected one policy file; see --help\n");
         return kBadInput;
     }
     const std::string path = parser.positionalArguments().front().toStdString();

@@ -2,6 +2,9 @@
 // every file exits 2 and names FILE:LINE:COLUMN and the problem. Two more inputs, too big to
 // commit, are generated at run time: a 10 MB string and 100,000 nested arrays.
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -255,6 +258,16 @@ private slots:
         Run run = validate({kCorpus + "../valid/minimal.json", "--json"});
         QCOMPARE(run.exitCode, 0);
         QVERIFY(run.out.contains("\"valid\": true"));
+        Run json = validate({kCorpus + "cost-over-capacity.json", "--json"});
+        QCOMPARE(json.exitCode, 2);
+        QJsonObject report = QJsonDocument::fromJson(json.out.toUtf8()).object();
+        QCOMPARE(report["valid"].toBool(true), false);
+        QJsonObject first = report["diagnostics"].toArray().first().toObject();
+        QCOMPARE(first["level"].toString(), QString("semantics"));
+        QCOMPARE(first["severity"].toString(), QString("error"));
+        QCOMPARE(first["line"].toInt(), 4);
+        QCOMPARE(first["column"].toInt(), 49);
+        QCOMPARE(first["pointer"].toString(), QString("/policies/0/cost"));
 
         QTemporaryDir dir;
         const QString path = dir.filePath("many.json");

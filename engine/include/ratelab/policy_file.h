@@ -66,6 +66,7 @@ struct PolicyLoadResult {
 /// Loads and validates a policy file: syntax, schema (types, ranges, unknown and duplicate keys),
 /// semantics and lint warnings, all reported at once with file, line, column and JSON pointer.
 /// Oversized or deeply nested input is refused cleanly. Compiles the limits (compileLimits).
+/// Diagnostics come in file order. Thread-safe (no shared state).
 PolicyLoadResult loadPolicyFile(const std::string& path, const PolicyCheckOptions& options = {});
 
 /// The same, on text already in memory; `fileName` is used in diagnostics.
@@ -75,6 +76,7 @@ PolicyLoadResult parsePolicyText(std::string_view text, std::string_view fileNam
 /// The canonical text of a policy set: two-space indented JSON, fields in a fixed order, every
 /// field written (absent optional values as null), ending in a newline. Loading it gives the same
 /// set; saving that again gives the same bytes. Durations are written in whole milliseconds.
+/// Thread-safe.
 std::string savePolicyText(const PolicySet& policies);
 
 /// Every check the loader makes, on a set built or edited in code (the workbench editor): the
@@ -94,7 +96,7 @@ struct RedisEndpoint {
 /// Parses "redis://HOST[:PORT][/DB]" (HOST a name, an IPv4 address or a bracketed IPv6 address)
 /// or "unix:///absolute/path". Refuses credentials in the URL (policy files are exported and
 /// committed), "rediss://" (hiredis 0.14 has no TLS), queries and fragments. On failure returns
-/// nullopt and, when `whyNot` is given, says what is wrong.
+/// nullopt and, when `whyNot` is given, says what is wrong. Thread-safe.
 std::optional<RedisEndpoint> parseRedisUrl(std::string_view url, std::string* whyNot = nullptr);
 
 }  // namespace ratelab
