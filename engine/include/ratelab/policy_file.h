@@ -81,7 +81,7 @@ std::string savePolicyText(const PolicySet& policies);
 
 /// Every check the loader makes, on a set built or edited in code (the workbench editor): the
 /// set's canonical text is checked at all levels. Diagnostics carry JSON pointers but no line
-/// (line 0), since the set has no file; `fileName` names it in messages.
+/// (line 0), since the set has no file; `fileName` names it in messages. Thread-safe.
 std::vector<Diagnostic> validatePolicySet(const PolicySet& policies, std::string_view fileName,
                                           const PolicyCheckOptions& options = {});
 
