@@ -188,6 +188,7 @@ private slots:
         QVERIFY2(!found.isEmpty(), "no error at the expected line and column");
         QVERIFY2(found.contains(message), qPrintable(found));
         QVERIFY(run.out.contains(path + ": invalid ("));
+        QVERIFY(!run.out.contains("hunter2"));  // a credential is never repeated
     }
 
     // The same files in process: the first error has the row's level, and nothing crashes.

@@ -98,6 +98,21 @@ bool checkPath(Diagnostics& sink, const json::Value& v, std::string_view what) {
 
 // ---- store and trusted proxies ----------------------------------------------------------
 
+// The URL with any password replaced, so that a diagnostic never repeats a credential.
+std::string redactedUrl(std::string_view url) {
+    std::size_t scheme = url.find("://");
+    std::size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
+    std::size_t at = url.find('@', start);
+    std::size_t end = url.find('/', start);
+    if (at == std::string_view::npos || (end != std::string_view::npos && at > end)) {
+        return std::string(url);
+    }
+    std::string_view user = url.substr(start, at - start);
+    user = user.substr(0, user.find(':'));
+    return std::string(url.substr(0, start)) + std::string(user) + ":***" +
+           std::string(url.substr(at));
+}
+
 void readStore(Diagnostics& sink, const json::Value& object, StoreConfig& store) {
     Fields f(sink, object, {"kind", "max_buckets", "url", "urls", "namespace"});
     bool kindOk = !f.has("kind") || f.choice("kind", store.kind, kStoreKinds);
@@ -150,8 +165,9 @@ void readStore(Diagnostics& sink, const json::Value& object, StoreConfig& store)
     for (const json::Value* item : urls) {
         std::string why;
         if (!parseRedisUrl(item->asString(), &why)) {
-            sink.error(CheckLevel::Semantics, *item,
-                       "Redis URL " + quoted(item->asString()) + " does not parse: " + why);
+            sink.error(
+                CheckLevel::Semantics, *item,
+                "Redis URL " + quoted(redactedUrl(item->asString())) + " does not parse: " + why);
         }
         store.urls.push_back(item->asString());
     }
