@@ -100,6 +100,7 @@ void PolicyEditor::buildForm() {
     auto* limitBox = new QGroupBox(tr("Limit (sliders retune the running engine)"), this);
     auto* limit = formIn(limitBox);
     algorithm_ = new QComboBox(limitBox);
+    algorithm_->setObjectName("algorithmBox");
     for (Algorithm a : {Algorithm::TokenBucket, Algorithm::Gcra, Algorithm::FixedWindow,
                         Algorithm::SlidingWindow, Algorithm::SlidingLog, Algorithm::LeakyBucket}) {
         const std::string_view n = algorithmName(a);
@@ -164,6 +165,7 @@ void PolicyEditor::buildForm() {
     auto* keyBox = new QGroupBox(tr("Client key"), this);
     auto* key = formIn(keyBox);
     keySource_ = new QComboBox(keyBox);
+    keySource_->setObjectName("keySourceBox");
     addItem(keySource_, tr("default chain"), KeySource::Default);
     addItem(keySource_, tr("peer address"), KeySource::Peer);
     addItem(keySource_, tr("header"), KeySource::Header);

@@ -2,6 +2,7 @@
 // every chart, the capacity slider retunes the running engine, pause and step through the
 // buttons, and the first launch with the shipped defaults.
 
+#include <QComboBox>
 #include <QPushButton>
 #include <QSlider>
 #include <QSpinBox>
@@ -58,6 +59,7 @@ private slots:
     void runDrawsOnEveryChartWithinASecond();
     void capacitySliderRetunesTheRunningEngine();
     void pauseAndStepButtons();
+    void keyingEditBeforeTheRunStartsAppliesToIt();
     void firstLaunchOpensTheShippedDefaults();
 
 private:
@@ -185,6 +187,32 @@ void TestWorkbench::pauseAndStepButtons() {
     QCOMPARE(b.window.scenarioPanel()->timeline()->now(), 5 * kSecond);
     QCOMPARE(b.workbench.series().size(), std::size_t(5));
     QCOMPARE(b.window.findChild<QPushButton*>("runButton")->text(), QString("Resume"));
+}
+
+// Keying on the principal instead of the peer cannot be retuned into running buckets; before
+// the run has started, Step builds a new run that keys that way. The attacker has no verified
+// principal, so each of its 100 requests in the first second is refused with 412.
+void TestWorkbench::keyingEditBeforeTheRunStartsAppliesToIt() {
+    Bench b;
+    QVERIFY(b.workbench.openPolicy(policy_));
+    QVERIFY(b.workbench.openScenario(scenario_));
+    SimulationSession& session = b.workbench.session();
+    QVERIFY(waitForFrames(session, [&] { return session.state() == RunState::Ready; }));
+    QSignalSpy status(&b.workbench, &Workbench::statusMessage);
+    auto* source = b.window.policyEditor()->findChild<QComboBox*>("keySourceBox");
+    QVERIFY(source);
+    source->setCurrentIndex(source->findData(static_cast<int>(KeySource::Principal)));
+    QCOMPARE(b.workbench.document().policies().policies[0].key.source, KeySource::Principal);
+    QVERIFY(status.count() >= 1);
+    QVERIFY(status.last().at(0).toString().contains("Reset"));
+    b.workbench.step();
+    QVERIFY(waitForFrames(session, [&] { return session.now() == kSecond; }));
+    const auto& rows = b.workbench.actors().rows();
+    QCOMPARE(rows.size(), std::size_t(2));
+    QCOMPARE(rows[1].name, std::string("flood"));
+    QCOMPARE(rows[1].counters.offered, std::int64_t(100));
+    QCOMPARE(rows[1].counters.refused, std::int64_t(100));
+    QCOMPARE(rows[1].counters.allowed, std::int64_t(0));
 }
 
 // `ratelab` with no arguments: the shipped default scenario and policy, ready to run.
