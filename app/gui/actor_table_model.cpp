@@ -66,7 +66,7 @@ QVariant ActorTableModel::data(const QModelIndex& index, int role) const {
             const double pct = c.offered > 0 ? 100.0 * static_cast<double>(c.allowed) /
                                                    static_cast<double>(c.offered)
                                              : 0.0;
-            return raw ? QVariant(pct) : QVariant(QLocale().toString(pct, 'f', 1) + " %");
+            return raw ? QVariant(pct) : QVariant(QLocale().toString(pct, 'f', 1));
         }
         default:
             return {};
@@ -95,7 +95,7 @@ QVariant ActorTableModel::headerData(int section, Qt::Orientation orientation, i
         case FailedClosed:
             return tr("Failed closed (503)");
         case AllowedPercent:
-            return tr("Allowed");
+            return tr("Allowed %");
         default:
             return {};
     }

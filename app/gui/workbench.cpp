@@ -237,7 +237,9 @@ bool Workbench::openScenario(const QString& path) {
     if (!policyChosen_ && !document_.isModified() && !scenario.policyPath.empty()) {
         const QString policy = QDir::cleanPath(QString::fromStdString(scenario.policyPath));
         if (policy != document_.path()) loadPolicyFrom(policy, false);
-    } else if (!scenario.policyPath.empty()) {
+    } else if (!scenario.policyPath.empty() &&
+               QFileInfo(QDir::cleanPath(QString::fromStdString(scenario.policyPath)))
+                       .canonicalFilePath() != QFileInfo(document_.path()).canonicalFilePath()) {
         emit statusMessage(tr("The scenario names %1; keeping the policy in the editor.")
                                .arg(QString::fromStdString(scenario.policy)));
     }
