@@ -91,7 +91,9 @@ void ScenarioPanel::showScenario() {
     const QString path = canonical(workbench_.scenarioPath());
     int index = picker_->findData(path);
     if (index < 0) {
-        picker_->addItem(QFileInfo(path).fileName(), path);
+        picker_->addItem(QString::fromStdString(
+                             s.name.empty() ? QFileInfo(path).fileName().toStdString() : s.name),
+                         path);
         index = picker_->count() - 1;
     }
     picker_->setCurrentIndex(index);
