@@ -396,8 +396,8 @@ RecordedTraffic parseAccessLog(std::string_view text, LogFormat format, std::str
     return t;
 }
 
-std::optional<RecordedTraffic> loadAccessLog(const std::string& path, LogFormat format,
-                                             std::string& error) {
+std::optional<RecordedTraffic> loadAccessLog(const std::string& path,
+                                             std::optional<LogFormat> format, std::string& error) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         error = path + ": cannot open the file";
@@ -409,7 +409,8 @@ std::optional<RecordedTraffic> loadAccessLog(const std::string& path, LogFormat 
         error = path + ": cannot read the file";
         return std::nullopt;
     }
-    return parseAccessLog(buffer.str(), format, path);
+    const std::string text = buffer.str();
+    return parseAccessLog(text, format ? *format : detectLogFormat(text), path);
 }
 
 Scenario makeReplayScenario(std::shared_ptr<const RecordedTraffic> traffic, Nanos sampleInterval) {

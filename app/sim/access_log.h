@@ -68,9 +68,10 @@ inline constexpr std::size_t kMaxUnparsedListed = 10'000;
 /// Empty lines are skipped; a CSV header line ("ts_ms,...") on line 1 is skipped.
 RecordedTraffic parseAccessLog(std::string_view text, LogFormat format, std::string_view fileName);
 
-/// Reads and parses a file. Nullopt with `error` set when the file cannot be read.
-std::optional<RecordedTraffic> loadAccessLog(const std::string& path, LogFormat format,
-                                             std::string& error);
+/// Reads and parses a file; without a format, guesses it (detectLogFormat). Nullopt with
+/// `error` set when the file cannot be read.
+std::optional<RecordedTraffic> loadAccessLog(const std::string& path,
+                                             std::optional<LogFormat> format, std::string& error);
 
 /// Guesses the format from the first non-empty line: CSV when it starts with digits and a
 /// comma or is a "ts_ms" header, combined when the line ends with two quoted fields, else common.

@@ -313,11 +313,12 @@ private:
                 if (std::find(required.begin(), required.end(), key) != required.end()) continue;
                 if (std::find(optional.begin(), optional.end(), key) != optional.end()) continue;
                 if (const Value* x = o.get(key)) {
-                    reader_.error(*x, std::string(key) + " does not apply to peer kind \"" + kind +
-                                          "\"");
+                    reader_.error(
+                        *x, std::string(key) + " does not apply to peer kind \"" + kind + "\"");
                 }
             }
-            for (std::string_view key : required) o.require(key);
+            for (std::string_view key : required)
+                o.require(key);
         };
         switch (p.kind) {
             case PeerSpec::Kind::None:
