@@ -26,6 +26,9 @@ constexpr double kMaxSeconds = 30.0 * 24 * 3600;  // a month of virtual time
 constexpr std::int64_t kMaxSamples = 1'000'000;   // bounds the per-sample series
 constexpr std::int64_t kMaxInstances = 1'000'000;
 constexpr double kMaxRate = 1e9;  // requests per second, per instance
+constexpr std::size_t kMaxHeaders = 12;
+constexpr std::size_t kMaxAttributes = 8;
+constexpr std::size_t kMaxTemplate = 200;
 
 Nanos seconds(double s) {
     return static_cast<Nanos>(std::llround(s * 1e9));
@@ -160,8 +163,8 @@ private:
 
     void readArrival(const Value& v, Arrival& a) {
         ObjectReader o(reader_, v,
-                       {"kind", "rate_per_s", "size", "every_s", "spacing_ms", "from_per_s",
-                        "to_per_s", "over_s"});
+                       {"kind", "rate_per_s", "size", "every_s", "spacing_ms", "phase_s",
+                        "from_per_s", "to_per_s", "over_s"});
         if (!o.require("kind")) return;
         o.readEnum("kind", a.kind,
                    {{"constant", Arrival::Kind::Constant},
@@ -186,7 +189,9 @@ private:
                 std::string_view kind = a.kind == Arrival::Kind::Constant ? "constant" : "poisson";
                 requireFor({"rate_per_s"});
                 o.readNumber("rate_per_s", a.ratePerSecond, 0, kMaxRate, true);
-                forbid({"size", "every_s", "spacing_ms", "from_per_s", "to_per_s", "over_s"}, kind);
+                forbid({"size", "every_s", "spacing_ms", "phase_s", "from_per_s", "to_per_s",
+                        "over_s"},
+                       kind);
                 break;
             }
             case Arrival::Kind::Burst: {
@@ -201,6 +206,13 @@ private:
                                       "a burst of size × spacing_ms must fit within every_s");
                     }
                 }
+                Nanos phase = 0;
+                if (readSeconds(o, "phase_s", phase, 0, false)) {
+                    if (phase >= a.burstEvery && o.get("every_s")) {
+                        reader_.error(*o.get("phase_s"), "phase_s must be less than every_s");
+                    }
+                    a.burstPhase = phase;
+                }
                 forbid({"rate_per_s", "from_per_s", "to_per_s", "over_s"}, "burst");
                 break;
             }
@@ -212,7 +224,7 @@ private:
                 if (a.fromPerSecond == 0 && a.toPerSecond == 0 && o.get("to_per_s")) {
                     reader_.error(*o.get("to_per_s"), "a ramp from 0 to 0 sends nothing");
                 }
-                forbid({"rate_per_s", "size", "every_s", "spacing_ms"}, "ramp");
+                forbid({"rate_per_s", "size", "every_s", "spacing_ms", "phase_s"}, "ramp");
                 break;
             }
         }
@@ -229,6 +241,7 @@ private:
         }
         if (const Value* headers = o.readObject("headers")) {
             a.headers = readStringMap(reader_, *headers);
+            checkTemplates(*headers, a.headers, kMaxHeaders, "headers");
             for (const auto& [name, value] : a.headers) {
                 if (name.size() == 13 && strcasecmp(name.c_str(), "authorization") == 0) {
                     reader_.error(*headers->find(name),
@@ -288,6 +301,7 @@ private:
         }
         if (const Value* attributes = o.readObject("attributes")) {
             id.attributes = readStringMap(reader_, *attributes);
+            checkTemplates(*attributes, id.attributes, kMaxAttributes, "attributes");
         }
     }
 
@@ -488,6 +502,22 @@ private:
         if (!o.get("min") && !o.get("max")) reader_.error(v, "an expectation needs min or max");
         if (e.min && e.max && *e.min > *e.max) reader_.error(*o.get("min"), "min is above max");
         s.expectations.push_back(std::move(e));
+    }
+
+    // Bounds what one request carries: a few headers and attributes, and values with
+    // "{instance}" short enough to be written per request without allocating.
+    void checkTemplates(const Value& map, const std::vector<std::pair<std::string, std::string>>& v,
+                        std::size_t max, std::string_view what) {
+        if (v.size() > max) {
+            reader_.error(
+                map, "at most " + std::to_string(max) + " " + std::string(what) + " per actor");
+        }
+        for (const auto& [name, value] : v) {
+            if (value.find("{instance}") != std::string::npos && value.size() > kMaxTemplate) {
+                reader_.error(*map.find(name), "a value with {instance} may hold at most " +
+                                                   std::to_string(kMaxTemplate) + " characters");
+            }
+        }
     }
 
     Reader reader_;

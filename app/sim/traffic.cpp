@@ -93,10 +93,13 @@ ActorTraffic::ActorTraffic(const Actor& actor, std::uint64_t seed, Nanos end)
     , actorSeed_(mixSeed(seed, nameHash(actor.name)))
     , arrivalRng_(mixSeed(actorSeed_, 1))
     , identityRng_(mixSeed(actorSeed_, 2)) {
-    for (const auto& [name, value] : actor.identity.attributes)
+    for (const auto& [name, value] : actor.identity.attributes) {
         attributes_.push_back(Attribute{name, value});
+        attributeFields_.push_back(makeField(name, value));
+        attributesTemplated_ = attributesTemplated_ || attributeFields_.back().templated;
+    }
     for (const auto& [name, value] : actor.headers)
-        fixedHeaders_.push_back(Header{name, value});
+        headerFields_.push_back(makeField(name, value));
     if (actor.recorded) {
         recorded_ = actor.recorded.get();
         schedule();
@@ -122,8 +125,10 @@ ActorTraffic::ActorTraffic(const Actor& actor, std::uint64_t seed, Nanos end)
         case Arrival::Kind::Burst: {
             burstHeap_.reserve(static_cast<std::size_t>(actor.count));
             for (std::int64_t i = 0; i < actor.count; ++i) {
-                Nanos offset =
-                    static_cast<Nanos>(uniform(static_cast<std::uint64_t>(a.burstEvery)));
+                const Nanos offset =
+                    a.burstPhase
+                        ? *a.burstPhase
+                        : static_cast<Nanos>(uniform(static_cast<std::uint64_t>(a.burstEvery)));
                 burstHeap_.push_back(BurstEntry{actor.start + offset, i, 0});
             }
             std::make_heap(burstHeap_.begin(), burstHeap_.end(), burstLater);
@@ -266,9 +271,18 @@ void ActorTraffic::emit(RequestSlot& slot) {
     slot.method = actor_.method;
     slot.path = actor_.path;
     slot.cost = actor_.cost;
-    slot.attributes = attributes_;
-    for (const Header& h : fixedHeaders_) {
-        if (slot.headerCount < RequestSlot::kMaxHeaders - 2) slot.headers[slot.headerCount++] = h;
+    char* scratch = slot.scratch;
+    for (const Field& f : headerFields_) {
+        slot.headers[slot.headerCount++] = Header{f.name, writeField(f, instance, scratch)};
+    }
+    if (!attributesTemplated_) {
+        slot.attributes = attributes_;
+    } else {
+        for (std::size_t i = 0; i < attributeFields_.size(); ++i) {
+            const Field& f = attributeFields_[i];
+            slot.attributeStore[i] = Attribute{f.name, writeField(f, instance, scratch)};
+        }
+        slot.attributes = std::span<const Attribute>(slot.attributeStore, attributeFields_.size());
     }
 
     switch (id.authorization) {
@@ -349,6 +363,29 @@ void ActorTraffic::emit(RequestSlot& slot) {
         ++k_;
     }
     schedule();
+}
+
+ActorTraffic::Field ActorTraffic::makeField(std::string_view name, std::string_view value) {
+    Field f;
+    f.name = name;
+    f.value = value;
+    const std::size_t at = value.find("{instance}");
+    if (at != std::string_view::npos) {
+        f.templated = true;
+        f.prefix = value.substr(0, at);
+        f.suffix = value.substr(at + 10);
+    }
+    return f;
+}
+
+std::string_view ActorTraffic::writeField(const Field& f, std::int64_t instance, char*& scratch) {
+    if (!f.templated) return f.value;
+    char* start = scratch;
+    char* end = writeText(start, f.prefix);
+    end = writeDecimal(end, static_cast<std::uint64_t>(instance));
+    end = writeText(end, f.suffix);
+    scratch = end;
+    return std::string_view(start, static_cast<std::size_t>(end - start));
 }
 
 // --- TrafficMix ------------------------------------------------------------------------------
