@@ -38,6 +38,12 @@ private:
         StoreFailure failure;
         Nanos added;
     };
+    Nanos timeoutOf(const ConsumeRequest& r) const {
+        return r.timeout > 0 ? r.timeout : defaultTimeout_;
+    }
+    const Window* activeFault(const ConsumeRequest& request) const;
+    ConsumeResult injected(const Window& w, const ConsumeRequest& request);
+
     std::shared_ptr<Store> inner_;
     std::vector<Window> windows_;
     Nanos defaultTimeout_;

@@ -8,12 +8,23 @@ namespace ratelab::sim {
 
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
+// Two hex digits per byte value, so a token costs 8 lookups rather than 16.
+struct HexPairs {
+    char pairs[256][2];
+    constexpr HexPairs() : pairs() {
+        constexpr char kHex[] = "0123456789abcdef";
+        for (int i = 0; i < 256; ++i) {
+            pairs[i][0] = kHex[i >> 4];
+            pairs[i][1] = kHex[i & 0xf];
+        }
+    }
+};
+constexpr HexPairs kHexPairs;
 
 char* writeHex(char* out, std::uint64_t value) {
-    for (int i = 15; i >= 0; --i) {
-        out[i] = kHex[value & 0xf];
-        value >>= 4;
+    for (int i = 7; i >= 0; --i) {
+        std::memcpy(out + 2 * i, kHexPairs.pairs[value & 0xff], 2);
+        value >>= 8;
     }
     return out + 16;
 }
@@ -163,7 +174,6 @@ void ActorTraffic::schedule() {
     switch (actor_.arrival.kind) {
         case Arrival::Kind::Constant:
             offset = phase_ + static_cast<double>(k_) * interval_;
-            nextInstance_ = k_ % actor_.count;
             break;
         case Arrival::Kind::Poisson:
             clock_ += -std::log1p(-unit()) * interval_;
@@ -188,7 +198,6 @@ void ActorTraffic::schedule() {
                 next_ = kNever;
                 return;
             }
-            nextInstance_ = k_ % actor_.count;
             break;
         }
         case Arrival::Kind::Burst: {
@@ -361,6 +370,8 @@ void ActorTraffic::emit(RequestSlot& slot) {
         std::push_heap(burstHeap_.begin(), burstHeap_.end(), burstLater);
     } else {
         ++k_;
+        // Constant and ramp arrivals take the instances in turn.
+        if (++nextInstance_ == actor_.count) nextInstance_ = 0;
     }
     schedule();
 }
