@@ -35,7 +35,6 @@ const FaultStore::Window* FaultStore::activeFault(const ConsumeRequest& request)
 }
 
 ConsumeResult FaultStore::injected(const Window& w, const ConsumeRequest& request) {
-    errors_.fetch_add(1, std::memory_order_relaxed);
     const Nanos timeout = timeoutOf(request);
     ConsumeResult result;
     if (w.latency) {
@@ -62,11 +61,8 @@ ConsumeResult FaultStore::injected(const Window& w, const ConsumeRequest& reques
 }
 
 ConsumeResult FaultStore::consume(const ConsumeRequest& request) {
-    // One named result, built in place from either source: no move on the hot path.
-    const Window* fault = windows_.empty() ? nullptr : activeFault(request);
-    ConsumeResult result = fault ? injected(*fault, request) : inner_->consume(request);
-    if (!fault && result.status != StoreStatus::Ok) errors_.fetch_add(1, std::memory_order_relaxed);
-    return result;
+    if (const Window* fault = activeFault(request)) return injected(*fault, request);
+    return inner_->consume(request);
 }
 
 }  // namespace ratelab::sim
