@@ -87,6 +87,11 @@ int runScenario(const QStringList& arguments) {
     if (!store) return badInput("run", error);
     options.store = *store;
     options.measureWallTime = false;
+    if (!options.store && policies->store.kind == StoreConfig::Kind::Redis && !quiet) {
+        std::fprintf(stderr,
+                     "ratelab-cli run: note: simulating on memory stores; the policy's Redis store "
+                     "is used only with --store redis://HOST:PORT\n");
+    }
 
     const auto started = std::chrono::steady_clock::now();
     sim::ScenarioRunner runner(*scenario, *policies, options);
@@ -127,7 +132,25 @@ int runScenario(const QStringList& arguments) {
         return badInput("run", error);
     }
     const bool jsonOnStdout = parser.value(jsonOption) == "-";
-    if (!quiet && !jsonOnStdout) std::fputs(sim::reportText(report).c_str(), stdout);
+    if (!quiet && !jsonOnStdout) {
+        std::fputs(sim::reportText(report).c_str(), stdout);
+    } else {
+        // Quiet, but a failed expectation is still worth one line each, on stderr.
+        for (const sim::ExpectationResult& e : report.expectations) {
+            if (e.pass) continue;
+            char bounds[96] = "";
+            if (e.expectation.min && e.expectation.max) {
+                std::snprintf(bounds, sizeof bounds, "min %g, max %g", *e.expectation.min,
+                              *e.expectation.max);
+            } else if (e.expectation.min) {
+                std::snprintf(bounds, sizeof bounds, "min %g", *e.expectation.min);
+            } else if (e.expectation.max) {
+                std::snprintf(bounds, sizeof bounds, "max %g", *e.expectation.max);
+            }
+            std::fprintf(stderr, "%s: expectation failed: %s = %g (%s)\n", scenario->file.c_str(),
+                         e.expectation.metric.c_str(), e.actual, bounds);
+        }
+    }
     return report.pass() ? kSuccess : kExpectationFailed;
 }
 

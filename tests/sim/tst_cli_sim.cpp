@@ -165,6 +165,13 @@ void TestCliSim::runExitCodes() {
                        kRoot + "/tests/data/naive/header-rotation.json"});
     QCOMPARE(fail.exitCode, 1);
     QVERIFY(fail.out.contains("FAIL attacker.allowed_per_s = 200 (max 8)"));
+    // Quiet, a failure still says which expectation, on stderr.
+    Result quiet = cli({"run", scenario("header-rotation"), "--quiet", "--policy",
+                        kRoot + "/tests/data/naive/header-rotation.json"});
+    QCOMPARE(quiet.exitCode, 1);
+    QCOMPARE(quiet.out, QString());
+    QCOMPARE(quiet.err, scenario("header-rotation") +
+                            ": expectation failed: attacker.allowed_per_s = 200 (max 8)\n");
 }
 
 // stderr is a pipe here, not a terminal: no progress bar, and --quiet prints nothing at all.
