@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
@@ -26,6 +27,7 @@ constexpr double kMaxSeconds = 30.0 * 24 * 3600;  // a month of virtual time
 constexpr std::int64_t kMaxSamples = 1'000'000;   // bounds the per-sample series
 constexpr std::int64_t kMaxInstances = 1'000'000;
 constexpr double kMaxRate = 1e9;  // requests per second, per instance
+constexpr double kMaxRequests = 1e10;
 constexpr std::size_t kMaxHeaders = 12;
 constexpr std::size_t kMaxAttributes = 8;
 constexpr std::size_t kMaxTemplate = 200;
@@ -114,6 +116,7 @@ public:
                 if (actors->items().empty()) reader_.error(*actors, "a scenario needs an actor");
                 for (const auto& item : actors->items())
                     readActor(*item, s);
+                checkVolume(*actors, s);
             }
         }
         if (const Value* events = top.readArray("events")) {
@@ -502,6 +505,40 @@ private:
         if (!o.get("min") && !o.get("max")) reader_.error(v, "an expectation needs min or max");
         if (e.min && e.max && *e.min > *e.max) reader_.error(*o.get("min"), "min is above max");
         s.expectations.push_back(std::move(e));
+    }
+
+    // A typo in a rate must not become a run that never ends: refuse scenarios that would send
+    // more than kMaxRequests (about an hour and a half at the simulator's speed).
+    void checkVolume(const Value& actors, const Scenario& s) {
+        if (reader_.errorCount() > 0) return;
+        double total = 0;
+        for (const Actor& a : s.actors) {
+            const Nanos stop = std::min(s.duration, a.stop.value_or(s.duration));
+            const double seconds = static_cast<double>(std::max<Nanos>(0, stop - a.start)) / 1e9;
+            const double n = static_cast<double>(a.count);
+            const Arrival& r = a.arrival;
+            switch (r.kind) {
+                case Arrival::Kind::Constant:
+                case Arrival::Kind::Poisson:
+                    total += r.ratePerSecond * n * seconds;
+                    break;
+                case Arrival::Kind::Burst:
+                    total += static_cast<double>(r.burstSize) * n *
+                             (seconds / (static_cast<double>(r.burstEvery) / 1e9) + 1);
+                    break;
+                case Arrival::Kind::Ramp:
+                    total += std::max(r.fromPerSecond, r.toPerSecond) * n * seconds;
+                    break;
+            }
+        }
+        if (total > kMaxRequests) {
+            char message[160];
+            std::snprintf(message, sizeof message,
+                          "these actors would send about %.3g requests; a scenario may send at "
+                          "most %.0e",
+                          total, kMaxRequests);
+            reader_.error(actors, message);
+        }
     }
 
     // Bounds what one request carries: a few headers and attributes, and values with

@@ -56,6 +56,8 @@ private slots:
     void detectsTheFormat();
     void replayDecidesEachLine_data();
     void replayDecidesEachLine();
+    void timesOutOfRange();
+    void longLogsGetLongerSamples();
     void unreadableFile();
 };
 
@@ -218,6 +220,38 @@ void TestAccessLog::replayDecidesEachLine() {
     QCOMPARE(c.offered, std::int64_t(12));
     QCOMPARE(c.allowed, std::int64_t(allowedPattern.count('Y')));
     QCOMPARE(c.refused, std::int64_t(0));
+}
+
+// Times that would overflow the replay's clock are refused line by line, never wrapped.
+void TestAccessLog::timesOutOfRange() {
+    const char* csv =
+        "1000,192.0.2.1\n"
+        "253402300800000,192.0.2.2\n"      // after 9999-12-31
+        "9223372036854775807,192.0.2.3\n"  // int64 max
+        "3153600001001,192.0.2.4\n"        // just over 100 x 365 days after line 1
+        "3153600000000,192.0.2.5\n";       // just within them
+    RecordedTraffic t = parseAccessLog(csv, LogFormat::Csv, "t.csv");
+    QCOMPARE(lineOrder(t), (std::vector<std::uint32_t>{1, 5}));
+    QCOMPARE(t.unparsedCount, std::int64_t(3));
+    QCOMPARE(t.unparsed[0].line, std::int64_t(2));
+    QCOMPARE(t.unparsed[1].line, std::int64_t(3));
+    QCOMPARE(t.unparsed[2].line, std::int64_t(4));
+    QVERIFY(t.unparsed[2].reason.find("more than 36,500 days after") != std::string::npos);
+    QCOMPARE(t.span, Nanos(3153599999000) * kNanosPerMilli);
+}
+
+// A log spanning ten years replays in at most 100,000 samples of whole seconds.
+void TestAccessLog::longLogsGetLongerSamples() {
+    const std::int64_t tenYearsMs = 10LL * 365 * 86'400'000;
+    const std::string csv = "0,192.0.2.1\n" + std::to_string(tenYearsMs) + ",192.0.2.1\n";
+    auto t = std::make_shared<const RecordedTraffic>(parseAccessLog(csv, LogFormat::Csv, "t.csv"));
+    Scenario s = makeReplayScenario(t, kNanosPerSecond);
+    QCOMPARE(s.sampleInterval, Nanos(3154) * kNanosPerSecond);
+    QVERIFY(s.duration / s.sampleInterval <= kMaxReplaySamples);
+    ScenarioRunner runner(s, policySet({tokenBucket("api", 1, 1.0)}));
+    runner.runToEnd();
+    QCOMPARE(runner.totals().classes[0].allowed, std::int64_t(2));
+    QVERIFY(runner.samples().size() <= std::size_t(kMaxReplaySamples));
 }
 
 void TestAccessLog::unreadableFile() {

@@ -168,6 +168,12 @@ void TestScenarioFile::reportsMistakesWhereTheyAre_data() {
            "{\"kind\":\"ipv4_pool\",\"cidr\":\"198.51.100.0/24\"} } } ] }"
         << "bad.json:2:128:"
         << "the pool holds 256 addresses, fewer than the actor's 300";
+    // 2,000,000 a second for 10,000 s: 2e10 requests, beyond the 1e10 a run may send.
+    QTest::newRow("astronomical volume")
+        << "{ \"name\": \"s\", \"duration_s\": 10000, \"actors\": [\n  { \"name\": \"a\", "
+           "\"count\": 1000, \"arrival\": {\"kind\":\"constant\",\"rate_per_s\":2000} } ] }"
+        << "bad.json:1:47:"
+        << "would send about 2e+10 requests; a scenario may send at most 1e+10";
     QTest::newRow("ipv6 address for nat")
         << "{ \"name\": \"s\", \"duration_s\": 10, \"actors\": [\n  { \"name\": \"a\", "
            "\"arrival\": {\"kind\":\"constant\",\"rate_per_s\":1}, \"identity\": { \"peer\": "
