@@ -23,6 +23,7 @@ std::int64_t wallNanos(WallClock::time_point from, WallClock::time_point to) {
 struct ScenarioRunner::Impl final : LimitObserver {
     Impl(Scenario s, PolicySet p, RunnerOptions o)
         : scenario(std::move(s))
+        , initialPolicies(p)
         , policies(std::move(p))
         , options(std::move(o))
         , seed(options.seed.value_or(scenario.seed))
@@ -71,6 +72,7 @@ struct ScenarioRunner::Impl final : LimitObserver {
     }
 
     Scenario scenario;
+    const PolicySet initialPolicies;
     PolicySet policies;
     RunnerOptions options;
     std::uint64_t seed;
@@ -306,6 +308,9 @@ const Scenario& ScenarioRunner::scenario() const {
 }
 const PolicySet& ScenarioRunner::policies() const {
     return impl_->policies;
+}
+const PolicySet& ScenarioRunner::initialPolicies() const {
+    return impl_->initialPolicies;
 }
 std::uint64_t ScenarioRunner::seed() const {
     return impl_->seed;

@@ -60,6 +60,7 @@ private slots:
     void summaryMetrics();
     void seriesCsv();
     void validationRecord();
+    void policyChangesKeepThePolicyName();
 };
 
 // Two runs with one seed: identical reports but for `timing`, identical series.
@@ -204,6 +205,23 @@ void TestReport::validationRecord() {
     EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
     QCOMPARE(QByteArray(reinterpret_cast<const char*>(digest), 32).toHex().toStdString(),
              r.report.policySha256);
+}
+
+// A report names and hashes the policy as loaded, whatever policy_change events or retunes
+// did to it during the run.
+void TestReport::policyChangesKeepThePolicyName() {
+    const Scenario s = scenarioFrom(R"({ "name": "t", "duration_s": 4, "actors": [ { "name": "a",
+        "arrival": {"kind":"constant","rate_per_s":10},
+        "identity": { "peer": {"kind":"ipv4","address":"198.51.100.9"} } } ],
+        "events": [ { "kind": "policy_change", "at_s": 2, "set": { "capacity": 3 } } ] })");
+    const PolicySet loaded = policySet({tokenBucket("api", 50, 1.0)});
+    ScenarioRunner runner(s, loaded);
+    runner.runToEnd();
+    QCOMPARE(runner.policies().policies[0].capacity, std::int64_t(3));
+    const Report r = buildReport(runner, Timing{});
+    QCOMPARE(r.policy, std::string("api"));
+    QCOMPARE(r.policySha256, policySha256(loaded));
+    QVERIFY(r.policySha256 != policySha256(runner.policies()));
 }
 
 QTEST_APPLESS_MAIN(TestReport)
