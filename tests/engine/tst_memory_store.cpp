@@ -111,16 +111,19 @@ private slots:
         const Limit l = bucket(10, kSecond);
         const BucketBudget budget{"peer:198.51.100.7", "ip:198.51.100.7", 3, 60 * kSecond};
         for (int i = 0; i < 5; ++i) {
-            ConsumeResult r = consume(*store, l, "auth:" + std::to_string(i), 0, &budget, "peer:198.51.100.7");
+            ConsumeResult r =
+                consume(*store, l, "auth:" + std::to_string(i), 0, &budget, "peer:198.51.100.7");
             QCOMPARE(r.chargedFallback, i >= 3);
         }
-        QVERIFY(!consume(*store, l, "auth:1", kSecond, &budget, "peer:198.51.100.7").chargedFallback);
+        QVERIFY(
+            !consume(*store, l, "auth:1", kSecond, &budget, "peer:198.51.100.7").chargedFallback);
         KeyspaceStats k = store->keyspace();
         QCOMPARE(k.buckets, std::int64_t(4));  // three auth: buckets and the fallback
         QCOMPARE(k.budgetSlots, std::int64_t(3));
         QCOMPARE(k.scopes, std::int64_t(1));
         // The fallback bucket took both overflow requests.
-        ConsumeResult fallback = consume(*store, l, "ip:198.51.100.7", 0, nullptr, "peer:198.51.100.7");
+        ConsumeResult fallback =
+            consume(*store, l, "ip:198.51.100.7", 0, nullptr, "peer:198.51.100.7");
         QCOMPARE(fallback.decision.remaining, std::int64_t(7));
     }
 
@@ -135,7 +138,8 @@ private slots:
         QVERIFY(consume(*store, l, "auth:new", 30 * kSecond, &budget, "peer:a").chargedFallback);
         QVERIFY(!consume(*store, l, "auth:kept", 50 * kSecond, &budget, "peer:a").chargedFallback);
         // 60 s after its last use "old" is gone; "kept" was used at 50 s and stays.
-        QVERIFY(consume(*store, l, "auth:new", 60 * kSecond - 1, &budget, "peer:a").chargedFallback);
+        QVERIFY(
+            consume(*store, l, "auth:new", 60 * kSecond - 1, &budget, "peer:a").chargedFallback);
         QVERIFY(!consume(*store, l, "auth:new", 60 * kSecond, &budget, "peer:a").chargedFallback);
         QVERIFY(consume(*store, l, "auth:third", 100 * kSecond, &budget, "peer:a").chargedFallback);
         QVERIFY(!consume(*store, l, "auth:kept", 100 * kSecond, &budget, "peer:a").chargedFallback);
@@ -156,10 +160,12 @@ private slots:
     void idleBucketsAreEvicted() {
         auto store = makeMemoryStore({});
         const Limit l = bucket(1, kSecond);
-        for (int i = 0; i < 10'000; ++i) consume(*store, l, "k" + std::to_string(i), 0);
+        for (int i = 0; i < 10'000; ++i)
+            consume(*store, l, "k" + std::to_string(i), 0);
         QCOMPARE(store->keyspace().buckets, std::int64_t(10'000));
         // One second later all of them are full again; new keys push the old ones out.
-        for (int i = 0; i < 10'000; ++i) consume(*store, l, "n" + std::to_string(i), kSecond);
+        for (int i = 0; i < 10'000; ++i)
+            consume(*store, l, "n" + std::to_string(i), kSecond);
         const std::int64_t live = store->keyspace().buckets;
         QVERIFY2(live < 14'000, qPrintable(QString::number(live)));
         QVERIFY(live >= 10'000);
@@ -195,10 +201,12 @@ private slots:
         std::vector<std::thread> threads;
         for (int t = 0; t < 4; ++t) {
             threads.emplace_back([&] {
-                for (int i = 0; i < 5000; ++i) admitted += consume(*store, l, "hot", 0).decision.allowed;
+                for (int i = 0; i < 5000; ++i)
+                    admitted += consume(*store, l, "hot", 0).decision.allowed;
             });
         }
-        for (auto& t : threads) t.join();
+        for (auto& t : threads)
+            t.join();
         QCOMPARE(admitted.load(), 1000);
 
         const Limit small = bucket(3, 3600 * kSecond);
@@ -208,12 +216,14 @@ private slots:
             threads.emplace_back([&] {
                 for (int round = 0; round < 5; ++round) {
                     for (int k = 0; k < 2000; ++k) {
-                        many += consume(*store, small, "key" + std::to_string(k), 0).decision.allowed;
+                        many +=
+                            consume(*store, small, "key" + std::to_string(k), 0).decision.allowed;
                     }
                 }
             });
         }
-        for (auto& t : threads) t.join();
+        for (auto& t : threads)
+            t.join();
         QCOMPARE(many.load(), 3 * 2000);
     }
 
@@ -226,11 +236,13 @@ private slots:
         for (int t = 0; t < 4; ++t) {
             threads.emplace_back([&, t] {
                 for (int i = 0; i < 1000; ++i) {
-                    consume(*store, l, "auth:" + std::to_string(t) + "-" + std::to_string(i), 0, &budget, "peer:a");
+                    consume(*store, l, "auth:" + std::to_string(t) + "-" + std::to_string(i), 0,
+                            &budget, "peer:a");
                 }
             });
         }
-        for (auto& t : threads) t.join();
+        for (auto& t : threads)
+            t.join();
         KeyspaceStats k = store->keyspace();
         QCOMPARE(k.budgetSlots, std::int64_t(128));
         QCOMPARE(k.buckets, std::int64_t(129));
@@ -243,16 +255,19 @@ private slots:
         l.capacity = 100;
         l.window = kSecond;
         for (int i = 0; i < 1000; ++i) {
-            for (int j = 0; j < 10; ++j) consume(*store, l, "k" + std::to_string(i), 0);
+            for (int j = 0; j < 10; ++j)
+                consume(*store, l, "k" + std::to_string(i), 0);
         }
         const std::int64_t busy = store->keyspace().bytes;
-        for (int i = 0; i < 1000; ++i) consume(*store, l, "other" + std::to_string(i), 2 * kSecond);
+        for (int i = 0; i < 1000; ++i)
+            consume(*store, l, "other" + std::to_string(i), 2 * kSecond);
         QVERIFY(store->keyspace().bytes < busy);
     }
 
     void everyAlgorithmStoresAndDecides() {
-        for (Algorithm a : {Algorithm::TokenBucket, Algorithm::Gcra, Algorithm::FixedWindow,
-                            Algorithm::SlidingWindow, Algorithm::SlidingLog, Algorithm::LeakyBucket}) {
+        for (Algorithm a :
+             {Algorithm::TokenBucket, Algorithm::Gcra, Algorithm::FixedWindow,
+              Algorithm::SlidingWindow, Algorithm::SlidingLog, Algorithm::LeakyBucket}) {
             auto store = makeMemoryStore({});
             Limit l;
             l.algorithm = a;
@@ -261,7 +276,8 @@ private slots:
             l.emissionInterval = kSecond;
             l.delay = kNoDelay;
             int admitted = 0;
-            for (int i = 0; i < 10; ++i) admitted += consume(*store, l, "k", 0).decision.allowed;
+            for (int i = 0; i < 10; ++i)
+                admitted += consume(*store, l, "k", 0).decision.allowed;
             QCOMPARE(admitted, a == Algorithm::LeakyBucket ? 3 : 2);  // nginx: burst + 1
         }
     }
