@@ -1,5 +1,5 @@
 // Raw credentials never leave the request: not in keys, scopes, verdict headers or bodies, nor
-// in the events the observer receives (what logs and reports are built from).
+// in the events the observer receives, nor in the JSON-lines log built from them.
 
 #include <QtTest>
 
@@ -10,6 +10,7 @@
 
 #include "ratelab/limiter.h"
 #include "ratelab/memory_store.h"
+#include "ratelab/observers.h"
 
 using namespace ratelab;
 
@@ -19,10 +20,14 @@ constexpr const char* kSecret = "s3cr3t-Token-VALUE-4242";
 constexpr const char* kApiKey = "ak_live_SECRET_9f8e7d";
 constexpr const char* kAccount = "victim@example.com";
 
-// Keeps a copy of every text field of every event.
+// Keeps a copy of every text field of every event, and passes each event on to the JSON-lines
+// log a service would run, whose lines it keeps too.
 class RecordingObserver : public LimitObserver {
 public:
+    RecordingObserver() : log_([this](std::string_view line) { lines.emplace_back(line); }, 1000) {}
+
     void onLimitHit(const LimitEvent& e) override {
+        log_.onLimitHit(e);
         std::lock_guard lock(mutex_);
         texts.emplace_back(e.policy);
         texts.emplace_back(e.route);
@@ -30,17 +35,35 @@ public:
         ++hits;
     }
     void onStoreError(const StoreErrorEvent& e) override {
+        log_.onStoreError(e);
         std::lock_guard lock(mutex_);
+        ++storeErrors;
         texts.emplace_back(e.policy);
         texts.emplace_back(e.route);
         texts.emplace_back(e.keyHash);
         texts.emplace_back(e.error);
     }
     std::vector<std::string> texts;
+    std::vector<std::string> lines;  ///< the JSON-lines log (its sink is called under its lock)
     int hits = 0;
+    int storeErrors = 0;
 
 private:
+    JsonLogObserver log_;
     std::mutex mutex_;
+};
+
+// A store whose server is gone: every call is a transport error.
+class UnreachableStore : public Store {
+public:
+    ConsumeResult consume(const ConsumeRequest&) override {
+        ConsumeResult r;
+        r.status = StoreStatus::Transport;
+        r.error = "connection refused";
+        return r;
+    }
+    KeyspaceStats keyspace() const override { return {}; }
+    std::string_view kind() const override { return "unreachable"; }
 };
 
 Policy policyNamed(const char* name, KeySource source) {
@@ -89,19 +112,31 @@ class TestIdentityCredentials : public QObject {
     Q_OBJECT
 
 private slots:
+    void noRawCredentialInAnyOutput_data() {
+        QTest::addColumn<bool>("storeReachable");
+        QTest::newRow("memory store") << true;
+        QTest::newRow("store unreachable") << false;
+    }
     void noRawCredentialInAnyOutput() {
+        QFETCH(bool, storeReachable);
         RecordingObserver observer;
         LimiterOptions options;
         options.observer = &observer;
         MemoryStoreOptions storeOptions;
         storeOptions.hashSeed = 3;
-        Limiter limiter(everySource(), makeMemoryStore(storeOptions), options);
+        std::shared_ptr<Store> store;
+        if (storeReachable) {
+            store = makeMemoryStore(storeOptions);
+        } else {
+            store = std::make_shared<UnreachableStore>();
+        }
+        Limiter limiter(everySource(), store, options);
 
         IpAddress peer = *IpAddress::parse("198.51.100.7");
         Verdict verdict;
         int checked = 0;
         // Several variants of each credential, repeated so buckets empty, budgets overflow
-        // and every policy reports hits.
+        // and every policy reports hits (or, unreachable, store errors).
         for (int round = 0; round < 4; ++round) {
             for (int variant = 0; variant < 5; ++variant) {
                 std::string suffix = variant == 0 ? "" : "-" + std::to_string(variant);
@@ -132,10 +167,13 @@ private slots:
             }
         }
         QCOMPARE(checked, 40);
-        // The store saw hashed keys only: every refusal above was reported, none leaking.
-        QVERIFY(observer.hits > 0);
+        // Every refusal or store failure above was reported and logged, none leaking.
+        QVERIFY(storeReachable ? observer.hits > 0 : observer.storeErrors > 0);
+        QVERIFY(!observer.lines.empty());
         for (const std::string& text : observer.texts)
             QVERIFY2(!leaks(text), text.c_str());
+        for (const std::string& line : observer.lines)
+            QVERIFY2(!leaks(line), line.c_str());
     }
 };
 
