@@ -176,18 +176,21 @@ int runCheck(const QStringList& arguments) {
         {"method", "The request method (default GET).", "GET"},
         {"attribute", "A verified request attribute (repeatable).", "name=value"},
     });
-    parser.addHelpOption();
+    QCommandLineOption help({"h", "help"}, "Show this help.");
+    parser.addOption(help);
     if (!parser.parse(QStringList{"ratelab-cli check"} + arguments)) {
         return badInput(parser.errorText().toStdString());
     }
-    if (parser.isSet("help")) {
+    if (parser.isSet(help)) {
         std::printf("usage: ratelab-cli %s\n%s", kSynopsis,
                     parser.helpText().section('\n', 2).toLocal8Bit().constData());
         return kSuccess;
     }
     if (!parser.positionalArguments().isEmpty()) {
-        return badInput("unexpected argument \"" +
-                        parser.positionalArguments().first().toStdString() + "\"");
+        // Not echoed: an unquoted --header Authorization: Bearer x leaves the token here.
+        return badInput(
+            "unexpected argument; each option takes one value (quote a header: "
+            "--header 'Name: value')");
     }
     if (!parser.isSet("policy")) return badInput("--policy P.json is required");
 

@@ -142,6 +142,9 @@ private slots:
             << QStringList{"--attribute", "=x"} << "--attribute";
         QTest::newRow("path") << QStringList{"--path", "login"} << "--path";
         QTest::newRow("unknown option") << QStringList{"--peeer", "1.2.3.4"} << "peeer";
+        QTest::newRow("unquoted header")
+            << QStringList{"--header", "Authorization:", "Bearer", "SECRET-cli-token"}
+            << "unexpected argument";
     }
     void badInput() {
         QFETCH(QStringList, arguments);
