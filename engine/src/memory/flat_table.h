@@ -26,25 +26,49 @@ inline std::uint64_t homeSlot(std::uint64_t fingerprint, std::uint64_t capacity)
                                       64);
 }
 
-/// Large arrays are 2 MiB aligned with transparent huge pages requested: on a VM whose nested
-/// paging makes TLB misses dear, one huge page covers 131,072 16-byte slots. All memory comes
-/// from malloc, so allocator statistics (and the benchmarks that read them) see every byte.
+/// Slot arrays of 64 KiB and more get their own anonymous mapping, returned to the kernel when
+/// the table grows past it (from malloc's heap, freed arrays would stay resident as
+/// fragmentation). Mappings of 2 MiB and more start at a 2 MiB boundary with transparent huge
+/// pages requested, so each whole 2 MiB of the array sits in one TLB entry (one huge page covers
+/// 131,072 16-byte slots). A mapping is exactly as long as the array, rounded to 4 KiB: only the
+/// tail past the last 2 MiB boundary stays on small pages, and nothing is wasted.
 class SlotMemory {
 public:
     static void* allocate(std::size_t bytes) {
-        if (bytes < kHugeThreshold) return std::calloc(1, bytes);
-        const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-        void* p = std::aligned_alloc(kHugePage, rounded);
-        if (!p) return nullptr;
-        madvise(p, rounded, MADV_HUGEPAGE);
-        std::memset(p, 0, bytes);
-        return p;
+        if (bytes < kMapThreshold) return std::calloc(1, bytes);
+        const std::size_t length = roundUp(bytes, kSmallPage);
+        const std::size_t alignment = length >= kHugePage ? kHugePage : kSmallPage;
+        // Over-map by the alignment, then give back what lies outside the aligned range.
+        const std::size_t span = length + alignment - kSmallPage;
+        void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (raw == MAP_FAILED) return nullptr;
+        const auto start = reinterpret_cast<std::uintptr_t>(raw);
+        const std::uintptr_t aligned = roundUp(start, alignment);
+        if (aligned > start) munmap(raw, aligned - start);
+        const std::uintptr_t end = start + span;
+        if (end > aligned + length) {
+            munmap(reinterpret_cast<void*>(aligned + length), end - aligned - length);
+        }
+        void* p = reinterpret_cast<void*>(aligned);
+        if (alignment == kHugePage) madvise(p, length, MADV_HUGEPAGE);
+        return p;  // zero-filled by the kernel
     }
-    static void release(void* p, std::size_t) { std::free(p); }
+    static void release(void* p, std::size_t bytes) {
+        if (!p) return;
+        if (bytes < kMapThreshold) {
+            std::free(p);
+        } else {
+            munmap(p, roundUp(bytes, kSmallPage));
+        }
+    }
 
 private:
+    static constexpr std::size_t kSmallPage = 4096;
+    static constexpr std::size_t kMapThreshold = 64u << 10;
     static constexpr std::size_t kHugePage = 2u << 20;
-    static constexpr std::size_t kHugeThreshold = 4u << 20;
+    static constexpr std::size_t roundUp(std::size_t n, std::size_t unit) {
+        return (n + unit - 1) / unit * unit;
+    }
 };
 
 /// REQUIRES: State is trivially copyable; fingerprint 0 is reserved for empty slots (callers
