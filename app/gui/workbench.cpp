@@ -71,27 +71,17 @@ struct AccessLogResult {
 // Runs on a pool thread.
 AccessLogResult parseAccessLogFile(const QString& path) {
     AccessLogResult out;
-    QByteArray head;
-    {
-        QFile file(path);
-        if (!file.open(QIODevice::ReadOnly)) {
-            out.error = QObject::tr("%1: cannot open: %2").arg(path, file.errorString());
-            return out;
-        }
-        head = file.read(64 * 1024);
-    }
-    const sim::LogFormat format = sim::detectLogFormat(
-        std::string_view(head.constData(), static_cast<std::size_t>(head.size())));
     std::string error;
+    // The format is guessed from the first line (detectLogFormat).
     std::optional<sim::RecordedTraffic> traffic =
-        sim::loadAccessLog(QDir::toNativeSeparators(path).toStdString(), format, error);
+        sim::loadAccessLog(QDir::toNativeSeparators(path).toStdString(), std::nullopt, error);
     if (!traffic) {
         out.error = QString::fromStdString(error);
         return out;
     }
     if (traffic->requests.empty()) {
         out.error = QObject::tr("%1: no line could be read as a %2 access log (%3 lines)")
-                        .arg(path, QString::fromUtf8(sim::logFormatName(format).data()))
+                        .arg(path, QString::fromUtf8(sim::logFormatName(traffic->format).data()))
                         .arg(traffic->lines);
         return out;
     }
