@@ -1,0 +1,160 @@
+#include "redis/connection.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace ratelab::redis {
+
+namespace {
+
+constexpr std::size_t kMaxArgs = 32;
+
+std::string errnoText(int error) {
+    return std::strerror(error);
+}
+
+}  // namespace
+
+std::unique_ptr<Connection> Connection::open(const Endpoint& endpoint, Deadline deadline,
+                                             std::string* error) {
+    redisContext* context = endpoint.isUnix()
+                                ? redisConnectUnixNonBlock(endpoint.path.c_str())
+                                : redisConnectNonBlock(endpoint.host.c_str(), endpoint.port);
+    if (!context) {
+        *error = "connect to " + endpoint.name() + ": out of memory";
+        return nullptr;
+    }
+    if (context->err) {
+        *error = "connect to " + endpoint.name() + ": " + context->errstr;
+        redisFree(context);
+        return nullptr;
+    }
+    std::unique_ptr<Connection> connection(new Connection(context));
+    // A non-blocking connect() completes when the socket turns writable; SO_ERROR tells how.
+    if (!connection->wait(POLLOUT, deadline)) {
+        *error = "connect to " + endpoint.name() + ": " +
+                 (connection->failure_ == Failure::Timeout ? "timed out" : connection->error_);
+        return nullptr;
+    }
+    int soError = 0;
+    socklen_t length = sizeof soError;
+    if (getsockopt(context->fd, SOL_SOCKET, SO_ERROR, &soError, &length) != 0) soError = errno;
+    if (soError != 0) {
+        *error = "connect to " + endpoint.name() + ": " + errnoText(soError);
+        return nullptr;
+    }
+    connection->lastUse = Clock::now();
+    return connection;
+}
+
+Connection::~Connection() {
+    redisFree(context_);
+}
+
+void Connection::fail(Failure failure, std::string error) {
+    if (failure_ != Failure::None) return;
+    failure_ = failure;
+    error_ = std::move(error);
+}
+
+bool Connection::wait(short events, Deadline deadline) {
+    for (;;) {
+        const auto left = deadline - Clock::now();
+        if (left <= Clock::duration::zero()) {
+            fail(Failure::Timeout, "timed out");
+            return false;
+        }
+        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+        timespec timeout{static_cast<time_t>(ns / 1'000'000'000),
+                         static_cast<long>(ns % 1'000'000'000)};
+        pollfd fd{context_->fd, events, 0};
+        const int n = ppoll(&fd, 1, &timeout, nullptr);
+        if (n > 0) return true;  // ready, or an error the next send/recv reports
+        if (n == 0) continue;    // re-check the deadline (ppoll may wake a little early)
+        if (errno == EINTR) continue;
+        fail(Failure::Io, "poll: " + errnoText(errno));
+        return false;
+    }
+}
+
+void Connection::append(std::span<const std::string_view> args) {
+    const char* argv[kMaxArgs];
+    std::size_t lengths[kMaxArgs];
+    const std::size_t argc = std::min(args.size(), kMaxArgs);
+    for (std::size_t i = 0; i < argc; ++i) {
+        argv[i] = args[i].data();
+        lengths[i] = args[i].size();
+    }
+    char* command = nullptr;
+    const int length = redisFormatCommandArgv(&command, static_cast<int>(argc), argv, lengths);
+    if (length < 0 || !command) {
+        fail(Failure::Io, "out of memory formatting a command");
+        return;
+    }
+    output_.append(command, static_cast<std::size_t>(length));
+    redisFreeCommand(command);
+}
+
+bool Connection::flush(Deadline deadline) {
+    std::size_t done = 0;
+    while (ok() && done < output_.size()) {
+        const ssize_t n =
+            ::send(context_->fd, output_.data() + done, output_.size() - done, MSG_NOSIGNAL);
+        if (n > 0) {
+            done += static_cast<std::size_t>(n);
+            sent_ += static_cast<std::size_t>(n);
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            wait(POLLOUT, deadline);
+        } else {
+            fail(Failure::Io, "send: " + errnoText(errno));
+        }
+    }
+    output_.clear();
+    lastUse = Clock::now();
+    return ok();
+}
+
+Reply Connection::read(Deadline deadline) {
+    while (ok()) {
+        void* reply = nullptr;
+        if (redisReaderGetReply(context_->reader, &reply) != REDIS_OK) {
+            fail(Failure::Protocol, std::string("protocol error: ") + context_->reader->errstr);
+            break;
+        }
+        if (reply) {
+            lastUse = Clock::now();
+            return Reply(static_cast<redisReply*>(reply));
+        }
+        if (!wait(POLLIN, deadline)) break;
+        char buffer[16 * 1024];
+        const ssize_t n = ::recv(context_->fd, buffer, sizeof buffer, 0);
+        if (n > 0) {
+            if (redisReaderFeed(context_->reader, buffer, static_cast<std::size_t>(n)) != REDIS_OK)
+                fail(Failure::Protocol, std::string("protocol error: ") + context_->reader->errstr);
+        } else if (n == 0) {
+            fail(Failure::Closed, "server closed the connection");
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            fail(Failure::Io, "receive: " + errnoText(errno));
+        }
+    }
+    return nullptr;
+}
+
+Reply Connection::call(std::span<const std::string_view> args, Deadline deadline) {
+    append(args);
+    if (!flush(deadline)) return nullptr;
+    return read(deadline);
+}
+
+bool Connection::stale() {
+    char byte;
+    const ssize_t n = ::recv(context_->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n >= 0) return true;  // 0: closed; > 0: bytes nobody asked for
+    return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+}
+
+}  // namespace ratelab::redis
