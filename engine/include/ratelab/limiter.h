@@ -47,8 +47,10 @@ struct Check {
     bool allowed = true;
     int status = 200;  ///< 200 (pass), 429, 412 or 503
     RefusalCode code = RefusalCode::None;
-    Nanos retryAfter = 0;  ///< the longest wait among refusing policies
-    std::vector<PolicyResult> policies;  ///< one per matching policy, in order
+    Nanos retryAfter = 0;  ///< 429: how long until the refusing policy would admit the request
+    /// One per matching policy, in order, up to and including the first that refused: like
+    /// nested middleware, a refused request does not spend the quota of later policies.
+    std::vector<PolicyResult> policies;
     std::size_t used = 0;                ///< entries of `policies` that belong to this decision
 };
 

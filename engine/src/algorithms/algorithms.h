@@ -6,6 +6,7 @@
 //   idleAt(s, l)               when s becomes indistinguishable from a fresh key
 //   freshAfter(l)              the longest a used key takes to become fresh again
 //   release(s)                 frees memory s owns (the sliding log's ring)
+//   kOwnsMemory                whether any state owns memory (only the log does)
 
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +22,7 @@ namespace ratelab::algo {
 
 struct TokenBucket {
     using State = RateState;
+    static constexpr bool kOwnsMemory = false;
     static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool&) {
         return tokenBucketConsume(s, now, cost, l);
     }
@@ -38,6 +40,7 @@ struct Gcra : TokenBucket {
 
 struct FixedWindow {
     using State = FixedWindowState;
+    static constexpr bool kOwnsMemory = false;
     static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool&) {
         return fixedWindowConsume(s, now, cost, l);
     }
@@ -49,6 +52,7 @@ struct FixedWindow {
 
 struct SlidingWindow {
     using State = SlidingWindowState;
+    static constexpr bool kOwnsMemory = false;
     static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool&) {
         return slidingWindowConsume(s, now, cost, l);
     }
@@ -60,6 +64,7 @@ struct SlidingWindow {
 
 struct SlidingLog {
     using State = SlidingLogState;
+    static constexpr bool kOwnsMemory = true;
     static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool& oom) {
         return slidingLogConsume(s, now, cost, l, oom);
     }
@@ -74,6 +79,7 @@ struct SlidingLog {
 
 struct LeakyBucket {
     using State = LeakyState;
+    static constexpr bool kOwnsMemory = false;
     static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool&) {
         return leakyConsume(s, now, cost, l);
     }

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "identity/forwarded.h"
+#include "identity/sha256.h"
 #include "ratelab/ip_address.h"
 #include "ratelab/policy.h"
 #include "ratelab/request.h"
@@ -16,36 +18,36 @@
 
 namespace ratelab::identity {
 
-/// The client address after trusted-proxy resolution.
-struct ClientAddress {
-    enum class Status : std::uint8_t {
-        None,       ///< no peer, and no forwarded header from a trusted proxy
-        Ok,         ///< `address` is the client
-        Malformed,  ///< a trusted proxy sent a forwarded header that does not parse: fail closed
-    };
-    Status status = Status::None;
-    IpAddress address;
-};
-
 /// Per-request state shared by the policies of one decision. Computes lazily and at most once:
 /// the client address (walking the forwarded header right to left while hops are trusted) and
-/// the SHA-256 of the Authorization header. Not thread-safe; one per request.
+/// the SHA-256 of the Authorization header and of the principal. Not thread-safe; one per
+/// request. `request` and `proxies` must outlive it.
 class RequestContext {
 public:
     RequestContext(const RequestView& request, const TrustedProxies& proxies);
 
     const RequestView& request() const { return request_; }
     const ClientAddress& client();
-    /// Lowercase hex SHA-256 of the first Authorization header's value; empty when absent.
+    /// Lowercase hex SHA-256 of the first Authorization header's value (trimmed); empty when
+    /// absent or blank.
     std::string_view authorizationHash();
+    /// Lowercase hex SHA-256 of the verified principal; empty when there is none.
+    std::string_view principalHash();
 
 private:
+    // A hash computed at most once: empty when its input is absent or hashing failed.
+    struct CachedHash {
+        bool done = false;
+        bool present = false;
+        char hex[kSha256HexLength];
+    };
+    std::string_view cached(CachedHash& slot, std::string_view input);
+
     const RequestView& request_;
     const TrustedProxies& proxies_;
     std::optional<ClientAddress> client_;
-    bool authorizationDone_ = false;
-    char authorizationHex_[64];
-    std::size_t authorizationLength_ = 0;
+    CachedHash authorization_;
+    CachedHash principal_;
 };
 
 enum class DeriveStatus : std::uint8_t {
@@ -68,25 +70,52 @@ struct DerivedKey {
     BucketBudget budget() const { return BucketBudget{scope, fallbackKey, cap, slotTtl}; }
 };
 
+/// The text a composite key's `route` part stands for: the policy's route pattern, or its path
+/// prefix. The policy's route, not the request's path, so that "/login/" or "/login/x" cannot
+/// mint a fresh per-account bucket under a policy matching "/login".
+std::string routeLabel(const RouteMatch& match);
+
 /// Derives keys for one policy's KeyConfig and BudgetConfig. Immutable after construction and
 /// thread-safe. See DESIGN.md, "Client identity", for the default chain.
+///
+/// Keys made from caller-controlled input (the Authorization header under `default`, a named
+/// header, a composite with a header or method part) are budgeted: while the budget is enabled
+/// each peer (or, without one, the whole service) holds at most `per_peer` (`global`) of them.
 class KeyDeriver {
 public:
-    KeyDeriver(KeyConfig key, BudgetConfig budget);
+    /// `route` is the policy's routeLabel(); only composite keys use it.
+    KeyDeriver(KeyConfig key, BudgetConfig budget, std::string route = "/");
+    /// The policy's key rules, budget and route.
+    explicit KeyDeriver(const Policy& policy);
 
     /// Fills `out` for this request. Never throws; allocates only when `out` must grow.
     DeriveStatus derive(RequestContext& context, DerivedKey& out) const;
 
     const KeyConfig& config() const { return key_; }
+    const BudgetConfig& budgetConfig() const { return budget_; }
 
 private:
+    DeriveStatus deriveDefault(RequestContext& context, DerivedKey& out) const;
+    DeriveStatus derivePeer(RequestContext& context, DerivedKey& out) const;
+    DeriveStatus deriveHeader(RequestContext& context, DerivedKey& out) const;
+    DeriveStatus deriveComposite(RequestContext& context, DerivedKey& out) const;
+    /// Sets `out`'s partition and budget for an unverified key already in out.key.
+    DeriveStatus budgetUnverified(RequestContext& context, DerivedKey& out) const;
+
     KeyConfig key_;
     BudgetConfig budget_;
+    std::string route_;
+    bool compositeUnverified_ = false;  ///< a composite part is caller-controlled
 };
+
+/// Longest text formatKeyAddress writes: an IPv6 address (45) plus "/128".
+inline constexpr std::size_t kMaxKeyAddressLength = 49;
 
 /// Writes "198.51.100.7", "198.51.100.0/24" or "2001:db8:1:2::/64": the address aggregated to
 /// the policy's prefix for its family, as used in keys and scopes. Addresses in ::/64 (loopback,
-/// unspecified) are never aggregated.
+/// unspecified) are never aggregated. `out` holds at least kMaxKeyAddressLength bytes; returns
+/// the length written. Allocates nothing.
+std::size_t formatKeyAddress(const IpAddress& address, int ipv4Prefix, int ipv6Prefix, char* out);
 std::string formatKeyAddress(const IpAddress& address, int ipv4Prefix, int ipv6Prefix);
 
 }  // namespace ratelab::identity

@@ -6,6 +6,8 @@
 
 #include "ratelab/memory_store.h"
 
+// xxh3 inlined: a call through the shared library's PLT costs as much as hashing 16 bytes.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <array>
@@ -39,6 +41,15 @@ std::uint64_t hashOf(std::string_view text, std::uint64_t seed) {
     return XXH3_64bits_withSeed(text.data(), text.size(), seed);
 }
 
+// A second, independent 64-bit value from a hash (xxh3's own final mix, with another constant),
+// for keys that are their own partition: one hash of the key serves both purposes.
+std::uint64_t remix(std::uint64_t h) {
+    h ^= h >> 37;
+    h *= 0x165667919E3779F9ULL;
+    h ^= h >> 32;
+    return h;
+}
+
 std::int64_t toMillisCeil(Nanos t) {
     return (t + kNanosPerMilli - 1) / kNanosPerMilli;
 }
@@ -55,14 +66,16 @@ class MemoryStoreImpl;
 
 class LimitTableBase {
 public:
+    explicit LimitTableBase(Algorithm algorithm) : algorithm_(algorithm) {}
     virtual ~LimitTableBase() = default;
-    virtual Algorithm algorithm() const = 0;
-    virtual void consume(MemoryStoreImpl& store, const ConsumeRequest& request,
-                         std::uint64_t partitionHash, ConsumeResult& out) = 0;
+    Algorithm algorithm() const { return algorithm_; }
     /// Evicts every idle bucket and expired scope; returns the earliest time a surviving bucket
     /// becomes idle.
     virtual Nanos sweep(MemoryStoreImpl& store, Nanos now) = 0;
     virtual void addStats(KeyspaceStats& stats) = 0;
+
+private:
+    const Algorithm algorithm_;
 };
 
 class MemoryStoreImpl final : public Store {
@@ -130,7 +143,7 @@ class LimitTable final : public LimitTableBase {
     using Slot = typename Table::Slot;
 
 public:
-    explicit LimitTable(Algorithm algorithm) : algorithm_(algorithm) {}
+    explicit LimitTable(Algorithm algorithm) : LimitTableBase(algorithm) {}
 
     ~LimitTable() override {
         for (Shard& shard : shards_) {
@@ -139,27 +152,47 @@ public:
         }
     }
 
-    Algorithm algorithm() const override { return algorithm_; }
-
-    void consume(MemoryStoreImpl& store, const ConsumeRequest& request, std::uint64_t partitionHash,
-                 ConsumeResult& out) override {
+    /// The common case, kept small so it inlines into the store's entry point: a known key, no
+    /// budget, state that owns no memory. Returns false, having changed nothing, when the full
+    /// path is needed.
+    [[gnu::always_inline]] bool consumeFast(const ConsumeRequest& request,
+                                            std::uint64_t partitionHash, std::uint64_t keyFp,
+                                            ConsumeResult& out) {
+        if constexpr (Algo::kOwnsMemory) return false;
+        if (request.budget) return false;
         Shard& shard = shards_[partitionHash >> (64 - kShardBits)];
-        const std::uint64_t keyFp = nonZero(hashOf(request.key, partitionHash ^ store.seed()));
-        for (int attempt = 0;; ++attempt) {
-            std::unique_lock<SpinLock> lock(shard.lock);
-            if (!(shard.limit == *request.limit)) shard.limit = *request.limit;
-            if (consumeLocked(store, shard, request, partitionHash, keyFp, out)) return;
-            // The store is full. Evict idle state everywhere once, then decide again.
-            lock.unlock();
-            if (attempt == 0) {
-                store.sweepAll(request.now);
-                continue;
-            }
-            out.status = StoreStatus::Refused;
-            out.error = "memory store full: " + std::to_string(store.maxBuckets()) +
-                        " live buckets and none idle";
-            return;
+        shard.buckets.prefetchUnlocked(keyFp);
+        shard.lock.lock();
+        Slot* slot = shard.limit == *request.limit ? shard.buckets.find(keyFp) : nullptr;
+        if (!slot) {
+            shard.lock.unlock();
+            return false;
         }
+        bool oom = false;
+        out.decision = Algo::consume(slot->state, request.now, request.cost, *request.limit, oom);
+        shard.lock.unlock();
+        return true;
+    }
+
+    /// Everything else: budgets, new keys, a changed limit, the sliding log, a full store.
+    [[gnu::noinline]] void consumeSlow(MemoryStoreImpl& store, const ConsumeRequest& request,
+                                       std::uint64_t partitionHash, std::uint64_t keyFp,
+                                       ConsumeResult& out) {
+        Shard& shard = shards_[partitionHash >> (64 - kShardBits)];
+        shard.lock.lock();
+        if (!(shard.limit == *request.limit)) shard.limit = *request.limit;
+        bool decided = consumeLocked(store, shard, request, partitionHash, keyFp, out);
+        shard.lock.unlock();
+        if (decided) return;
+        // The store is full. Evict idle state everywhere once, then decide again.
+        store.sweepAll(request.now);
+        shard.lock.lock();
+        decided = consumeLocked(store, shard, request, partitionHash, keyFp, out);
+        shard.lock.unlock();
+        if (decided) return;
+        out.status = StoreStatus::Refused;
+        out.error = "memory store full: " + std::to_string(store.maxBuckets()) +
+                    " live buckets and none idle";
     }
 
     Nanos sweep(MemoryStoreImpl& store, Nanos now) override {
@@ -268,16 +301,28 @@ private:
             store.noteIdleAt(Algo::idleAt(fresh, limit));
             out.decision = d;
         } else {
-            bool oom = false;
-            const std::size_t before = Algo::ownedBytes(slot->state);
-            out.decision = Algo::consume(slot->state, request.now, request.cost, limit, oom);
-            store.addOwnedBytes(static_cast<std::int64_t>(Algo::ownedBytes(slot->state)) -
-                                static_cast<std::int64_t>(before));
-            if (oom) return refuseOutOfMemory(out);
+            decideExisting(store, *slot, request, out);
+            if (out.status != StoreStatus::Ok) return true;
         }
         out.status = StoreStatus::Ok;
         recordScope(shard, scope, request, partitionHash, store, keyFp, member, nowMs, ttlMs);
         return true;
+    }
+
+    void decideExisting(MemoryStoreImpl& store, Slot& slot, const ConsumeRequest& request,
+                        ConsumeResult& out) {
+        bool oom = false;
+        if constexpr (Algo::kOwnsMemory) {
+            const std::size_t before = Algo::ownedBytes(slot.state);
+            out.decision =
+                Algo::consume(slot.state, request.now, request.cost, *request.limit, oom);
+            store.addOwnedBytes(static_cast<std::int64_t>(Algo::ownedBytes(slot.state)) -
+                                static_cast<std::int64_t>(before));
+        } else {
+            out.decision =
+                Algo::consume(slot.state, request.now, request.cost, *request.limit, oom);
+        }
+        if (oom) refuseOutOfMemory(out);
     }
 
     bool refuseOutOfMemory(ConsumeResult& out) {
@@ -401,7 +446,6 @@ private:
 
     static constexpr State kFreshState{};
 
-    const Algorithm algorithm_;
     std::array<Shard, kShards> shards_;
 };
 
@@ -414,7 +458,19 @@ ConsumeResult MemoryStoreImpl::consume(const ConsumeRequest& request) {
         return out;
     }
     const std::uint64_t partitionHash = hashOf(request.partition, seed_);
-    t->consume(*this, request, partitionHash, out);
+    // A key that is its own partition (principal, header and composite keys) is hashed once.
+    const bool keyIsPartition =
+        request.key.size() == request.partition.size() &&
+        (request.key.data() == request.partition.data() || request.key == request.partition);
+    const std::uint64_t keyFp = keyIsPartition
+                                    ? nonZero(remix(partitionHash))
+                                    : nonZero(hashOf(request.key, partitionHash ^ seed_));
+    algo::visitAlgorithm(t->algorithm(), [&](auto traits) {
+        auto* typed = static_cast<LimitTable<decltype(traits)>*>(t);
+        if (!typed->consumeFast(request, partitionHash, keyFp, out)) {
+            typed->consumeSlow(*this, request, partitionHash, keyFp, out);
+        }
+    });
     return out;
 }
 

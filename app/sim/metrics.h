@@ -1,0 +1,121 @@
+#pragma once
+
+// Value snapshots the simulator hands out: plain structs, safe to copy across threads.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ratelab/limit.h"
+#include "ratelab/observer.h"
+#include "ratelab/store.h"
+
+namespace ratelab::sim {
+
+/// What happened to one class's requests. Every request lands in exactly one of allowed,
+/// throttled (429), refused (412) and failed_closed (503), so
+/// offered == allowed + throttled + refused + failed_closed. failed_open counts the allowed
+/// requests that passed only because the store failed under fail_open_on_transport.
+struct ClassCounters {
+    std::int64_t offered = 0;
+    std::int64_t allowed = 0;
+    std::int64_t throttled = 0;
+    std::int64_t refused = 0;
+    std::int64_t failedOpen = 0;
+    std::int64_t failedClosed = 0;
+
+    ClassCounters& operator+=(const ClassCounters& o) {
+        offered += o.offered;
+        allowed += o.allowed;
+        throttled += o.throttled;
+        refused += o.refused;
+        failedOpen += o.failedOpen;
+        failedClosed += o.failedClosed;
+        return *this;
+    }
+    friend bool operator==(const ClassCounters&, const ClassCounters&) = default;
+};
+
+/// One sample interval [start, end) of virtual time.
+struct Sample {
+    Nanos start = 0;
+    Nanos end = 0;
+    std::vector<ClassCounters> classes;  ///< indexed like ScenarioRunner::classNames()
+    KeyspaceStats keyspace;              ///< summed over the stores, read at `end`
+    std::int64_t storeErrors = 0;        ///< store calls that failed in the interval
+    /// Wall nanoseconds per request over the interval (generation + decision). Live charts only;
+    /// never part of a report, since it differs from run to run. 0 when nothing was measured.
+    double wallNanosPerRequest = 0;
+};
+
+/// One row of the per-actor table: totals since the start.
+struct ActorRow {
+    std::string name;
+    std::string className;
+    std::int64_t instances = 0;
+    ClassCounters counters;
+};
+
+/// A limit hit or store failure kept for the workbench log. Keys are hashed, never raw.
+struct LogEntry {
+    Nanos at = 0;
+    std::string actor;
+    std::string policy;
+    PolicyOutcome outcome = PolicyOutcome::Throttled;
+    std::string keyHash;   ///< 16 hex digits (the observer's keyed hash)
+    Nanos retryAfter = 0;  ///< limit hits
+    std::string error;     ///< store failures: the store's message
+};
+
+/// One request's decision, streamed to a DecisionSink in order.
+struct DecisionRecord {
+    std::int64_t seq = 0;  ///< 0-based, in decision order
+    Nanos at = 0;          ///< virtual time since the start
+    /// The first matching policy's bucket key (credentials hashed by the engine), or, for a
+    /// replay, the client field as written in the log. Valid for the call only.
+    std::string_view key;
+    bool allowed = false;
+    int status = 200;
+    std::int64_t remaining = 0;  ///< the smallest remaining over the matching policies
+    Nanos retryAfter = 0;
+    int actor = 0;    ///< index into Scenario::actors
+    int replica = 0;  ///< which replica decided
+};
+
+/// Receives every decision, in order, on the runner's thread. Must not call back into the runner.
+class DecisionSink {
+public:
+    virtual ~DecisionSink() = default;
+    virtual void onDecision(const DecisionRecord& decision) = 0;
+};
+
+/// Totals since the start of the run, for reports and the workbench's summary.
+struct RunTotals {
+    std::int64_t requests = 0;
+    Nanos virtualTime = 0;                  ///< virtual time reached
+    std::vector<ClassCounters> classes;     ///< indexed like classNames()
+    std::vector<std::int64_t> peakAllowed;  ///< per class: the most allowed in one sample
+    std::int64_t maxBuckets = 0;            ///< over every sample, summed over the stores
+    std::int64_t maxBudgetSlots = 0;
+    std::int64_t maxBytes = 0;
+    std::int64_t finalBuckets = 0;  ///< at the last sample
+    std::int64_t storeErrors = 0;
+};
+
+/// The value of a summary metric: "<class>.<counter>" (offered, allowed, throttled, refused,
+/// failed_open, failed_closed), "<class>.allowed_fraction", "<class>.throttled_fraction",
+/// "<class>.allowed_per_s" (over the virtual duration), "<class>.peak_allowed_per_s" (the
+/// busiest sample), "keyspace.max_buckets", "keyspace.max_bytes", "keyspace.max_budget_slots",
+/// "keyspace.final_buckets", "store.errors", "requests". Nullopt for an unknown name.
+/// A fraction of a class that offered nothing is 0.
+std::optional<double> summaryMetric(std::string_view metric,
+                                    const std::vector<std::string>& classNames,
+                                    const RunTotals& totals, Nanos duration, Nanos sampleInterval);
+
+/// The names summaryMetric() knows for these classes (for "did you mean" and documentation).
+std::vector<std::string> metricNames(const std::vector<std::string>& classNames);
+
+}  // namespace ratelab::sim

@@ -1,0 +1,81 @@
+#pragma once
+
+// The run report (DESIGN.md, "The command line"): summary metrics, expectations, and the JSON
+// and CSV the CLI writes. Same scenario, policy and seed give the same bytes, except `timing`.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ratelab/policy.h"
+#include "sim/metrics.h"
+#include "sim/scenario.h"
+#include "sim/scenario_runner.h"
+
+namespace ratelab::sim {
+
+struct ExpectationResult {
+    Expectation expectation;
+    double actual = 0;
+    bool pass = false;
+};
+
+/// Wall-clock figures: the only part of a report that differs between identical runs.
+struct Timing {
+    double wallSeconds = 0;
+    double requestsPerSecond = 0;
+};
+
+/// What a replay adds: how the log was read.
+struct ReplayInfo {
+    std::string file;
+    std::string format;  ///< "combined", "common" or "csv"
+    std::int64_t lines = 0;
+    std::int64_t parsed = 0;
+    std::int64_t unparsed = 0;
+    std::vector<std::int64_t> unparsedLines;  ///< line numbers, the first kMaxListedLines
+    std::int64_t clients = 0;                 ///< distinct client fields
+    std::int64_t hostNames = 0;               ///< of which host names, not addresses
+    std::int64_t startEpochMs = 0;            ///< the earliest line's time, Unix ms
+};
+
+struct Report {
+    std::string scenario;
+    std::string policy;  ///< the policies' names, joined with "+"
+    std::string policySha256;
+    std::uint64_t seed = 0;
+    std::vector<std::string> classNames;
+    RunTotals totals;
+    Nanos duration = 0;
+    std::vector<ActorRow> actors;
+    std::vector<ExpectationResult> expectations;
+    std::optional<ReplayInfo> replay;
+    Timing timing;
+
+    /// Every expectation holds (vacuously true without expectations).
+    bool pass() const;
+};
+
+/// Hex SHA-256 of the policy set's canonical text (savePolicyText).
+std::string policySha256(const PolicySet& policies);
+
+/// The report of a runner in its current state (normally finished), expectations evaluated.
+Report buildReport(const ScenarioRunner& runner, Timing timing);
+
+/// The report as JSON, keys in the documented order, ending in a newline.
+std::string reportJson(const Report& report);
+
+/// The sample series as CSV: t_s, then per class its six counters, then keyspace.buckets,
+/// keyspace.budget_slots, keyspace.bytes, store.errors; one row per sample. Deterministic.
+std::string seriesCsv(const std::vector<std::string>& classNames,
+                      const std::vector<Sample>& samples);
+
+/// The run as a policy's ValidationRun (what "export a validated policy" embeds).
+ValidationRun validationRun(const Report& report);
+
+/// Human summary for a terminal: one line per class and per expectation.
+std::string reportText(const Report& report);
+
+}  // namespace ratelab::sim

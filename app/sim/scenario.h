@@ -1,0 +1,192 @@
+#pragma once
+
+// A scenario: a seeded, deterministic workload on a virtual clock (DESIGN.md, "The simulator").
+// Plain data, loaded once from a scenario file; the runner never reads the file again.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ratelab/diagnostic.h"
+#include "ratelab/ip_address.h"
+#include "ratelab/limit.h"
+#include "ratelab/policy.h"
+
+namespace ratelab::sim {
+
+struct RecordedTraffic;  // access_log.h
+
+/// When one actor's instances send requests. Rates are per instance.
+struct Arrival {
+    enum class Kind : std::uint8_t {
+        Constant,  ///< evenly spaced, `ratePerSecond` per instance, instances staggered
+        Poisson,   ///< exponential gaps, `ratePerSecond` per instance
+        Burst,     ///< `burstSize` requests every `burstEvery`, `burstSpacing` apart (a page load)
+        Ramp,  ///< evenly spaced, the rate moving linearly from `fromPerSecond` to `toPerSecond`
+    };
+    Kind kind = Kind::Constant;
+    double ratePerSecond = 1.0;
+    std::int64_t burstSize = 6;
+    Nanos burstEvery = 10 * kNanosPerSecond;
+    Nanos burstSpacing = 0;
+    double fromPerSecond = 0;
+    double toPerSecond = 0;
+    Nanos rampOver = 0;  ///< ramp length; 0 means until the actor stops
+};
+
+/// The TCP peer each instance connects from.
+struct PeerSpec {
+    enum class Kind : std::uint8_t {
+        None,              ///< no peer (a server that cannot see one)
+        Ipv4,              ///< `address`; every instance uses it
+        Ipv4Pool,          ///< one address per instance, taken in order from `cidr`
+        Nat,               ///< `address`, shared by every instance behind it
+        Ipv6,              ///< `address` (IPv6), every instance
+        Ipv6Rotate,        ///< a new random address inside `cidr` (a /64) per request
+        Ipv6PrefixRotate,  ///< a new random /`prefixLength` inside `cidr` (a /48) per request
+    };
+    Kind kind = Kind::None;
+    IpAddress address;
+    Cidr cidr;
+    int prefixLength = 64;
+};
+
+enum class AuthorizationMode : std::uint8_t {
+    None,
+    Fixed,   ///< one token per instance
+    Rotate,  ///< a new token on every request
+};
+
+enum class PrincipalMode : std::uint8_t {
+    None,
+    Fixed,  ///< one verified principal per instance
+};
+
+/// What the client writes in a forwarded header.
+struct ForwardedSpec {
+    enum class Kind : std::uint8_t {
+        None,
+        SpoofRandom,  ///< a random IPv4 client address the caller writes itself, per request
+        ViaProxy,     ///< the request arrives from `proxy`; the header names the instance's peer
+        /// Through `proxy` as well, but the client first writes a random address of its own
+        /// and the proxy appends the real one: "203.0.113.9, 198.51.100.7".
+        SpoofViaProxy,
+    };
+    Kind kind = Kind::None;
+    IpAddress proxy;
+    std::string header = "x-forwarded-for";  ///< x-forwarded-for, forwarded or x-real-ip
+};
+
+struct Identity {
+    PeerSpec peer;
+    AuthorizationMode authorization = AuthorizationMode::None;
+    PrincipalMode principal = PrincipalMode::None;
+    ForwardedSpec forwarded;
+    /// Verified attributes sent with every request, e.g. {"plan", "premium"}.
+    std::vector<std::pair<std::string, std::string>> attributes;
+};
+
+/// A group of identical clients: `count` instances with one arrival process and identity.
+struct Actor {
+    std::string name;
+    std::string className = "legit";  ///< "legit", "attacker" or any name; metrics group by it
+    std::int64_t count = 1;
+    Arrival arrival;
+    std::string method = "GET";
+    std::string path = "/";
+    /// Extra headers sent as written on every request, e.g. {"x-account", "alice"}.
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::int64_t cost = 0;  ///< 0: each policy's own cost
+    Identity identity;
+    Nanos start = 0;            ///< first request not before this
+    std::optional<Nanos> stop;  ///< no request at or after this; unset: the end
+    /// A replayed access log: when set, requests, times and clients come from it, and
+    /// arrival, identity, method and path above are unused.
+    std::shared_ptr<const RecordedTraffic> recorded;
+};
+
+/// A store failure mode active over [from, to).
+enum class StoreFailure : std::uint8_t {
+    Transport,  ///< connection dropped: StoreStatus::Transport, immediately
+    Timeout,    ///< the store stalls past the policy's store_timeout_ms: StoreStatus::Transport
+    Refusal,    ///< the store answers OOM: StoreStatus::Refused
+};
+
+/// Fields a policy_change event sets on one policy (Limiter::retune). Unset fields keep theirs.
+struct PolicyChange {
+    std::string policy;  ///< the policy's name; empty: the first policy
+    std::optional<std::int64_t> capacity;
+    std::optional<double> refillPerSecond;
+    std::optional<std::int64_t> windowMs;
+    std::optional<std::int64_t> cost;
+    std::optional<PolicyMode> mode;
+
+    /// `policy` with the changes applied and its limit recompiled.
+    Policy apply(const Policy& policy) const;
+};
+
+struct ScenarioEvent {
+    enum class Kind : std::uint8_t { StoreOutage, StoreLatency, PolicyChange };
+    Kind kind = Kind::StoreOutage;
+    Nanos from = 0;  ///< store events: active over [from, to); policy_change: applied at `from`
+    Nanos to = 0;
+    int replica = -1;  ///< store events with per-replica stores: which one; -1 every store
+    StoreFailure failure = StoreFailure::Transport;
+    Nanos latency = 0;  ///< store_latency: added to every store call
+    sim::PolicyChange change;
+    int line = 0;  ///< where the event is written, for diagnostics found later
+    int column = 0;
+};
+
+/// `{"metric": "attacker.allowed_per_s", "max": 2}`, checked against the run's summary.
+struct Expectation {
+    std::string metric;
+    std::optional<double> min;
+    std::optional<double> max;
+};
+
+struct Scenario {
+    std::string file;  ///< where it was loaded from; empty when built in code
+    std::string name;
+    std::string title;
+    std::string description;
+    std::uint64_t seed = 1;
+    Nanos duration = 60 * kNanosPerSecond;
+    Nanos sampleInterval = kNanosPerSecond;
+    int replicas = 1;
+    /// True: every replica talks to one store. False: each replica has its own memory store.
+    bool sharedStore = true;
+    std::int64_t maxBuckets = 0;  ///< memory store cap override; 0: the policy file's
+    /// The policy file as written in the scenario, and resolved against the scenario's folder.
+    std::string policy;
+    std::string policyPath;
+    std::vector<Actor> actors;
+    std::vector<ScenarioEvent> events;
+    std::vector<Expectation> expectations;
+
+    /// Class names in first-appearance order over the actors: the metrics' class index.
+    std::vector<std::string> classNames() const;
+};
+
+struct ScenarioLoadResult {
+    std::optional<Scenario> scenario;     ///< set when there is no error
+    std::vector<Diagnostic> diagnostics;  ///< every problem found, FILE:LINE:COLUMN
+    bool ok() const { return scenario.has_value(); }
+};
+
+/// Loads and validates a scenario file, reporting every problem at once (unknown keys with
+/// "did you mean", types, ranges, unknown metrics). Oversized or deeply nested input is refused.
+ScenarioLoadResult loadScenarioFile(const std::string& path);
+
+/// The same on text in memory; `fileName` names it in diagnostics and resolves `policy`.
+ScenarioLoadResult parseScenarioText(std::string_view text, std::string_view fileName);
+
+/// Checks what needs the policy: policy_change events name existing policies and set valid
+/// numbers. Diagnostics point into the scenario file.
+std::vector<Diagnostic> checkScenarioAgainstPolicy(const Scenario& scenario,
+                                                   const PolicySet& policies);
+
+}  // namespace ratelab::sim

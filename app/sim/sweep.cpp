@@ -1,0 +1,241 @@
+#include "sim/sweep.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "sim/report.h"
+
+namespace ratelab::sim {
+
+namespace {
+
+bool parseDouble(std::string_view text, double& out) {
+    if (text.empty()) return false;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc() && end == text.data() + text.size() && std::isfinite(out);
+}
+
+std::string formatValue(double x) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.10g", x);
+    return buffer;
+}
+
+bool setField(Policy& p, std::string_view field, double value, std::string& error) {
+    auto whole = [&](std::int64_t min, std::int64_t& out) {
+        if (value != std::floor(value) || value < static_cast<double>(min) || value > 1e15) {
+            error = std::string(field) + " must be a whole number of at least " +
+                    std::to_string(min) + ", found " + formatValue(value);
+            return false;
+        }
+        out = static_cast<std::int64_t>(value);
+        return true;
+    };
+    if (field == "capacity")
+        return whole(p.algorithm == Algorithm::LeakyBucket ? 0 : 1, p.capacity);
+    if (field == "cost") return whole(1, p.cost);
+    if (field == "window_ms") {
+        if (isRateAlgorithm(p.algorithm)) {
+            error = "policy \"" + p.name + "\" uses " + std::string(algorithmName(p.algorithm)) +
+                    ", which has no window_ms";
+            return false;
+        }
+        return whole(1, p.windowMs);
+    }
+    if (field == "refill") {
+        if (!isRateAlgorithm(p.algorithm)) {
+            error = "policy \"" + p.name + "\" uses " + std::string(algorithmName(p.algorithm)) +
+                    ", which does not refill";
+            return false;
+        }
+        if (!(value > 0) || value > 1e9) {
+            error = "refill must be above 0 and at most 1e9, found " + formatValue(value);
+            return false;
+        }
+        p.refillPerSecond = value;
+        return true;
+    }
+    error = "cannot vary \"" + std::string(field) + "\"";
+    return false;
+}
+
+}  // namespace
+
+std::vector<double> SweepAxis::values() const {
+    std::vector<double> out;
+    // Values are computed as from + i * step, not by accumulation, so 0.1 steps do not drift.
+    const double tolerance = step * 1e-9;
+    for (std::size_t i = 0; out.size() < kMaxSweepValues; ++i) {
+        double v = from + static_cast<double>(i) * step;
+        if (v > to + tolerance) break;
+        out.push_back(std::round(v * 1e9) / 1e9);
+    }
+    return out;
+}
+
+std::optional<SweepAxis> parseSweepAxis(std::string_view text, std::string& error) {
+    SweepAxis axis;
+    const std::size_t eq = text.find('=');
+    if (eq == std::string_view::npos) {
+        error = "--vary \"" + std::string(text) + "\": expected FIELD=FROM:TO:STEP";
+        return std::nullopt;
+    }
+    std::string_view name = text.substr(0, eq);
+    if (const std::size_t dot = name.rfind('.'); dot != std::string_view::npos) {
+        axis.policy = std::string(name.substr(0, dot));
+        name = name.substr(dot + 1);
+    }
+    if (name == "refill_per_second") name = "refill";
+    if (name != "capacity" && name != "refill" && name != "window_ms" && name != "cost") {
+        error = "--vary \"" + std::string(text) + "\": cannot vary \"" + std::string(name) +
+                "\"; use capacity, refill, window_ms or cost";
+        return std::nullopt;
+    }
+    axis.field = std::string(name);
+    std::string_view range = text.substr(eq + 1);
+    const std::size_t c1 = range.find(':');
+    const std::size_t c2 = c1 == std::string_view::npos ? c1 : range.find(':', c1 + 1);
+    if (c2 == std::string_view::npos || !parseDouble(range.substr(0, c1), axis.from) ||
+        !parseDouble(range.substr(c1 + 1, c2 - c1 - 1), axis.to) ||
+        !parseDouble(range.substr(c2 + 1), axis.step)) {
+        error = "--vary \"" + std::string(text) + "\": expected FROM:TO:STEP numbers";
+        return std::nullopt;
+    }
+    if (!(axis.step > 0) || axis.from > axis.to) {
+        error = "--vary \"" + std::string(text) + "\": needs FROM <= TO and STEP > 0";
+        return std::nullopt;
+    }
+    if ((axis.to - axis.from) / axis.step >= static_cast<double>(kMaxSweepValues)) {
+        error = "--vary \"" + std::string(text) + "\": more than " +
+                std::to_string(kMaxSweepValues) + " values";
+        return std::nullopt;
+    }
+    return axis;
+}
+
+std::optional<PolicySet> applySweepValues(const PolicySet& policies,
+                                          const std::vector<SweepAxis>& axes,
+                                          const std::vector<double>& values, std::string& error) {
+    PolicySet set = policies;
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+        bool matched = false;
+        for (Policy& p : set.policies) {
+            if (!axes[a].policy.empty() && p.name != axes[a].policy) continue;
+            matched = true;
+            if (!setField(p, axes[a].field, values[a], error)) return std::nullopt;
+        }
+        if (!matched) {
+            error = "--vary names policy \"" + axes[a].policy +
+                    "\", which the policy file does "
+                    "not define";
+            return std::nullopt;
+        }
+    }
+    compileLimits(set);
+    return set;
+}
+
+SweepResult runSweep(const Scenario& scenario, const PolicySet& policies,
+                     const std::vector<SweepAxis>& axes, const SweepOptions& options) {
+    SweepResult result;
+    result.classNames = scenario.classNames();
+    std::vector<std::vector<double>> axisValues;
+    std::size_t cells = 1;
+    for (const SweepAxis& axis : axes) {
+        axisValues.push_back(axis.values());
+        cells *= axisValues.back().size();
+        if (cells > kMaxSweepCells) {
+            result.error = "the sweep has more than " + std::to_string(kMaxSweepCells) + " cells";
+            return result;
+        }
+    }
+    // Check every cell's policy first, so a bad value fails before any run.
+    std::vector<std::vector<double>> grid(cells);
+    for (std::size_t i = 0; i < cells; ++i) {
+        std::size_t rest = i;
+        grid[i].resize(axes.size());
+        for (std::size_t a = axes.size(); a-- > 0;) {
+            grid[i][a] = axisValues[a][rest % axisValues[a].size()];
+            rest /= axisValues[a].size();
+        }
+        if (!applySweepValues(policies, axes, grid[i], result.error)) return result;
+    }
+
+    std::vector<std::optional<SweepCell>> done(cells);
+    std::atomic<std::size_t> next{0};
+    std::atomic<std::size_t> finished{0};
+    auto work = [&] {
+        for (;;) {
+            if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return;
+            const std::size_t i = next.fetch_add(1);
+            if (i >= cells) return;
+            RunnerOptions runnerOptions;
+            runnerOptions.measureWallTime = false;
+            std::string unused;
+            ScenarioRunner runner(scenario, *applySweepValues(policies, axes, grid[i], unused),
+                                  runnerOptions);
+            runner.runToEnd();
+            SweepCell cell;
+            cell.values = grid[i];
+            cell.totals = runner.totals();
+            for (const Expectation& e : scenario.expectations) {
+                std::optional<double> v = summaryMetric(e.metric, result.classNames, cell.totals,
+                                                        scenario.duration, scenario.sampleInterval);
+                bool ok = v && (!e.min || *v >= *e.min) && (!e.max || *v <= *e.max);
+                cell.failedExpectations += ok ? 0 : 1;
+            }
+            cell.pass = cell.failedExpectations == 0;
+            done[i] = std::move(cell);
+            const std::size_t n = finished.fetch_add(1) + 1;
+            if (options.progress) options.progress(n, cells);
+        }
+    };
+    const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(cells)));
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t)
+        pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool)
+        t.join();
+    for (auto& cell : done) {
+        if (cell) result.cells.push_back(std::move(*cell));
+    }
+    return result;
+}
+
+std::string sweepCsv(const Scenario& scenario, const std::vector<SweepAxis>& axes,
+                     const SweepResult& result) {
+    std::string out;
+    for (const SweepAxis& axis : axes) {
+        if (!out.empty()) out += ",";
+        out += axis.policy.empty() ? axis.field : axis.policy + "." + axis.field;
+    }
+    for (const std::string& c : result.classNames) {
+        out += "," + c + ".throttled_fraction," + c + ".allowed_per_s";
+    }
+    out += ",failed_expectations,pass\n";
+    for (const SweepCell& cell : result.cells) {
+        std::string row;
+        for (double v : cell.values) {
+            if (!row.empty()) row += ",";
+            row += formatValue(v);
+        }
+        for (const std::string& c : result.classNames) {
+            const double throttled =
+                *summaryMetric(c + ".throttled_fraction", result.classNames, cell.totals,
+                               scenario.duration, scenario.sampleInterval);
+            const double perSecond =
+                *summaryMetric(c + ".allowed_per_s", result.classNames, cell.totals,
+                               scenario.duration, scenario.sampleInterval);
+            row += "," + formatValue(throttled) + "," + formatValue(perSecond);
+        }
+        row += "," + std::to_string(cell.failedExpectations) + (cell.pass ? ",true\n" : ",false\n");
+        out += row;
+    }
+    return out;
+}
+
+}  // namespace ratelab::sim

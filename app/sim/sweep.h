@@ -1,0 +1,76 @@
+#pragma once
+
+// Parameter sweeps: run one scenario over a grid of policy numbers, each cell a full,
+// independent run, so the best trade-off between throttled users and admitted attackers can be
+// read off. Cells run on several threads; results do not depend on the thread count.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ratelab/policy.h"
+#include "sim/scenario.h"
+#include "sim/scenario_runner.h"
+
+namespace ratelab::sim {
+
+/// One swept field: `capacity`, `refill` (refill_per_second), `window_ms` or `cost`, on the
+/// policy named `policy` (empty: every policy), from `from` to `to` inclusive by `step`.
+struct SweepAxis {
+    std::string policy;
+    std::string field;
+    double from = 0;
+    double to = 0;
+    double step = 1;
+
+    /// from, from + step, ... up to `to` (within a rounding tolerance), at most kMaxSweepValues.
+    std::vector<double> values() const;
+};
+
+inline constexpr std::size_t kMaxSweepValues = 10'000;
+inline constexpr std::size_t kMaxSweepCells = 100'000;
+
+/// Parses "capacity=5:100:5" or "login.refill=0.5:10:0.5". Nullopt with `error` set otherwise.
+std::optional<SweepAxis> parseSweepAxis(std::string_view text, std::string& error);
+
+/// `policies` with every axis applied at `values` (one value per axis) and limits recompiled.
+/// Fails with `error` when a value is out of range (capacity < 1, refill <= 0, ...) or an axis
+/// names a policy that does not exist.
+std::optional<PolicySet> applySweepValues(const PolicySet& policies,
+                                          const std::vector<SweepAxis>& axes,
+                                          const std::vector<double>& values, std::string& error);
+
+struct SweepCell {
+    std::vector<double> values;  ///< one per axis
+    RunTotals totals;
+    bool pass = false;  ///< every expectation of the scenario holds
+    std::int64_t failedExpectations = 0;
+};
+
+struct SweepOptions {
+    int threads = 2;
+    /// Called from worker threads after each cell with (cells done, cells in all).
+    std::function<void(std::size_t, std::size_t)> progress;
+    const std::atomic<bool>* cancel = nullptr;  ///< set to stop early; unfinished cells are absent
+};
+
+struct SweepResult {
+    std::vector<std::string> classNames;
+    std::vector<SweepCell> cells;  ///< in grid order: the last axis varies fastest
+    std::string error;             ///< set when a cell's policy could not be built
+};
+
+/// Runs every cell of the grid. REQUIRES: the scenario checks against `policies`.
+SweepResult runSweep(const Scenario& scenario, const PolicySet& policies,
+                     const std::vector<SweepAxis>& axes, const SweepOptions& options = {});
+
+/// One row per cell: the axis values, then per class throttled_fraction and allowed_per_s,
+/// then failed_expectations and pass.
+std::string sweepCsv(const Scenario& scenario, const std::vector<SweepAxis>& axes,
+                     const SweepResult& result);
+
+}  // namespace ratelab::sim

@@ -1,0 +1,320 @@
+#include "http/response.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace ratelab::http {
+
+namespace {
+
+constexpr Nanos kSecond = kNanosPerSecond;
+
+// Whether a client is told about this policy's quota: only enforced policies that decided on
+// trustworthy state (never shadow policies, bypasses or failed-open store calls).
+bool advertised(const PolicySet& policies, const PolicyResult& r, HeaderStyle style) {
+    const Policy& p = policies.policies[r.policy];
+    if (p.mode == PolicyMode::Shadow || p.headers != style) return false;
+    return r.outcome == PolicyOutcome::Passed || r.outcome == PolicyOutcome::Throttled ||
+           r.outcome == PolicyOutcome::CostExceedsCapacity;
+}
+
+void appendInt(std::string& out, std::int64_t value) {
+    char buffer[24];
+    auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+    out.append(buffer, end);
+}
+
+// An RFC 9651 sf-string: printable ASCII with '"' and '\' escaped. Policy names are validated
+// to be printable ASCII; anything else is dropped rather than sent invalid.
+void appendSfString(std::string& out, std::string_view text) {
+    out.push_back('"');
+    for (char c : text) {
+        if (c == '"' || c == '\\') {
+            out.push_back('\\');
+            out.push_back(c);
+        } else if (c >= 0x20 && c < 0x7f) {
+            out.push_back(c);
+        }
+    }
+    out.push_back('"');
+}
+
+// JSON string contents (the quotes are the caller's).
+void appendJsonEscaped(std::string& out, std::string_view text) {
+    static const char* const kHex = "0123456789abcdef";
+    for (unsigned char c : text) {
+        if (c == '"' || c == '\\') {
+            out.push_back('\\');
+            out.push_back(static_cast<char>(c));
+        } else if (c < 0x20) {
+            out += "\\u00";
+            out.push_back(kHex[c >> 4]);
+            out.push_back(kHex[c & 15]);
+        } else {
+            out.push_back(static_cast<char>(c));
+        }
+    }
+}
+
+HttpHeader& next(std::vector<HttpHeader>& headers, std::size_t& used) {
+    if (used == headers.size()) headers.emplace_back();
+    HttpHeader& h = headers[used++];
+    h.name.clear();
+    h.value.clear();
+    return h;
+}
+
+// Seconds until this policy's quota resets; on the policy that throttled, the retry time, so
+// Retry-After never points earlier than `t` (the IETF draft asks for that).
+std::int64_t resetSeconds(const PolicyResult& r) {
+    if (r.outcome == PolicyOutcome::Throttled) return ceilSeconds(r.decision.retryAfter, 1);
+    return ceilSeconds(r.decision.resetAfter);
+}
+
+// The policy closest to its limit: the fewest remaining, then the longest reset.
+const PolicyResult* expiring(const Check& check, const PolicySet& policies, HeaderStyle style) {
+    const PolicyResult* best = nullptr;
+    for (std::size_t i = 0; i < check.used; ++i) {
+        const PolicyResult& r = check.policies[i];
+        if (!advertised(policies, r, style)) continue;
+        if (!best || r.decision.remaining < best->decision.remaining ||
+            (r.decision.remaining == best->decision.remaining &&
+             resetSeconds(r) > resetSeconds(*best))) {
+            best = &r;
+        }
+    }
+    return best;
+}
+
+}  // namespace
+
+std::int64_t ceilSeconds(Nanos duration, std::int64_t floor) {
+    if (duration <= 0) return floor;
+    return std::max<std::int64_t>(floor, (duration + kSecond - 1) / kSecond);
+}
+
+std::int64_t windowSeconds(const Limit& limit) {
+    switch (limit.algorithm) {
+        case Algorithm::FixedWindow:
+        case Algorithm::SlidingWindow:
+        case Algorithm::SlidingLog:
+            return ceilSeconds(limit.window, 1);
+        case Algorithm::LeakyBucket:
+            return ceilSeconds((limit.capacity + 1) * limit.emissionInterval, 1);
+        case Algorithm::TokenBucket:
+        case Algorithm::Gcra:
+            break;
+    }
+    return ceilSeconds(limit.capacity * limit.emissionInterval, 1);
+}
+
+const Limit& limitOf(const PolicySet& policies, const PolicyResult& result) {
+    const Policy& p = policies.policies[result.policy];
+    if (p.tiers && result.tier < p.tiers->tiers.size()) return p.tiers->tiers[result.tier].limit;
+    return p.limit;
+}
+
+std::size_t renderHeaders(const PolicySet& policies, const Check& check,
+                          std::vector<HttpHeader>& headers, std::size_t used) {
+    // IETF draft: one list member per policy, appended in policy order.
+    HttpHeader* policyField = nullptr;
+    HttpHeader* stateField = nullptr;
+    for (std::size_t i = 0; i < check.used; ++i) {
+        const PolicyResult& r = check.policies[i];
+        const Policy& p = policies.policies[r.policy];
+        if (!advertised(policies, r, HeaderStyle::Ietf)) continue;
+        if (!policyField) {
+            policyField = &next(headers, used);
+            policyField->name = "RateLimit-Policy";
+            stateField = &next(headers, used);
+            stateField->name = "RateLimit";
+            policyField = &headers[used - 2];  // next() may have moved the vector
+        } else {
+            policyField->value += ", ";
+            stateField->value += ", ";
+        }
+        const Limit& limit = limitOf(policies, r);
+        appendSfString(policyField->value, p.name);
+        policyField->value += ";q=";
+        appendInt(policyField->value, r.decision.limit > 0 ? r.decision.limit : limit.capacity);
+        policyField->value += ";w=";
+        appendInt(policyField->value, windowSeconds(limit));
+        appendSfString(stateField->value, p.name);
+        stateField->value += ";r=";
+        appendInt(stateField->value, std::max<std::int64_t>(0, r.decision.remaining));
+        stateField->value += ";t=";
+        appendInt(stateField->value, resetSeconds(r));
+    }
+
+    // Draft 7: every policy in RateLimit-Policy, the expiring one in the RateLimit dictionary.
+    if (const PolicyResult* e = expiring(check, policies, HeaderStyle::Draft7)) {
+        HttpHeader& list = next(headers, used);
+        list.name = "RateLimit-Policy";
+        for (std::size_t i = 0; i < check.used; ++i) {
+            const PolicyResult& r = check.policies[i];
+            if (!advertised(policies, r, HeaderStyle::Draft7)) continue;
+            if (!list.value.empty()) list.value += ", ";
+            appendInt(list.value, r.decision.limit);
+            list.value += ";w=";
+            appendInt(list.value, windowSeconds(limitOf(policies, r)));
+        }
+        HttpHeader& state = next(headers, used);
+        state.name = "RateLimit";
+        state.value = "limit=";
+        appendInt(state.value, e->decision.limit);
+        state.value += ", remaining=";
+        appendInt(state.value, std::max<std::int64_t>(0, e->decision.remaining));
+        state.value += ", reset=";
+        appendInt(state.value, resetSeconds(*e));
+    }
+
+    // Legacy X-RateLimit-*: the expiring policy only.
+    if (const PolicyResult* e = expiring(check, policies, HeaderStyle::Legacy)) {
+        HttpHeader& limit = next(headers, used);
+        limit.name = "X-RateLimit-Limit";
+        appendInt(limit.value, e->decision.limit);
+        HttpHeader& remaining = next(headers, used);
+        remaining.name = "X-RateLimit-Remaining";
+        appendInt(remaining.value, std::max<std::int64_t>(0, e->decision.remaining));
+        HttpHeader& reset = next(headers, used);
+        reset.name = "X-RateLimit-Reset";
+        appendInt(reset.value, resetSeconds(*e));
+    }
+
+    if (check.status == 429 && check.code == RefusalCode::RateLimited) {
+        HttpHeader& retry = next(headers, used);
+        retry.name = "Retry-After";
+        appendInt(retry.value, ceilSeconds(check.retryAfter, 1));
+    }
+    return used;
+}
+
+void renderProblem(const PolicySet& policies, const Check& check, std::int64_t cost,
+                   std::string& body) {
+    body.clear();
+    std::string_view type;
+    std::string_view title;
+    switch (check.code) {
+        case RefusalCode::RateLimited:
+            type = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+            title = "Request cannot be satisfied as assigned quota has been exceeded";
+            break;
+        case RefusalCode::CostExceedsCapacity:
+            type = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+            title = "Request costs more than the assigned quota can ever hold";
+            break;
+        case RefusalCode::IdentityUnavailable:
+            type = "urn:ratelab:problem:identity-unavailable";
+            title = "No client identity to apply the rate limit to";
+            break;
+        case RefusalCode::ForwardedMalformed:
+            type = "urn:ratelab:problem:forwarded-malformed";
+            title = "The forwarded client address could not be read";
+            break;
+        case RefusalCode::StoreUnavailable:
+        case RefusalCode::StoreRefused:
+            type = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity";
+            title = "Rate limiting is temporarily unavailable";
+            break;
+        case RefusalCode::None:
+            return;
+    }
+    body += "{\"type\":\"";
+    body += type;
+    body += "\",\"title\":\"";
+    body += title;
+    body += "\",\"status\":";
+    appendInt(body, check.status);
+    body += ",\"code\":\"";
+    body += refusalCodeName(check.code);
+    body += "\",\"detail\":\"";
+    const PolicyResult* first = nullptr;
+    for (std::size_t i = 0; i < check.used && !first; ++i) {
+        const PolicyOutcome o = check.policies[i].outcome;
+        bool refusing = false;
+        switch (check.code) {
+            case RefusalCode::RateLimited:
+                refusing = o == PolicyOutcome::Throttled;
+                break;
+            case RefusalCode::CostExceedsCapacity:
+                refusing = o == PolicyOutcome::CostExceedsCapacity;
+                break;
+            case RefusalCode::IdentityUnavailable:
+                refusing = o == PolicyOutcome::NoIdentity;
+                break;
+            case RefusalCode::ForwardedMalformed:
+                refusing = o == PolicyOutcome::ForwardedMalformed;
+                break;
+            case RefusalCode::StoreUnavailable:
+                refusing = o == PolicyOutcome::FailedClosed;
+                break;
+            case RefusalCode::StoreRefused:
+                refusing = o == PolicyOutcome::StoreRefused;
+                break;
+            case RefusalCode::None:
+                break;
+        }
+        if (refusing) first = &check.policies[i];
+    }
+    std::string policyName = first ? policies.policies[first->policy].name : std::string();
+    switch (check.code) {
+        case RefusalCode::RateLimited:
+            body += "Too many requests for policy \\\"";
+            appendJsonEscaped(body, policyName);
+            body += "\\\"; retry after ";
+            appendInt(body, ceilSeconds(check.retryAfter, 1));
+            body += " s.";
+            break;
+        case RefusalCode::CostExceedsCapacity:
+            body += "This request costs ";
+            appendInt(body, cost);
+            body += "; policy \\\"";
+            appendJsonEscaped(body, policyName);
+            body += "\\\" holds at most ";
+            appendInt(body, first ? first->decision.limit : 0);
+            body += ", so it can never pass.";
+            break;
+        case RefusalCode::IdentityUnavailable:
+            body += "Policy \\\"";
+            appendJsonEscaped(body, policyName);
+            body +=
+                "\\\" needs a verified principal, a credential or the client address, and the "
+                "request carries none of them.";
+            break;
+        case RefusalCode::ForwardedMalformed:
+            body +=
+                "The request came through a trusted proxy whose forwarded header does not "
+                "parse, so the client cannot be identified.";
+            break;
+        case RefusalCode::StoreUnavailable:
+            body += "The rate-limit store for policy \\\"";
+            appendJsonEscaped(body, policyName);
+            body += "\\\" cannot be reached and the policy denies on store errors.";
+            break;
+        case RefusalCode::StoreRefused:
+            body += "The rate-limit store for policy \\\"";
+            appendJsonEscaped(body, policyName);
+            body += "\\\" refused the request.";
+            break;
+        case RefusalCode::None:
+            break;
+    }
+    body += "\"";
+    if (check.code == RefusalCode::RateLimited || check.code == RefusalCode::CostExceedsCapacity) {
+        body += ",\"violated-policies\":[";
+        bool firstName = true;
+        for (std::size_t i = 0; i < check.used; ++i) {
+            const PolicyOutcome o = check.policies[i].outcome;
+            if (o != PolicyOutcome::Throttled && o != PolicyOutcome::CostExceedsCapacity) continue;
+            if (!firstName) body += ",";
+            firstName = false;
+            body += "\"";
+            appendJsonEscaped(body, policies.policies[check.policies[i].policy].name);
+            body += "\"";
+        }
+        body += "]";
+    }
+    body += "}";
+}
+
+}  // namespace ratelab::http

@@ -1,0 +1,224 @@
+#include "identity/key_deriver.h"
+
+#include <charconv>
+
+#include "identity/headers.h"
+
+namespace ratelab::identity {
+
+namespace {
+
+// Appends "/<length>" to a buffer.
+std::size_t appendPrefixLength(char* out, std::size_t at, int length) {
+    out[at++] = '/';
+    auto [end, ec] = std::to_chars(out + at, out + at + 3, length);
+    (void)ec;  // 0..128 always fits in three digits
+    return static_cast<std::size_t>(end - out);
+}
+
+bool isInZeroSlash64(const IpAddress& address) {
+    const auto& b = address.bytes();
+    for (int k = 0; k < 8; ++k) {
+        if (b[k] != 0) return false;
+    }
+    return true;
+}
+
+std::string_view attributeValue(const RequestView& request, std::string_view name) {
+    for (const Attribute& a : request.attributes) {
+        if (a.name == name) return a.value;
+    }
+    return {};
+}
+
+}  // namespace
+
+std::size_t formatKeyAddress(const IpAddress& address, int ipv4Prefix, int ipv6Prefix, char* out) {
+    if (address.isV4()) {
+        if (ipv4Prefix >= 32) return address.format(out);
+        return appendPrefixLength(out, address.masked(ipv4Prefix).format(out), ipv4Prefix);
+    }
+    // ::/64 holds loopback, the unspecified address and the deprecated IPv4-compatible form:
+    // no subscriber is given that prefix, and aggregating it would lump unrelated hosts.
+    if (ipv6Prefix >= 128 || isInZeroSlash64(address)) return address.format(out);
+    return appendPrefixLength(out, address.masked(ipv6Prefix).format(out), ipv6Prefix);
+}
+
+std::string formatKeyAddress(const IpAddress& address, int ipv4Prefix, int ipv6Prefix) {
+    char buffer[kMaxKeyAddressLength];
+    return std::string(buffer, formatKeyAddress(address, ipv4Prefix, ipv6Prefix, buffer));
+}
+
+std::string routeLabel(const RouteMatch& match) {
+    if (!match.pathPattern.empty()) return match.pathPattern;
+    return match.pathPrefix.empty() ? std::string("/") : match.pathPrefix;
+}
+
+// --- RequestContext ---------------------------------------------------------------------------
+
+RequestContext::RequestContext(const RequestView& request, const TrustedProxies& proxies)
+    : request_(request), proxies_(proxies) {}
+
+const ClientAddress& RequestContext::client() {
+    if (!client_) client_ = resolveClient(request_, proxies_);
+    return *client_;
+}
+
+std::string_view RequestContext::cached(CachedHash& slot, std::string_view input) {
+    if (!slot.done) {
+        slot.done = true;
+        slot.present = !input.empty() && sha256Hex(input, slot.hex);
+    }
+    return slot.present ? std::string_view(slot.hex, kSha256HexLength) : std::string_view();
+}
+
+std::string_view RequestContext::authorizationHash() {
+    if (authorization_.done) return cached(authorization_, {});
+    return cached(authorization_, firstHeaderValue(request_.headers, "authorization"));
+}
+
+std::string_view RequestContext::principalHash() {
+    return cached(principal_, request_.principal);
+}
+
+// --- KeyDeriver -------------------------------------------------------------------------------
+
+KeyDeriver::KeyDeriver(KeyConfig key, BudgetConfig budget, std::string route)
+    : key_(std::move(key)), budget_(budget), route_(std::move(route)) {
+    for (const KeyPart& part : key_.parts) {
+        compositeUnverified_ = compositeUnverified_ || part.kind == KeyPart::Kind::Header ||
+                               part.kind == KeyPart::Kind::Method;
+    }
+}
+
+KeyDeriver::KeyDeriver(const Policy& policy)
+    : KeyDeriver(policy.key, policy.budget, routeLabel(policy.match)) {}
+
+DeriveStatus KeyDeriver::derive(RequestContext& context, DerivedKey& out) const {
+    out.scope.clear();
+    out.fallbackKey.clear();
+    out.cap = 0;
+    out.slotTtl = 0;
+    switch (key_.source) {
+        case KeySource::Default:
+            return deriveDefault(context, out);
+        case KeySource::Peer:
+            return derivePeer(context, out);
+        case KeySource::Header:
+            return deriveHeader(context, out);
+        case KeySource::Principal: {
+            std::string_view hash = context.principalHash();
+            if (hash.empty()) return DeriveStatus::NoIdentity;
+            out.key.assign("princ:").append(hash);
+            out.partition.assign(out.key);
+            return DeriveStatus::Ok;
+        }
+        case KeySource::Composite:
+            return deriveComposite(context, out);
+    }
+    return DeriveStatus::NoIdentity;
+}
+
+DeriveStatus KeyDeriver::deriveDefault(RequestContext& context, DerivedKey& out) const {
+    if (std::string_view hash = context.principalHash(); !hash.empty()) {
+        out.key.assign("princ:").append(hash);
+        out.partition.assign(out.key);
+        return DeriveStatus::Ok;
+    }
+    if (key_.unverifiedAuthorization == UnverifiedAuthorization::Budget) {
+        if (std::string_view hash = context.authorizationHash(); !hash.empty()) {
+            out.key.assign("auth:").append(hash);
+            return budgetUnverified(context, out);
+        }
+    }
+    return derivePeer(context, out);
+}
+
+DeriveStatus KeyDeriver::derivePeer(RequestContext& context, DerivedKey& out) const {
+    const ClientAddress& client = context.client();
+    if (client.status == ClientAddress::Status::Malformed) return DeriveStatus::ForwardedMalformed;
+    if (client.status == ClientAddress::Status::None) return DeriveStatus::NoIdentity;
+    char address[kMaxKeyAddressLength];
+    std::string_view text(
+        address, formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix, address));
+    out.key.assign("ip:").append(text);
+    out.partition.assign("peer:").append(text);
+    return DeriveStatus::Ok;
+}
+
+DeriveStatus KeyDeriver::deriveHeader(RequestContext& context, DerivedKey& out) const {
+    std::string_view value = firstHeaderValue(context.request().headers, key_.header);
+    char hex[kSha256HexLength];
+    if (value.empty() || !sha256Hex(value, hex)) return DeriveStatus::NoIdentity;
+    out.key.assign("hdr:").append(hex, kSha256HexLength);
+    return budgetUnverified(context, out);
+}
+
+DeriveStatus KeyDeriver::deriveComposite(RequestContext& context, DerivedKey& out) const {
+    const RequestView& request = context.request();
+    Sha256PartsHasher hasher;
+    char address[kMaxKeyAddressLength];
+    for (const KeyPart& part : key_.parts) {
+        std::string_view value;
+        switch (part.kind) {
+            case KeyPart::Kind::Route:
+                continue;  // in clear text in the key, ahead of the hash
+            case KeyPart::Kind::Method:
+                value = request.method;
+                break;
+            case KeyPart::Kind::Peer: {
+                const ClientAddress& client = context.client();
+                if (client.status == ClientAddress::Status::Malformed) {
+                    return DeriveStatus::ForwardedMalformed;
+                }
+                if (client.status == ClientAddress::Status::None) return DeriveStatus::NoIdentity;
+                value = std::string_view(address, formatKeyAddress(client.address, key_.ipv4Prefix,
+                                                                   key_.ipv6Prefix, address));
+                break;
+            }
+            case KeyPart::Kind::Principal:
+                value = request.principal;
+                break;
+            case KeyPart::Kind::Header:
+                value = firstHeaderValue(request.headers, part.name);
+                break;
+            case KeyPart::Kind::Attribute:
+                value = attributeValue(request, part.name);
+                break;
+        }
+        if (value.empty()) return DeriveStatus::NoIdentity;
+        hasher.addPart(value);
+    }
+    char hex[kSha256HexLength];
+    if (!hasher.finishHex(hex)) return DeriveStatus::NoIdentity;
+    out.key.assign("comp:").append(route_).append(":").append(hex, kSha256HexLength);
+    if (compositeUnverified_) return budgetUnverified(context, out);
+    out.partition.assign(out.key);
+    return DeriveStatus::Ok;
+}
+
+DeriveStatus KeyDeriver::budgetUnverified(RequestContext& context, DerivedKey& out) const {
+    if (!budget_.enabled) {
+        out.partition.assign(out.key);
+        return DeriveStatus::Ok;
+    }
+    const ClientAddress& client = context.client();
+    if (client.status == ClientAddress::Status::Malformed) return DeriveStatus::ForwardedMalformed;
+    out.slotTtl = budget_.slotTtl;
+    if (client.status == ClientAddress::Status::None) {
+        out.scope.assign("global");
+        out.fallbackKey.assign("overflow");
+        out.cap = budget_.global;
+    } else {
+        char address[kMaxKeyAddressLength];
+        std::string_view text(
+            address, formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix, address));
+        out.scope.assign("peer:").append(text);
+        out.fallbackKey.assign("ip:").append(text);
+        out.cap = budget_.perPeer;
+    }
+    out.partition.assign(out.scope);
+    return DeriveStatus::Ok;
+}
+
+}  // namespace ratelab::identity

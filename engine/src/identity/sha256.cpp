@@ -1,0 +1,122 @@
+#include "identity/sha256.h"
+
+#include <openssl/evp.h>
+
+#include <charconv>
+#include <memory>
+
+namespace ratelab::identity {
+
+namespace {
+
+const EVP_MD* sha256Digest() {
+    // Fetched once and kept for the life of the process (never freed: threads may still hash
+    // during static destruction).
+    static const EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    return md;
+}
+
+struct ContextDeleter {
+    void operator()(EVP_MD_CTX* context) const { EVP_MD_CTX_free(context); }
+};
+
+EVP_MD_CTX* threadContext() {
+    thread_local std::unique_ptr<EVP_MD_CTX, ContextDeleter> context(EVP_MD_CTX_new());
+    return context.get();
+}
+
+void toHex(const unsigned char* digest, char* out) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (int k = 0; k < 32; ++k) {
+        out[2 * k] = kHex[digest[k] >> 4];
+        out[2 * k + 1] = kHex[digest[k] & 0xf];
+    }
+}
+
+// Starts a digest on this thread's context. The context is reinitialised on every call, so a
+// failure half-way through one hash never leaks into the next.
+EVP_MD_CTX* begin() {
+    const EVP_MD* md = sha256Digest();
+    EVP_MD_CTX* context = threadContext();
+    if (md == nullptr || context == nullptr) return nullptr;
+    if (EVP_DigestInit_ex(context, md, nullptr) != 1) return nullptr;
+    return context;
+}
+
+bool finish(EVP_MD_CTX* context, char* out) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    if (EVP_DigestFinal_ex(context, digest, &length) != 1 || length != 32) return false;
+    toHex(digest, out);
+    return true;
+}
+
+}  // namespace
+
+bool sha256Hex(std::string_view data, char* out) {
+    EVP_MD_CTX* context = begin();
+    if (context == nullptr) return false;
+    if (EVP_DigestUpdate(context, data.data(), data.size()) != 1) return false;
+    return finish(context, out);
+}
+
+namespace {
+// The builders' own per-thread context, apart from sha256Hex's so a one-shot hash taken while
+// a builder is live cannot disturb it.
+thread_local bool builderContextBusy = false;
+EVP_MD_CTX* builderContext() {
+    thread_local std::unique_ptr<EVP_MD_CTX, ContextDeleter> context(EVP_MD_CTX_new());
+    return context.get();
+}
+}  // namespace
+
+Sha256PartsHasher::Sha256PartsHasher() : context_(nullptr), ok_(false), owned_(false) {
+    EVP_MD_CTX* context = nullptr;
+    if (!builderContextBusy) {
+        context = builderContext();
+        builderContextBusy = context != nullptr;
+    } else {
+        context = EVP_MD_CTX_new();
+        owned_ = context != nullptr;
+    }
+    context_ = context;
+    const EVP_MD* md = sha256Digest();
+    ok_ = context != nullptr && md != nullptr && EVP_DigestInit_ex(context, md, nullptr) == 1;
+}
+
+Sha256PartsHasher::~Sha256PartsHasher() {
+    if (owned_) {
+        EVP_MD_CTX_free(context_);
+    } else if (context_ != nullptr) {
+        builderContextBusy = false;
+    }
+}
+
+void Sha256PartsHasher::addPart(std::string_view part) {
+    if (!ok_) return;
+    EVP_MD_CTX* context = context_;
+    char length[24];
+    auto [end, ec] = std::to_chars(length, length + sizeof length - 1, part.size());
+    if (ec != std::errc()) {
+        ok_ = false;
+        return;
+    }
+    *end++ = ':';
+    ok_ = EVP_DigestUpdate(context, length, static_cast<std::size_t>(end - length)) == 1 &&
+          EVP_DigestUpdate(context, part.data(), part.size()) == 1;
+}
+
+bool Sha256PartsHasher::finishHex(char* out) {
+    if (!ok_) return false;
+    ok_ = false;  // a finished digest takes no more parts
+    return finish(context_, out);
+}
+
+bool sha256HexOfParts(std::span<const std::string_view> parts, char* out) {
+    Sha256PartsHasher hasher;
+    for (std::string_view part : parts)
+        hasher.addPart(part);
+    return hasher.finishHex(out);
+}
+
+}  // namespace ratelab::identity

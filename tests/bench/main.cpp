@@ -1,0 +1,119 @@
+// ratelab-bench: Google Benchmark runs of the engine against baselines measured in the same
+// process. Without arguments it runs everything (any --benchmark_* flag works); with --summary
+// it runs the headline set, interleaved and repeated, and ends with one line of name=value pairs.
+
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "summary.h"
+
+namespace {
+
+using namespace ratelab::bench;
+
+double toNanos(double value, benchmark::TimeUnit unit) {
+    switch (unit) {
+        case benchmark::kNanosecond:
+            return value;
+        case benchmark::kMicrosecond:
+            return value * 1e3;
+        case benchmark::kMillisecond:
+            return value * 1e6;
+        case benchmark::kSecond:
+            return value * 1e9;
+    }
+    return value;
+}
+
+// Keeps each run's median (or its only result, without repetitions), and shows the console
+// table as usual.
+class CollectingReporter : public benchmark::ConsoleReporter {
+public:
+    Results results;
+
+    void ReportRuns(const std::vector<Run>& runs) override {
+        ConsoleReporter::ReportRuns(runs);
+        for (const Run& run : runs) {
+            const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+            const bool single = run.run_type == Run::RT_Iteration && run.repetitions <= 1;
+            if (!median && !single) continue;
+            RunResult r;
+            r.nanosPerIteration = toNanos(run.GetAdjustedRealTime(), run.time_unit);
+            for (const auto& [name, c] : run.counters)
+                r.counters[name] = c.value;
+            results[run.run_name.str()] = r;
+        }
+    }
+};
+
+std::string escapeRegex(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        if (std::strchr(".^$|()[]{}*+?\\", c)) out.push_back('\\');
+        out.push_back(c);
+    }
+    return out;
+}
+
+int runSummary(int argc, char** argv) {
+    std::string filter = "--benchmark_filter=^(";
+    bool first = true;
+    for (const SummaryFigure& f : summaryFigures()) {
+        for (const std::string& b : f.benchmarks) {
+            if (!first) filter += "|";
+            filter += escapeRegex(b);
+            first = false;
+        }
+    }
+    filter += ")$";
+    std::vector<std::string> args = {argv[0],
+                                     filter,
+                                     "--benchmark_repetitions=5",
+                                     "--benchmark_enable_random_interleaving=true",
+                                     "--benchmark_report_aggregates_only=true",
+                                     "--benchmark_min_time=0.05"};
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--summary") != 0) args.push_back(argv[i]);
+    }
+    std::vector<char*> cargs;
+    for (std::string& a : args)
+        cargs.push_back(a.data());
+    int cargc = static_cast<int>(cargs.size());
+    benchmark::Initialize(&cargc, cargs.data());
+    CollectingReporter reporter;
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    benchmark::Shutdown();
+
+    std::string line = "summary";
+    int status = 0;
+    for (const SummaryFigure& f : summaryFigures()) {
+        try {
+            char value[64];
+            std::snprintf(value, sizeof value, "%.*f", f.decimals, f.compute(reporter.results));
+            line += " " + f.name + "=" + value;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "ratelab-bench: %s: %s\n", f.name.c_str(), e.what());
+            line += " " + f.name + "=n/a";
+            status = 1;
+        }
+    }
+    std::printf("%s\n", line.c_str());
+    return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--summary") == 0) return runSummary(argc, argv);
+    }
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
