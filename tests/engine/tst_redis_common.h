@@ -153,6 +153,24 @@ inline ConsumeRequest requestOf(const TraceItem& item, const Limit& limit,
     return r;
 }
 
+/// One consumption; the partition defaults to the key.
+inline ConsumeResult consumeOne(Store& store, const Limit& limit, const std::string& key, Nanos now,
+                                const BucketBudget* budget = nullptr,
+                                const std::string& partition = {}, std::int64_t cost = 1,
+                                Nanos timeout = 0) {
+    ConsumeRequest r;
+    r.limitId = 1;
+    r.limitName = "api";
+    r.limit = &limit;
+    r.partition = partition.empty() ? std::string_view(key) : std::string_view(partition);
+    r.key = key;
+    r.cost = cost;
+    r.now = now;
+    r.budget = budget;
+    r.timeout = timeout;
+    return store.consume(r);
+}
+
 /// Empty when both results agree on every field; else a description of the first difference.
 inline std::string difference(const ConsumeResult& expected, const ConsumeResult& actual) {
     const Decision& e = expected.decision;
