@@ -211,6 +211,7 @@ Connection* RedisClient::connection(Session& session, int node, Deadline deadlin
     std::unique_ptr<Connection> c = Connection::open(n.endpoint(), by, &error);
     if (c && !handshake(*c, n, by, &error, &refused)) c.reset();
     if (!c) {
+        counters_.connectFailures.fetch_add(1, std::memory_order_relaxed);
         n.failed(Clock::now(), error, refused);
         *failed = failure(refused ? Outcome::Kind::Refused : Outcome::Kind::Transport, error);
         return nullptr;

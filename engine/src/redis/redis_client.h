@@ -46,6 +46,7 @@ struct ClientOptions {
 struct ClientCounters {
     std::atomic<std::int64_t> commands{0};
     std::atomic<std::int64_t> connects{0};
+    std::atomic<std::int64_t> connectFailures{0};
     std::atomic<std::int64_t> scriptLoads{0};
     std::atomic<std::int64_t> redirects{0};
 };

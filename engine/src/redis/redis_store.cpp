@@ -119,6 +119,7 @@ public:
         RedisStoreCounters r;
         r.commands = c.commands.load(std::memory_order_relaxed);
         r.connects = c.connects.load(std::memory_order_relaxed);
+        r.connectFailures = c.connectFailures.load(std::memory_order_relaxed);
         r.scriptLoads = c.scriptLoads.load(std::memory_order_relaxed);
         r.redirects = c.redirects.load(std::memory_order_relaxed);
         r.cacheHits = cacheHits_.load(std::memory_order_relaxed);
