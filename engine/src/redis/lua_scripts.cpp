@@ -116,9 +116,17 @@ if #KEYS == 3 then
   local used = redis.call('ZSCORE', scope, ARGV[10])
   member = used ~= false and tonumber(used) + slotTtl > nowMs
   local budgetCap = tonumber(ARGV[8])
-  if not member and redis.call('ZCARD', scope) >= budgetCap then
-    redis.call('ZREMRANGEBYSCORE', scope, '-inf', format('%d', nowMs - slotTtl))
-    if redis.call('ZCARD', scope) >= budgetCap then key, fallback = KEYS[3], 1 end
+  local held = 0
+  if not member then held = redis.call('ZCARD', scope) end
+  if held >= budgetCap then
+    -- Drop the expired slots. When that would empty the scope, this key's slot is written
+    -- first (it is taken below anyway): a key deleted and recreated within the script would
+    -- fail in a migrating Cluster slot, where a missing key counts as moved away.
+    local cutoff = format('%d', nowMs - slotTtl)
+    local kept = held - redis.call('ZCOUNT', scope, '-inf', cutoff)
+    if kept == 0 then redis.call('ZADD', scope, format('%d', nowMs), ARGV[10]) end
+    redis.call('ZREMRANGEBYSCORE', scope, '-inf', cutoff)
+    if kept >= budgetCap then key, fallback = KEYS[3], 1 end
   end
 end
 local reason, remaining, retry, reset, delay = 0, 0, 0, 0, 0
@@ -257,7 +265,9 @@ end
 // Sliding log (sliding_log.h): a LIST of timestamps, oldest first. Entries that left the window
 // are trimmed on every request, refusals included, as sliding_log.h prunes them: once trimmed they
 // stay gone even if a caller's clock steps back. Each entry is trimmed once, so a flood of
-// refusals writes nothing after the first.
+// refusals writes nothing after the first. New entries are pushed before the trim: a list emptied
+// and refilled within the script would fail in a migrating Cluster slot, where a key missing on
+// the source counts as moved away.
 constexpr std::string_view kSlidingLog = R"lua(
 local w, quota = param, cap
 local n = redis.call('LLEN', key)
@@ -279,7 +289,6 @@ if n > 0 then
     expired = lo
   end
 end
-if expired > 0 then redis.call('LTRIM', key, expired, -1) end
 local live = n - expired
 if quota > live then remaining = quota - live end
 local ls, ln
@@ -292,7 +301,7 @@ if cost > quota then
   reason = 2
 elseif live + cost > quota then
   reason = 1
-  local es, en = parse(redis.call('LINDEX', key, live + cost - quota - 1))
+  local es, en = parse(redis.call('LINDEX', key, expired + live + cost - quota - 1))
   es, en = add(es, en, w)
   retry = atLeastOne(diff(es, en, nowS, nowN))
 else
@@ -306,11 +315,13 @@ else
     redis.call('RPUSH', key, unpack(batch, 1, k))
     left = left - k
   end
+  if expired > 0 then redis.call('LTRIM', key, expired, -1) end
   local es, en = add(ss, sn, w)
   local rs, rn = diff(es, en, nowS, nowN)
   redis.call('PEXPIRE', key, px(rs, rn))
   remaining, reset = quota - live - cost, out(rs, rn)
 end
+if reason ~= 0 and expired > 0 then redis.call('LTRIM', key, expired, -1) end
 )lua";
 
 // Leaky bucket (leaky_bucket.h, nginx limit_req): "<excess> <last ms>", truncating arithmetic.
