@@ -53,4 +53,10 @@ void OverLimitCache::remember(std::uint64_t fingerprint, std::int64_t cost, Nano
     e.limit = refusal.limit;
 }
 
+void OverLimitCache::forget(std::uint64_t fingerprint) {
+    const std::size_t index = fingerprint & mask_;
+    std::lock_guard<memory::SpinLock> lock(locks_[index % kStripes]);
+    if (entries_[index].fingerprint == fingerprint) entries_[index].fingerprint = 0;
+}
+
 }  // namespace ratelab::redis

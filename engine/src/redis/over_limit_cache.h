@@ -6,6 +6,9 @@
 //
 // Where its answers differ from Redis' own (each documented in RedisStoreOptions):
 // - it answers only a repeat of the refused cost; any other cost goes to Redis;
+// - its retry and reset times are exact while this store alone consumes from the key; another
+//   replica consuming meanwhile only makes the real times later (the cache then stops refusing
+//   early and Redis refuses);
 // - `remaining` is the value at the refusal (a lower bound: Redis might report more by now);
 // - fixed-window refusals it answers are not counted in Redis (they would change nothing: the
 //   window is over its quota until it ends either way);
@@ -33,6 +36,10 @@ public:
     bool find(std::uint64_t fingerprint, std::int64_t cost, Nanos now, Decision* decision);
     /// Remembers a refusal (reason OverLimit, retryAfter > 0) decided at `now`.
     void remember(std::uint64_t fingerprint, std::int64_t cost, Nanos now, const Decision& refusal);
+
+    /// Drops the entry of a key Redis just admitted: its earlier refusal (of another cost) no
+    /// longer tells when that cost may pass.
+    void forget(std::uint64_t fingerprint);
 
     std::size_t entries() const { return mask_ + 1; }
 

@@ -177,7 +177,9 @@ private:
         if (outcome.kind == Outcome::Kind::Reply &&
             decodeReply(*outcome.reply, request, result, &error)) {
             result->status = StoreStatus::Ok;
-            if (cache_ && !result->decision.allowed && !result->chargedFallback)
+            if (cache_ && result->decision.allowed)
+                cache_->forget(fingerprint);
+            else if (cache_ && !result->chargedFallback)
                 cache_->remember(fingerprint, request.cost, cacheNow, result->decision);
             return;
         }
