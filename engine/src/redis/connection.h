@@ -1,11 +1,11 @@
 #pragma once
 
-// One connection to one Redis server, hiredis underneath: hiredis connects, formats commands and
-// parses replies; this class owns the waiting. The socket is non-blocking and every wait is a
-// ppoll() bounded by the caller's deadline, so the bound holds for connect, send and receive
-// alike and survives reconnects (hiredis' redisReconnect() forgets redisSetTimeout(), and a
-// socket timeout bounds each read, not a whole call). Sends use MSG_NOSIGNAL, so a server that
-// died never raises SIGPIPE in the host process.
+// One connection to one Redis server, hiredis underneath: hiredis connects and parses replies;
+// this class writes the (trivial) RESP requests and owns the waiting. The socket is non-blocking
+// and every wait is a ppoll() bounded by the caller's deadline, so the bound holds for connect,
+// send and receive alike and survives reconnects (hiredis' redisReconnect() forgets
+// redisSetTimeout(), and a socket timeout bounds each read, not a whole call). Sends use
+// MSG_NOSIGNAL, so a server that died never raises SIGPIPE in the host process.
 
 #include <hiredis/hiredis.h>
 
@@ -50,7 +50,7 @@ public:
     Connection(const Connection&) = delete;
     Connection& operator=(const Connection&) = delete;
 
-    /// Queues one command (one argument per view, binary-safe).
+    /// Queues one command (one argument per view, binary-safe), as RESP.
     void append(std::span<const std::string_view> args);
     /// Sends everything queued. False when the connection failed (see failure()).
     bool flush(Deadline deadline);
@@ -71,7 +71,7 @@ public:
     /// nobody asked for (either way it must not be used).
     bool stale();
 
-    Clock::time_point lastUse;
+    Clock::time_point lastUse;  ///< the last flush()
 
 private:
     explicit Connection(redisContext* context) : context_(context) {}
