@@ -155,6 +155,9 @@ private slots:
         QTest::newRow("loopback per address") << "::1" << 32 << 64 << "::1";
         QTest::newRow("unspecified per address") << "::" << 32 << 64 << "::";
         QTest::newRow("::/64 per address") << "::abcd:1" << 32 << 64 << "::abcd:1";
+        QTest::newRow("nat64 is its v4") << "64:ff9b::198.51.100.7" << 32 << 64 << "198.51.100.7";
+        QTest::newRow("nat64 /24") << "64:ff9b::198.51.100.7" << 24 << 64 << "198.51.100.0/24";
+        QTest::newRow("past nat64 /96") << "64:ff9b:0:0:1::1" << 32 << 64 << "64:ff9b::/64";
         QTest::newRow("widest") << "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff" << 32 << 127
                                 << "ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe/127";
     }

@@ -12,6 +12,7 @@ namespace ratelab::identity {
 /// ASCII case-insensitive equality, as HTTP field names compare.
 inline bool headerNameEquals(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
+    if (a == b) return true;  // HTTP/2 and /3 names arrive in lower case, as ours are written
     for (std::size_t k = 0; k < a.size(); ++k) {
         char x = a[k];
         char y = b[k];

@@ -1,6 +1,7 @@
 #include "identity/key_deriver.h"
 
 #include <charconv>
+#include <cstring>
 
 #include "identity/headers.h"
 
@@ -24,6 +25,15 @@ bool isInZeroSlash64(const IpAddress& address) {
     return true;
 }
 
+// RFC 6052's well-known NAT64 prefix, 64:ff9b::/96: a stateless translator in front of an
+// IPv6-only service (SIIT-DC) hands it every IPv4 client as 64:ff9b::a.b.c.d. Aggregated to a
+// /64, all of them would share one bucket; keyed on the embedded IPv4 address, each is itself.
+// Only the translator can source these addresses, so no client can pick its own.
+bool isWellKnownNat64(const IpAddress& address) {
+    static constexpr std::uint8_t kPrefix[12] = {0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
+    return std::memcmp(address.bytes().data(), kPrefix, sizeof kPrefix) == 0;
+}
+
 std::string_view attributeValue(const RequestView& request, std::string_view name) {
     for (const Attribute& a : request.attributes) {
         if (a.name == name) return a.value;
@@ -34,9 +44,15 @@ std::string_view attributeValue(const RequestView& request, std::string_view nam
 }  // namespace
 
 std::size_t formatKeyAddress(const IpAddress& address, int ipv4Prefix, int ipv6Prefix, char* out) {
-    if (address.isV4()) {
-        if (ipv4Prefix >= 32) return address.format(out);
-        return appendPrefixLength(out, address.masked(ipv4Prefix).format(out), ipv4Prefix);
+    if (address.isV4() || isWellKnownNat64(address)) {
+        IpAddress v4 = address;
+        if (!address.isV4()) {
+            const auto& b = address.bytes();
+            v4 = IpAddress::fromV4((std::uint32_t{b[12]} << 24) | (std::uint32_t{b[13]} << 16) |
+                                   (std::uint32_t{b[14]} << 8) | std::uint32_t{b[15]});
+        }
+        if (ipv4Prefix >= 32) return v4.format(out);
+        return appendPrefixLength(out, v4.masked(ipv4Prefix).format(out), ipv4Prefix);
     }
     // ::/64 holds loopback, the unspecified address and the deprecated IPv4-compatible form:
     // no subscriber is given that prefix, and aggregating it would lump unrelated hosts.

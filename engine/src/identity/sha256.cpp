@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <charconv>
+#include <cstring>
 #include <memory>
 
 namespace ratelab::identity {
@@ -25,12 +26,21 @@ EVP_MD_CTX* threadContext() {
     return context.get();
 }
 
-void toHex(const unsigned char* digest, char* out) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    for (int k = 0; k < 32; ++k) {
-        out[2 * k] = kHex[digest[k] >> 4];
-        out[2 * k + 1] = kHex[digest[k] & 0xf];
+// Two hex characters per byte value, so encoding takes one 16-bit copy per byte.
+struct HexPairs {
+    char pairs[256][2];
+    constexpr HexPairs() : pairs() {
+        constexpr char kHex[] = "0123456789abcdef";
+        for (int b = 0; b < 256; ++b) {
+            pairs[b][0] = kHex[b >> 4];
+            pairs[b][1] = kHex[b & 0xf];
+        }
     }
+};
+constexpr HexPairs kHexPairs;
+
+void toHex(const unsigned char* digest, char* out) {
+    for (int k = 0; k < 32; ++k) std::memcpy(out + 2 * k, kHexPairs.pairs[digest[k]], 2);
 }
 
 // Starts a digest on this thread's context. The context is reinitialised on every call, so a

@@ -236,6 +236,12 @@ public:
                 message = message.substr(colon + 2);
             }
         }
+        // Other exceptions (number overflow) carry only the "[json.exception...] " tag.
+        if (message.rfind("[json.exception.", 0) == 0) {
+            if (auto close = message.find("] "); close != std::string::npos) {
+                message = message.substr(close + 2);
+            }
+        }
         message = printable(message);
         error(lines_.at(offset), currentPointer(), message);
         return false;

@@ -1,0 +1,267 @@
+#include "policy/export_common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "policy/policy_file_internal.h"
+#include "policy/policy_names.h"
+#include "policy/policy_paths.h"
+
+namespace ratelab::policy {
+
+std::string_view ExportNotes::displayName() const {
+    switch (target_) {
+        case ExportTarget::Nginx:
+            return "nginx";
+        case ExportTarget::Envoy:
+            return "Envoy";
+        case ExportTarget::Haproxy:
+            return "HAProxy";
+    }
+    return targetName();
+}
+
+std::string ExportNotes::prefix(std::size_t policy) const {
+    return std::string(targetName()) + ": policy \"" + set_.policies[policy].name + "\": ";
+}
+
+std::string ExportNotes::approximate(std::size_t policy, std::string_view field,
+                                     std::string message) {
+    notes_.push_back({ExportNote::Kind::Approximated, policyPointer(policy) + std::string(field),
+                      prefix(policy) + message});
+    return message;
+}
+
+void ExportNotes::approximateSet(std::string_view pointer, std::string message) {
+    notes_.push_back({ExportNote::Kind::Approximated, std::string(pointer),
+                      std::string(targetName()) + ": " + message});
+}
+
+void ExportNotes::refuse(std::size_t policy, std::string_view field, std::string message) {
+    notes_.push_back({ExportNote::Kind::Refused, policyPointer(policy) + std::string(field),
+                      prefix(policy) + message});
+}
+
+void ExportNotes::refuseSet(std::string_view pointer, std::string message) {
+    notes_.push_back({ExportNote::Kind::Refused, std::string(pointer),
+                      std::string(targetName()) + ": " + message});
+}
+
+bool ExportNotes::refused() const {
+    return std::any_of(notes_.begin(), notes_.end(),
+                       [](const ExportNote& n) { return n.kind == ExportNote::Kind::Refused; });
+}
+
+RequestNumbers requestNumbers(const Policy& p) {
+    RequestNumbers n;
+    const Limit& limit = p.limit;
+    n.windowMs = p.windowMs;
+    switch (p.algorithm) {
+        case Algorithm::LeakyBucket:
+            n.atOnce = (p.capacity + 1) / p.cost;
+            n.ratePerSecond = 1e9 / static_cast<double>(limit.emissionInterval) / p.cost;
+            break;
+        case Algorithm::TokenBucket:
+        case Algorithm::Gcra:
+            n.atOnce = p.capacity / p.cost;
+            n.ratePerSecond = 1e9 / static_cast<double>(limit.emissionInterval) / p.cost;
+            break;
+        case Algorithm::FixedWindow:
+        case Algorithm::SlidingWindow:
+        case Algorithm::SlidingLog:
+            n.atOnce = p.capacity / p.cost;
+            n.ratePerSecond =
+                static_cast<double>(n.atOnce) * 1000.0 / static_cast<double>(p.windowMs);
+            break;
+    }
+    return n;
+}
+
+std::vector<std::string> commonChecks(const PolicySet& set, std::size_t index, ExportNotes& notes,
+                                      std::initializer_list<KeyPart::Kind> composite) {
+    const Policy& p = set.policies[index];
+    std::vector<std::string> comments;
+    std::string target(notes.displayName());
+    if (p.key.source == KeySource::Principal) {
+        notes.refuse(index, "/key/source",
+                     "it keys on the verified principal, which " + target +
+                         " never sees; only the engine can enforce it");
+    }
+    if (p.key.source == KeySource::Default) {
+        comments.push_back(notes.approximate(
+            index, "/key/source",
+            "the default chain (principal, then "
+            "Authorization within a per-address budget, then the address) is "
+            "exported as the client address alone: " +
+                target +
+                " can neither verify principals nor budget Authorization keys, and "
+                "keying on a rotating Authorization header without a budget would "
+                "hand out a fresh bucket per request; users behind one address share "
+                "its limit"));
+    }
+    if (p.key.source == KeySource::Composite) {
+        for (std::size_t j = 0; j < p.key.parts.size(); ++j) {
+            const KeyPart& part = p.key.parts[j];
+            if (std::find(composite.begin(), composite.end(), part.kind) != composite.end()) {
+                continue;
+            }
+            notes.refuse(
+                index, "/key/parts/" + std::to_string(j),
+                "it keys on \"" + keyPartText(part) + "\", which " + target +
+                    " cannot build into a key" +
+                    (part.kind == KeyPart::Kind::Principal || part.kind == KeyPart::Kind::Attribute
+                         ? " (it sees no verified principal or attribute)"
+                         : ""));
+        }
+    }
+    if (budgetApplies(p) && p.key.source != KeySource::Default) {
+        notes.refuse(index, "/budget/enabled",
+                     "it budgets the keys a client writes per address, which " + target +
+                         " cannot do: a client rotating the value would get a fresh bucket per "
+                         "request; export it with budget.enabled false only if that is acceptable");
+    }
+    if (p.tiers) {
+        notes.refuse(index, "/tiers",
+                     "it chooses its limit by a verified attribute (tiers), "
+                     "which " +
+                         target + " never sees");
+    }
+    if (!p.bypass.principals.empty()) {
+        notes.refuse(index, "/bypass/principals",
+                     "it exempts verified principals, which " + target +
+                         " never sees; they would be limited like everyone else");
+    }
+    if (p.cost > 1) {
+        RequestNumbers n = requestNumbers(p);
+        comments.push_back(
+            notes.approximate(index, "/cost",
+                              "it costs " + std::to_string(p.cost) + " per request; " + target +
+                                  " charges one, so its numbers are divided by the cost (" +
+                                  std::to_string(n.atOnce) + " requests at once)"));
+    }
+    return comments;
+}
+
+std::string numberString(double x) {
+    char buffer[40];
+    if (std::isfinite(x) && std::floor(x) == x && std::fabs(x) < 1e15) {
+        std::snprintf(buffer, sizeof buffer, "%.0f", x);
+        return buffer;
+    }
+    for (int precision = 1; precision <= 17; ++precision) {
+        std::snprintf(buffer, sizeof buffer, "%.*g", precision, x);
+        if (std::strtod(buffer, nullptr) == x) return buffer;
+    }
+    return buffer;
+}
+
+std::string describe(const Policy& p) {
+    std::string out(nameOf(kAlgorithms, p.algorithm));
+    switch (p.algorithm) {
+        case Algorithm::TokenBucket:
+        case Algorithm::Gcra:
+            out += " capacity " + std::to_string(p.capacity) + ", " +
+                   numberString(p.refillPerSecond) + " per second";
+            break;
+        case Algorithm::LeakyBucket:
+            out += " burst " + std::to_string(p.capacity) + ", " + numberString(p.refillPerSecond) +
+                   " per second" +
+                   (p.nodelay     ? ", nodelay"
+                    : p.delay > 0 ? ", delay " + std::to_string(p.delay)
+                                  : "");
+            break;
+        default:
+            out += " quota " + std::to_string(p.capacity) + " per " + std::to_string(p.windowMs) +
+                   " ms";
+    }
+    if (p.cost != 1) out += ", cost " + std::to_string(p.cost);
+    out += ", key " + std::string(nameOf(kKeySources, p.key.source));
+    out += ", route " + std::string(routeText(p.match));
+    if (!p.match.methods.empty()) {
+        out += " (";
+        for (std::size_t i = 0; i < p.match.methods.size(); ++i) {
+            out += (i ? " " : "") + p.match.methods[i];
+        }
+        out += ")";
+    }
+    if (p.mode == PolicyMode::Shadow) out += ", shadow";
+    return out;
+}
+
+std::string identifier(std::string_view name) {
+    std::string out(name);
+    for (char& c : out) {
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!ok) c = '_';
+    }
+    return out;
+}
+
+std::string commentLines(std::string_view first, std::string_view text,
+                         std::string_view continuation) {
+    constexpr std::size_t kWidth = 96;
+    std::string out;
+    std::string_view prefix = first;
+    std::string line;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find(' ', start);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view word = text.substr(start, end - start);
+        if (!line.empty() && prefix.size() + line.size() + 1 + word.size() > kWidth) {
+            out += std::string(prefix) + line + "\n";
+            line.clear();
+            if (!continuation.empty()) prefix = continuation;
+        }
+        if (!line.empty()) line += ' ';
+        line += word;
+        start = end + 1;
+    }
+    if (!line.empty()) out += std::string(prefix) + line + "\n";
+    return out;
+}
+
+std::string headerComment(const PolicySet& set, std::string_view prefix) {
+    std::string out;
+    out += commentLines(prefix,
+                        "Generated by ratelab from a version " + std::to_string(set.version) +
+                            " policy file. Edit the policy and export again rather than editing "
+                            "this file.");
+    std::string names;
+    for (const Policy& p : set.policies)
+        names += (names.empty() ? "" : ", ") + p.name;
+    out += commentLines(prefix, "Policies, in match order: " + names + ".");
+    if (set.store.kind == StoreConfig::Kind::Redis) {
+        out += commentLines(prefix,
+                            "The policy shares counters through Redis; here each instance counts "
+                            "alone, so N instances admit up to N times each limit.");
+    }
+    if (!set.validation) {
+        out += commentLines(prefix,
+                            "Validation: none recorded (a policy replayed against scenarios "
+                            "before export carries its results here).");
+        return out;
+    }
+    const ValidationRecord& v = *set.validation;
+    out += commentLines(prefix, "Validated by " +
+                                    (v.generator.empty() ? std::string("(unnamed)") : v.generator) +
+                                    " against " + std::to_string(v.runs.size()) + " scenario" +
+                                    (v.runs.size() == 1 ? "" : "s") + ":");
+    for (const ValidationRun& run : v.runs) {
+        std::string line = "- " + run.scenario + " (seed " + std::to_string(run.seed) + ", " +
+                           std::to_string(run.requests) +
+                           " requests): " + (run.pass ? "pass" : "FAIL");
+        for (const ValidationExpectation& e : run.expectations) {
+            line += "; " + e.metric + " = " + numberString(e.actual);
+            if (e.min) line += " (min " + numberString(*e.min) + ")";
+            if (e.max) line += " (max " + numberString(*e.max) + ")";
+            line += e.pass ? " ok" : " FAILED";
+        }
+        out += commentLines(prefix, line, std::string(prefix) + "  ");
+    }
+    return out;
+}
+
+}  // namespace ratelab::policy

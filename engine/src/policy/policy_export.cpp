@@ -1,0 +1,45 @@
+#include "ratelab/policy_export.h"
+
+#include <algorithm>
+
+#include "policy/export_targets.h"
+
+namespace ratelab {
+
+std::string_view exportTargetName(ExportTarget target) {
+    switch (target) {
+        case ExportTarget::Nginx:
+            return "nginx";
+        case ExportTarget::Envoy:
+            return "envoy";
+        case ExportTarget::Haproxy:
+            return "haproxy";
+    }
+    return "nginx";
+}
+
+std::optional<ExportTarget> parseExportTarget(std::string_view name) {
+    for (ExportTarget t : {ExportTarget::Nginx, ExportTarget::Envoy, ExportTarget::Haproxy}) {
+        if (exportTargetName(t) == name) return t;
+    }
+    return std::nullopt;
+}
+
+bool ExportResult::ok() const {
+    return std::none_of(notes.begin(), notes.end(),
+                        [](const ExportNote& n) { return n.kind == ExportNote::Kind::Refused; });
+}
+
+ExportResult exportPolicySet(const PolicySet& policies, ExportTarget target) {
+    switch (target) {
+        case ExportTarget::Nginx:
+            return policy::exportNginx(policies);
+        case ExportTarget::Envoy:
+            return policy::exportEnvoy(policies);
+        case ExportTarget::Haproxy:
+            return policy::exportHaproxy(policies);
+    }
+    return {};
+}
+
+}  // namespace ratelab

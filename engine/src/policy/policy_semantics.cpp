@@ -1,0 +1,161 @@
+// Semantic checks across fields and policies. Checks of single values (CIDRs, Redis URLs, path
+// patterns) are made while reading (policy_reader.cpp).
+
+#include <cmath>
+#include <map>
+
+#include "policy/policy_fields.h"
+#include "policy/policy_file_internal.h"
+#include "policy/policy_names.h"
+
+namespace ratelab::policy {
+
+namespace {
+
+constexpr double kMaxDurationNs = static_cast<double>(kMaxDuration);
+
+std::string durationText(double ns) {
+    double ms = ns / 1e6;
+    std::string out = numberText(std::round(ms * 1000) / 1000) + " ms";
+    if (ms >= 2 * 86'400'000.0) out += " (" + numberText(std::round(ms / 86'400'000.0)) + " days)";
+    return out;
+}
+
+// The numbers one limit runs with: the policy's own, or a tier's over them.
+struct LimitNumbers {
+    std::string where;  // pointer of the policy or of the tier's limit object
+    std::string label;  // "" or "tier \"free\": "
+    std::int64_t capacity;
+    double refill;
+    std::int64_t windowMs;
+    Limit limit;
+};
+
+std::vector<LimitNumbers> limitsOf(const Policy& p, const std::string& at) {
+    std::vector<LimitNumbers> out;
+    out.push_back(
+        {at, "", p.capacity, p.refillPerSecond, p.windowMs,
+         compileLimit(p.algorithm, p.capacity, p.refillPerSecond, p.windowMs, p.delay, p.nodelay)});
+    if (!p.tiers) return out;
+    for (const Tier& tier : p.tiers->tiers) {
+        LimitNumbers n{at + "/tiers/limits/" + tier.name,
+                       "tier " + quoted(tier.name) + ": ",
+                       tier.capacity > 0 ? tier.capacity : p.capacity,
+                       tier.refillPerSecond > 0 ? tier.refillPerSecond : p.refillPerSecond,
+                       tier.windowMs > 0 ? tier.windowMs : p.windowMs,
+                       {}};
+        n.limit = compileLimit(p.algorithm, n.capacity, n.refill, n.windowMs, p.delay, p.nodelay);
+        out.push_back(std::move(n));
+    }
+    return out;
+}
+
+void checkCost(const Policy& p, const LimitNumbers& n, CheckContext& context) {
+    bool leaky = p.algorithm == Algorithm::LeakyBucket;
+    std::int64_t most = leaky ? n.capacity + 1 : n.capacity;
+    if (p.cost <= most) return;
+    std::string message = n.label + "cost " + std::to_string(p.cost) + " is more than " +
+                          (leaky ? "burst + 1 = " : "capacity ") + std::to_string(most) +
+                          ": such a request can never pass (the engine refuses it at once); "
+                          "lower cost or raise capacity";
+    context.error(CheckLevel::Semantics, n.where + (n.label.empty() ? "/cost" : "/capacity"),
+                  std::move(message));
+}
+
+void checkDurations(const Policy& p, const LimitNumbers& n, CheckContext& context) {
+    std::string capacityAt = n.where + "/capacity";
+    std::string refillAt = n.where + "/refill_per_second";
+    if (isRateAlgorithm(p.algorithm)) {
+        double interval = static_cast<double>(n.limit.emissionInterval);
+        if (interval > kMaxDurationNs) {
+            context.error(CheckLevel::Semantics, refillAt,
+                          n.label + "refill_per_second " + numberText(n.refill) +
+                              " means one token every " + durationText(interval) +
+                              ", beyond the engine's 90-day limit on durations; raise it to at "
+                              "least 1.2861e-07 (one per 90 days)");
+            return;
+        }
+        double refill = timeToRefresh(n.limit);
+        if (refill > kMaxDurationNs) {
+            context.error(CheckLevel::Semantics, capacityAt,
+                          n.label + "refilling " + std::to_string(n.capacity) + " tokens at " +
+                              numberText(n.refill) + " per second takes " + durationText(refill) +
+                              ", beyond the engine's 90-day limit on durations (the Redis "
+                              "scripts rely on it); lower capacity or raise refill_per_second");
+        }
+    } else if (p.algorithm == Algorithm::SlidingWindow) {
+        double twoWindows = 2.0 * static_cast<double>(n.limit.window);
+        if (twoWindows > kMaxDurationNs) {
+            context.error(CheckLevel::Semantics, n.where + "/window_ms",
+                          n.label + "sliding_window keeps the previous window too, so 2 x " +
+                              "window_ms = " + durationText(twoWindows) +
+                              " must stay within the engine's 90-day limit; use at most "
+                              "3888000000 ms");
+        }
+    }
+}
+
+void checkBudget(const Policy& p, const std::vector<LimitNumbers>& limits, const std::string& at,
+                 CheckContext& context) {
+    if (!budgetApplies(p)) return;
+    double need = 0;
+    const LimitNumbers* longest = nullptr;
+    for (const LimitNumbers& n : limits) {
+        double t = timeToRefresh(n.limit);
+        if (t > need) {
+            need = t;
+            longest = &n;
+        }
+    }
+    if (!longest || static_cast<double>(p.budget.slotTtl) >= need) return;
+    auto needMs = static_cast<long long>(std::ceil(need / 1e6));
+    context.error(CheckLevel::Semantics, at + "/budget/slot_ttl_ms",
+                  "budget slot_ttl_ms " + std::to_string(p.budget.slotTtl / kNanosPerMilli) +
+                      " is shorter than the " + longest->label + "bucket's time to refill, " +
+                      durationText(need) +
+                      ": a credential whose slot expired would come back to a full bucket "
+                      "before its old one refilled; set slot_ttl_ms to at least " +
+                      std::to_string(needMs));
+}
+
+void checkTiers(const Policy& p, const std::string& at, CheckContext& context) {
+    if (!p.tiers || p.tiers->defaultTier.empty()) return;
+    std::string names;
+    for (const Tier& tier : p.tiers->tiers) {
+        if (tier.name == p.tiers->defaultTier) return;
+        if (!names.empty()) names += ", ";
+        names += quoted(tier.name);
+    }
+    context.error(CheckLevel::Semantics, at + "/tiers/default",
+                  "default tier " + quoted(p.tiers->defaultTier) + " is not one of the tiers " +
+                      names + "; requests without the attribute would have no limit");
+}
+
+}  // namespace
+
+void checkSemantics(const PolicySet& set, CheckContext& context) {
+    std::map<std::string, std::size_t> names;
+    for (std::size_t i = 0; i < set.policies.size(); ++i) {
+        const Policy& p = set.policies[i];
+        std::string at = policyPointer(i);
+        if (!context.clean(at)) continue;
+
+        auto [first, inserted] = names.emplace(p.name, i);
+        if (!inserted) {
+            context.error(CheckLevel::Semantics, at + "/name",
+                          "duplicate policy name " + quoted(p.name) + " (also " +
+                              policyPointer(first->second) +
+                              "): the name keys stored state and response headers; give each "
+                              "policy its own");
+        }
+        std::vector<LimitNumbers> limits = limitsOf(p, at);
+        for (const LimitNumbers& n : limits) {
+            checkCost(p, n, context);
+            checkDurations(p, n, context);
+        }
+        if (context.clean(at)) checkBudget(p, limits, at, context);  // needs sane durations
+        checkTiers(p, at, context);
+    }
+}
+
+}  // namespace ratelab::policy
