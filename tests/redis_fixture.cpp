@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,8 +13,6 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
-
-extern char** environ;
 
 namespace ratelab::testing {
 
@@ -138,17 +136,23 @@ bool RedisServer::spawn(std::string* error) {
         *error = "pipe: " + std::string(std::strerror(errno));
         return false;
     }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, pipeFds[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, pipeFds[1], 2);
-    pid_t pid = -1;
-    const int rc = posix_spawn(&pid, kRedisServer, &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
+    // fork + exec rather than posix_spawn, for PR_SET_PDEATHSIG: the server dies with the thread
+    // that started it, so a crashed test or benchmark leaves no redis-server behind. Between fork
+    // and exec the child only makes async-signal-safe calls.
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);  // the parent died before prctl
+        dup2(pipeFds[1], 1);
+        dup2(pipeFds[1], 2);
+        execv(kRedisServer, argv.data());
+        _exit(127);
+    }
     close(pipeFds[1]);
-    if (rc != 0) {
+    if (pid < 0) {
         close(pipeFds[0]);
-        *error = "posix_spawn " + std::string(kRedisServer) + ": " + std::strerror(rc);
+        *error = "fork: " + std::string(std::strerror(errno));
         return false;
     }
     pid_ = pid;

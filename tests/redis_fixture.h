@@ -30,7 +30,9 @@ struct ReplyFree {
 };
 using ReplyPtr = std::unique_ptr<redisReply, ReplyFree>;
 
-/// One redis-server child process. Not thread-safe (drive it from the test's thread).
+/// One redis-server child process. Not thread-safe (drive it from the test's thread). The server
+/// is killed when the thread that started it exits (PR_SET_PDEATHSIG), so start it from a thread
+/// that outlives its use, such as the test's main thread.
 class RedisServer {
 public:
     struct Options {

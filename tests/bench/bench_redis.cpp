@@ -40,18 +40,18 @@ constexpr int kKeyRange = 1'000'000;  // redis-benchmark -r
 
 using SteadyClock = std::chrono::steady_clock;
 
-// One redis-server for every Redis benchmark of the process, started on first use.
+// One redis-server for every Redis benchmark of the process, started on first use and killed
+// when the process exits.
 testing::RedisServer& server() {
-    static testing::RedisServer* instance = [] {
-        auto* s = new testing::RedisServer;
+    static testing::RedisServer instance;
+    static const bool started = [] {
         std::string error;
-        if (!s->start(&error)) {
-            std::fprintf(stderr, "bench_redis: cannot start redis-server: %s\n", error.c_str());
-            std::exit(1);
-        }
-        return s;
+        if (instance.start(&error)) return true;
+        std::fprintf(stderr, "bench_redis: cannot start redis-server: %s\n", error.c_str());
+        std::exit(1);
     }();
-    return *instance;
+    (void)started;
+    return instance;
 }
 
 void resetServerStats() {

@@ -36,6 +36,16 @@ std::pair<ConsumeResult, std::int64_t> untilOk(Store& store, const Limit& l, con
 
 constexpr std::int64_t kMarginMs = 100;  // scheduling on a shared 2-core machine
 
+// Runs `undo` when the scope ends, so a failed check does not leave the server stopped or
+// out of memory for the tests after it.
+template <class F>
+struct Undo {
+    F undo;
+    ~Undo() { undo(); }
+};
+template <class F>
+Undo(F) -> Undo<F>;
+
 }  // namespace
 
 class TestRedisFaults : public QObject {
@@ -65,6 +75,7 @@ private slots:
         QCOMPARE(consumeOne(*store, l, "warm", kEpoch).status, StoreStatus::Ok);
 
         server_.pause();
+        Undo resume{[&] { server_.resume(); }};
         for (int i = 0; i < 8; ++i) {
             const auto start = SteadyClock::now();
             // Every other call brings its own, shorter bound (ConsumeRequest::timeout).
@@ -216,6 +227,7 @@ private slots:
 
         QCOMPARE(server_.commandText({"CONFIG", "SET", "maxmemory-policy", "noeviction"}),
                  std::string("OK"));
+        Undo lift{[&] { server_.commandText({"CONFIG", "SET", "maxmemory", "0"}); }};
         QCOMPARE(server_.commandText({"CONFIG", "SET", "maxmemory", "1"}), std::string("OK"));
         std::vector<ConsumeResult> results;
         results.push_back(consumeOne(*store, l, "new", kEpoch));

@@ -41,7 +41,14 @@ struct RedisStoreOptions {
     Nanos reconnectBackoffMax = 500 * kNanosPerMilli;
     /// Entries of the local over-limit cache (0: off). A key Redis refused is refused locally,
     /// without a round trip, until its retry time: a flood from one key stops costing Redis a
-    /// call per request. Bounded: a fixed table of this many 48-byte entries.
+    /// call per request. Bounded: a fixed table of this many 48-byte entries. It never admits
+    /// (a request it does not refuse goes to Redis), so it never lets a key through early. Its
+    /// answers differ from Redis' own in that: only a repeat of the refused cost is answered;
+    /// `remaining` is the value at the refusal (a lower bound); fixed-window refusals it answers
+    /// are not counted in Redis (the window stays over quota until it ends either way); a budget
+    /// member's slot is not refreshed by them (it may expire meanwhile); refusals charged to a
+    /// budget's fallback are never cached; retry and reset times are exact while this store
+    /// alone consumes from the key (other replicas can only make them later).
     std::size_t overLimitCacheEntries = 0;
     /// Caller time only: Redis expires keys on its own wall clock, which a virtual clock does not
     /// drive. Every key is kept at least this long after its last write, so that state survives a
@@ -63,6 +70,15 @@ struct RedisStoreCounters {
 
 /// The shared store: every decision is one Lua script (budget + consumption, atomic) on Redis,
 /// standalone or Cluster, with the memory store's semantics decision for decision.
+///
+/// Errors: StoreStatus::Transport when the server cannot be reached or does not answer within
+/// the call's bound (the error says when the request may nevertheless have been applied), and
+/// while the store backs off reconnecting; StoreStatus::Refused when a reachable server says no
+/// (OOM, READONLY, NOREPLICAS, MISCONF, a script or command error) or the request is outside
+/// what the scripts compute exactly. MOVED, ASK, NOSCRIPT and TRYAGAIN-class answers (TRYAGAIN,
+/// CLUSTERDOWN, BUSY, LOADING, MASTERDOWN) are handled within the bound. During a Cluster slot
+/// migration a budgeted decision (three keys) whose keys are split between the two nodes gets
+/// TRYAGAIN until the migration of those keys completes, as any multi-key command does.
 /// Thread-safe.
 class RedisStore : public Store {
 public:

@@ -84,7 +84,7 @@ public:
                 if (fromCache(request, fingerprints[i], cacheClock(request, started), &results[i]))
                     continue;
             }
-            timeout = std::max(timeout, request.timeout);
+            timeout = std::max(timeout, request.timeout > 0 ? request.timeout : options_.timeout);
             calls.push_back(encoded[i].call());
             sent.push_back(i);
         }
