@@ -182,7 +182,9 @@ end
 local reason, remaining, retry, reset, delay = 0, 0, 0, 0, 0
 )lua";
 
-// Token bucket and GCRA (rate.h): one timestamp, the moment the bucket is full again.
+// Token bucket and GCRA (rate.h): one timestamp, the moment the bucket is full again. rate.h's
+// two functions decide alike field for field (the same schedule told two ways), so they share
+// this script.
 constexpr std::string_view kRate = R"lua(
 local t = param
 local burst = cap * t
@@ -223,7 +225,7 @@ local v = redis.call('GET', key)
 if v then
   local sp = find(v, ' ', 1, true)
   es, en = parse(sub(v, 1, sp - 1))
-  if later(es, en, nowS, nowN) then expired, count = false, string.sub(v, sp + 1) + 0 end
+  if later(es, en, nowS, nowN) then expired, count = false, sub(v, sp + 1) + 0 end
 end
 if expired then es, en = add(nowS, nowN, w) end
 local rs, rn = diff(es, en, nowS, nowN)
