@@ -6,6 +6,9 @@
 
 #include <QtTest>
 
+#include <atomic>
+#include <thread>
+
 #include "redis/key_slot.h"
 #include "tst_redis_common.h"
 
@@ -85,6 +88,40 @@ private slots:
         QCOMPARE(c.refusals, std::int64_t{0});
         QCOMPARE(c.redirects, std::int64_t{0});  // the slot map was right from the start
         QCOMPARE(c.connects, std::int64_t{cluster_.size()});
+    }
+
+    // Eight threads start at once on a store that knows no slot map yet: one of them loads it,
+    // the others wait for it, and every key admits exactly its capacity.
+    void concurrentCallersShareOneMap() {
+        constexpr int kThreads = 8;
+        constexpr int kKeys = 40;
+        RedisStoreOptions o;
+        o.poolSize = kThreads;
+        o.timeout = 5 * kSecond;
+        std::unique_ptr<Store> redis = callerTimeStore(cluster_.urls(), "threads", o);
+        Limit limit;
+        limit.capacity = 5;
+        limit.emissionInterval = kSecond;
+        std::atomic<int> admitted{0};
+        std::atomic<int> failures{0};
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kThreads; ++t) {
+            threads.emplace_back([&, t] {
+                for (int k = 0; k < kKeys; ++k) {
+                    const std::string key = "t" + std::to_string(t) + "-" + std::to_string(k);
+                    for (int i = 0; i < 8; ++i) {
+                        const ConsumeResult r = consumeOne(*redis, limit, key, kEpoch);
+                        failures += r.status != StoreStatus::Ok;
+                        admitted += r.decision.allowed;
+                    }
+                }
+            });
+        }
+        for (std::thread& t : threads)
+            t.join();
+        QCOMPARE(failures.load(), 0);
+        QCOMPARE(admitted.load(), kThreads * kKeys * 5);
+        QCOMPARE(countersOf(*redis).redirects, std::int64_t{0});
     }
 
     // The slot of a hot partition moves from its owner to another node in the middle of a run:

@@ -235,9 +235,24 @@ Outcome RedisClient::lost(Session& session, int node, Connection& connection) {
 
 std::string RedisClient::refreshSlots(Session& session, int preferred, Deadline deadline,
                                       std::uint64_t seenVersion) {
-    std::unique_lock<std::timed_mutex> lock(refreshMutex_, deadline);
-    if (!lock) return "timed out waiting for another cluster map refresh";
-    if (topology_.version() != seenVersion) return {};  // refreshed meanwhile
+    // One refresh at a time; the others wait for it (within their own deadline) and use its map.
+    {
+        std::unique_lock<std::mutex> lock(refreshMutex_);
+        if (!refreshDone_.wait_until(lock, deadline, [this] { return !refreshing_; }))
+            return "timed out waiting for another cluster map refresh";
+        if (topology_.version() != seenVersion) return {};  // refreshed meanwhile
+        refreshing_ = true;
+    }
+    struct Done {
+        RedisClient* client;
+        ~Done() {
+            {
+                std::lock_guard<std::mutex> lock(client->refreshMutex_);
+                client->refreshing_ = false;
+            }
+            client->refreshDone_.notify_all();
+        }
+    } done{this};
     std::vector<int> candidates;
     if (preferred >= 0) candidates.push_back(preferred);
     for (int i = 0; i < topology_.nodeCount(); ++i)

@@ -103,7 +103,9 @@ private:
     std::condition_variable poolFree_;
     std::vector<std::unique_ptr<Session>> sessions_;
     std::vector<Session*> idle_;
-    std::timed_mutex refreshMutex_;
+    std::mutex refreshMutex_;
+    std::condition_variable refreshDone_;
+    bool refreshing_ = false;  ///< guarded by refreshMutex_
 };
 
 }  // namespace ratelab::redis
