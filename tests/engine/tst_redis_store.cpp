@@ -155,6 +155,32 @@ private slots:
                  std::string("0"));  // the fallback is only written when charged
     }
 
+    // A scope keeps at most cap + 1 slots however many keys pass through it: a new slot drops
+    // the expired ones.
+    void scopeStaysBounded() {
+        std::unique_ptr<Store> store = callerTimeStore({server_.url()}, "bounded");
+        Limit l;
+        l.capacity = 2;
+        l.emissionInterval = 10 * kMs;
+        BucketBudget budget;
+        budget.scope = "peer:b";
+        budget.fallbackKey = "ip:b";
+        budget.cap = 3;
+        budget.slotTtl = kSecond;
+        const std::string scope = "bounded:{peer:b}:api:scope:peer:b";
+        int members = 0;
+        for (int i = 0; i < 500; ++i) {
+            const Nanos now = kEpoch + i * 300 * kMs;  // a slot outlives about three steps
+            const ConsumeResult r =
+                consumeOne(*store, l, "auth:" + std::to_string(i), now, &budget, "peer:b");
+            QCOMPARE(r.status, StoreStatus::Ok);
+            members += !r.chargedFallback;
+            QVERIFY(std::stoll(server_.commandText({"ZCARD", scope})) <= 4);
+        }
+        QVERIFY(members > 300);  // slots free up as they expire
+        QVERIFY(members < 500);  // and the cap holds meanwhile
+    }
+
     // Every algorithm's key expires once its state is fresh again (one request: one token of
     // 100 or 250 ms, a 2 s window, a sliding window idle two windows later, a 1 s log, 100 ms of
     // leak), and a refusal writes nothing.

@@ -156,7 +156,11 @@ local function px(s, n, least)
 end
 
 -- The budget: a ZSET per scope, member = bucket key, score = last use in whole ms (truncated,
--- as the memory store does). Over the cap, a key that is not a live member charges the fallback.
+-- as the memory store does); a slot is live while score + slotTtl > now. A key that is not a
+-- live member charges the fallback when the scope holds `cap` live slots. (The memory store
+-- drops expired slots first when it holds `cap` slots in all; either way the fallback is
+-- charged exactly when the live slots reach the cap. Expired slots are dropped below, when a new
+-- key takes a slot.)
 local key, fallback, member = KEYS[1], 0, false
 local scope, slotTtl, nowMs
 if #KEYS == 3 then
@@ -165,18 +169,9 @@ if #KEYS == 3 then
   else nowMs = nowS * 1000 + idiv(nowN, 1000000) end
   local used = redis.call('ZSCORE', scope, ARGV[10])
   member = used ~= false and used + 0 + slotTtl > nowMs
-  local held = 0
-  if not member then held = redis.call('ZCARD', scope) end
-  local budgetCap = ARGV[8] + 0
-  if held >= budgetCap then
-    -- Drop the expired slots. When that would empty the scope, this key's slot is written
-    -- first (it is taken below anyway): a key deleted and recreated within the script would
-    -- fail in a migrating Cluster slot, where a missing key counts as moved away.
-    local cutoff = nowMs - slotTtl
-    local kept = held - redis.call('ZCOUNT', scope, '-inf', cutoff)
-    if kept == 0 then redis.call('ZADD', scope, nowMs, ARGV[10]) end
-    redis.call('ZREMRANGEBYSCORE', scope, '-inf', cutoff)
-    if kept >= budgetCap then key, fallback = KEYS[3], 1 end
+  if not member and
+     redis.call('ZCOUNT', scope, format('(%d', nowMs - slotTtl), '+inf') >= ARGV[8] + 0 then
+    key, fallback = KEYS[3], 1
   end
 end
 local reason, remaining, retry, reset, delay = 0, 0, 0, 0, 0
@@ -424,10 +419,14 @@ end
 
 // The budget's bookkeeping, after the bucket decided (memory store's recordScope): a member's
 // slot is refreshed, a new key takes a free slot, whatever the bucket decided; a key charged to
-// the fallback leaves the scope untouched.
+// the fallback leaves the scope untouched. A new slot also drops the expired ones, after the
+// ZADD so that the scope never empties within the script (a key deleted and written again
+// within a script fails in a migrating Cluster slot, where a missing key counts as moved away);
+// the scope thus holds at most cap + 1 slots.
 constexpr std::string_view kEpilogue = R"lua(
 if scope and (member or fallback == 0) then
   redis.call('ZADD', scope, nowMs, ARGV[10])
+  if not member then redis.call('ZREMRANGEBYSCORE', scope, '-inf', nowMs - slotTtl) end
   local ms = slotTtl + 1
   if ms < floorMs then ms = floorMs end
   redis.call('PEXPIRE', scope, ms)
