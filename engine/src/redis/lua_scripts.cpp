@@ -157,20 +157,20 @@ end
 
 -- The budget: a ZSET per scope, member = bucket key, score = last use in whole ms (truncated,
 -- as the memory store does); a slot is live while score + slotTtl > now. A key that is not a
--- live member charges the fallback when the scope holds `cap` live slots. (The memory store
--- drops expired slots first when it holds `cap` slots in all; either way the fallback is
--- charged exactly when the live slots reach the cap. Expired slots are dropped below, when a new
--- key takes a slot.)
-local key, fallback, member = KEYS[1], 0, false
-local scope, slotTtl, nowMs
+-- live member charges the fallback when the scope holds `cap` slots of which `cap` are live
+-- (the memory store drops the expired ones at that point, then compares: the same decision).
+-- Expired slots are dropped below, when a new key takes a slot in a scope holding `cap`.
+local key, fallback, member, held = KEYS[1], 0, false, 0
+local scope, slotTtl, nowMs, budgetCap
 if #KEYS == 3 then
-  scope, slotTtl = KEYS[2], ARGV[9] + 0
+  scope, slotTtl, budgetCap = KEYS[2], ARGV[9] + 0, ARGV[8] + 0
   if nowS < 0 then nowMs = nowS * 1000 + cdiv(nowN, 1000000)
   else nowMs = nowS * 1000 + idiv(nowN, 1000000) end
   local used = redis.call('ZSCORE', scope, ARGV[10])
   member = used ~= false and used + 0 + slotTtl > nowMs
-  if not member and
-     redis.call('ZCOUNT', scope, format('(%d', nowMs - slotTtl), '+inf') >= ARGV[8] + 0 then
+  if not member then held = redis.call('ZCARD', scope) end
+  if held >= budgetCap and
+     redis.call('ZCOUNT', scope, format('(%d', nowMs - slotTtl), '+inf') >= budgetCap then
     key, fallback = KEYS[3], 1
   end
 end
@@ -419,14 +419,15 @@ end
 
 // The budget's bookkeeping, after the bucket decided (memory store's recordScope): a member's
 // slot is refreshed, a new key takes a free slot, whatever the bucket decided; a key charged to
-// the fallback leaves the scope untouched. A new slot also drops the expired ones, after the
-// ZADD so that the scope never empties within the script (a key deleted and written again
-// within a script fails in a migrating Cluster slot, where a missing key counts as moved away);
-// the scope thus holds at most cap + 1 slots.
+// the fallback leaves the scope untouched. A new key in a scope holding `cap` slots (some of
+// them expired, or it would have been charged to the fallback) drops the expired ones, so a scope
+// never holds more than `cap` slots. The drop comes after the ZADD: the scope never empties
+// within the script (a key deleted and written again within a script fails in a migrating
+// Cluster slot, where a missing key counts as moved away).
 constexpr std::string_view kEpilogue = R"lua(
 if scope and (member or fallback == 0) then
   redis.call('ZADD', scope, nowMs, ARGV[10])
-  if not member then redis.call('ZREMRANGEBYSCORE', scope, '-inf', nowMs - slotTtl) end
+  if held >= budgetCap then redis.call('ZREMRANGEBYSCORE', scope, '-inf', nowMs - slotTtl) end
   local ms = slotTtl + 1
   if ms < floorMs then ms = floorMs end
   redis.call('PEXPIRE', scope, ms)
