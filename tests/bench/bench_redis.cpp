@@ -321,10 +321,10 @@ const bool registered = [] {
                      0,
                      62});
     registerSummary({"redis_budget_decisions_per_s",
-                     {"BM_Redis_StoreBudget/iterations:1/manual_time"},
+                     {"BM_Redis_StoreBudget/1000/iterations:1/manual_time"},
                      [](const Results& r) {
-                         return decisionsPerSecond(r,
-                                                   "BM_Redis_StoreBudget/iterations:1/manual_time");
+                         return decisionsPerSecond(
+                             r, "BM_Redis_StoreBudget/1000/iterations:1/manual_time");
                      },
                      0,
                      63});

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -16,7 +17,114 @@ std::string errnoText(int error) {
     return std::strerror(error);
 }
 
+// hiredis builds replies through these functions (redisReplyObjectFunctions), as its defaults
+// do, but takes reply structs and small element arrays from a per-thread free list. A reply is
+// freed on the thread that read it (the store's calls run on their caller's thread).
+constexpr std::size_t kPooledElements = 8;
+constexpr std::size_t kPoolLimit = 4096;
+
+struct ReplyPool {
+    std::vector<redisReply*> replies;
+    std::vector<redisReply**> arrays;  ///< kPooledElements slots each
+    ~ReplyPool() {
+        for (redisReply* r : replies)
+            std::free(r);
+        for (redisReply** a : arrays)
+            std::free(a);
+    }
+};
+thread_local ReplyPool pool;
+
+redisReply* newReply(const redisReadTask* task, int type) {
+    redisReply* r = nullptr;
+    if (!pool.replies.empty()) {
+        r = pool.replies.back();
+        pool.replies.pop_back();
+    } else {
+        r = static_cast<redisReply*>(std::malloc(sizeof(redisReply)));
+        if (!r) return nullptr;
+    }
+    std::memset(r, 0, sizeof *r);
+    r->type = type;
+    if (task->parent) {
+        auto* parent = static_cast<redisReply*>(task->parent->obj);
+        parent->element[task->idx] = r;
+    }
+    return r;
+}
+
+void* createString(const redisReadTask* task, char* text, size_t length) {
+    auto* buffer = static_cast<char*>(std::malloc(length + 1));
+    if (!buffer) return nullptr;
+    redisReply* r = newReply(task, task->type);
+    if (!r) {
+        std::free(buffer);
+        return nullptr;
+    }
+    std::memcpy(buffer, text, length);
+    buffer[length] = '\0';
+    r->str = buffer;
+    r->len = length;
+    return r;
+}
+
+void* createArray(const redisReadTask* task, int elements) {
+    redisReply** array = nullptr;
+    if (elements > 0) {
+        if (static_cast<std::size_t>(elements) <= kPooledElements && !pool.arrays.empty()) {
+            array = pool.arrays.back();
+            pool.arrays.pop_back();
+        } else {
+            array = static_cast<redisReply**>(std::malloc(
+                sizeof(redisReply*) * std::max<std::size_t>(kPooledElements, elements)));
+            if (!array) return nullptr;
+        }
+    }
+    redisReply* r = newReply(task, REDIS_REPLY_ARRAY);
+    if (!r) {
+        std::free(array);
+        return nullptr;
+    }
+    r->elements = static_cast<std::size_t>(elements);
+    r->element = array;
+    return r;
+}
+
+void* createInteger(const redisReadTask* task, long long value) {
+    redisReply* r = newReply(task, REDIS_REPLY_INTEGER);
+    if (r) r->integer = value;
+    return r;
+}
+
+void* createNil(const redisReadTask* task) {
+    return newReply(task, REDIS_REPLY_NIL);
+}
+
+redisReplyObjectFunctions kPooledFunctions = {createString, createArray, createInteger, createNil,
+                                              releaseReply};
+
 }  // namespace
+
+void releaseReply(void* object) {
+    auto* r = static_cast<redisReply*>(object);
+    if (!r) return;
+    if (r->type == REDIS_REPLY_ARRAY) {
+        for (std::size_t i = 0; i < r->elements; ++i)
+            if (r->element[i]) releaseReply(r->element[i]);
+        if (r->element) {
+            if (r->elements <= kPooledElements && pool.arrays.size() < kPoolLimit)
+                pool.arrays.push_back(r->element);
+            else
+                std::free(r->element);
+        }
+    } else if (r->str) {
+        std::free(r->str);
+    }
+    if (pool.replies.size() < kPoolLimit)
+        pool.replies.push_back(r);
+    else
+        std::free(r);
+}
 
 std::unique_ptr<Connection> Connection::open(const Endpoint& endpoint, Deadline deadline,
                                              std::string* error) {
@@ -32,6 +140,7 @@ std::unique_ptr<Connection> Connection::open(const Endpoint& endpoint, Deadline 
         redisFree(context);
         return nullptr;
     }
+    context->reader->fn = &kPooledFunctions;
     std::unique_ptr<Connection> connection(new Connection(context));
     // A non-blocking connect() completes when the socket turns writable; SO_ERROR tells how.
     if (!connection->wait(POLLOUT, deadline)) {
@@ -116,6 +225,7 @@ bool Connection::flush(Deadline deadline) {
     }
     output_.clear();
     lastUse = Clock::now();
+    justSent_ = true;
     return ok();
 }
 
@@ -127,7 +237,10 @@ Reply Connection::read(Deadline deadline) {
             break;
         }
         if (reply) return Reply(static_cast<redisReply*>(reply));
-        // Replies of a pipeline often arrive together: try the socket before waiting on it.
+        // Right after a send nothing has come back yet: wait first. Later replies of a pipeline
+        // usually arrived with the first ones: try the socket before waiting on it.
+        if (justSent_ && !wait(POLLIN, deadline)) break;
+        justSent_ = false;
         char buffer[16 * 1024];
         const ssize_t n = ::recv(context_->fd, buffer, sizeof buffer, 0);
         if (n > 0) {
