@@ -14,6 +14,9 @@ namespace ratelab::sim {
 namespace {
 
 constexpr std::int64_t kMsPerDay = 86'400'000;
+constexpr std::int64_t kMaxEpochMs = 253'402'300'799'999;  // 9999-12-31T23:59:59.999Z
+// Times are kept in ns since the earliest line; 36,500 days (3.2e18 ns) cannot overflow.
+constexpr std::int64_t kMaxSpanMs = 100LL * 365 * kMsPerDay;
 
 // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
 std::int64_t daysFromCivil(std::int64_t y, unsigned m, unsigned d) {
@@ -216,8 +219,9 @@ bool parseCsvLine(std::string_view line, ParsedLine& out, std::string& keyScratc
     std::size_t pos = 0;
     std::string scratch;
     std::string_view ts = csvField(line, pos, scratch);
-    if (!digits(ts, out.epochMs) || out.epochMs < 0) {
-        error = "ts_ms \"" + std::string(ts.substr(0, 40)) + "\" is not a whole number of ms";
+    if (!digits(ts, out.epochMs) || out.epochMs < 0 || out.epochMs > kMaxEpochMs) {
+        error = "ts_ms \"" + std::string(ts.substr(0, 40)) +
+                "\" is not a Unix time in ms between 0 and 253402300799999 (year 9999)";
         return false;
     }
     if (pos > line.size()) {
@@ -367,13 +371,25 @@ RecordedTraffic parseAccessLog(std::string_view text, LogFormat format, std::str
     std::vector<RecordedRequest> sorted;
     sorted.reserve(order.size());
     if (!order.empty()) t.startEpochMs = epochs[order.front()];
+    std::vector<UnparsedLine> tooLate;
     for (std::uint32_t i : order) {
         RecordedRequest r = t.requests[i];
+        if (epochs[i] - t.startEpochMs > kMaxSpanMs) {
+            tooLate.push_back({r.line, "more than 36,500 days after the log's earliest line"});
+            continue;
+        }
         r.at = (epochs[i] - t.startEpochMs) * kNanosPerMilli;
         sorted.push_back(r);
     }
     t.requests = std::move(sorted);
     if (!t.requests.empty()) t.span = t.requests.back().at;
+    if (!tooLate.empty()) {
+        t.unparsedCount += static_cast<std::int64_t>(tooLate.size());
+        t.unparsed.insert(t.unparsed.end(), tooLate.begin(), tooLate.end());
+        std::sort(t.unparsed.begin(), t.unparsed.end(),
+                  [](const UnparsedLine& a, const UnparsedLine& b) { return a.line < b.line; });
+        if (t.unparsed.size() > kMaxUnparsedListed) t.unparsed.resize(kMaxUnparsedListed);
+    }
 
     for (std::size_t i = 0; i < clientTexts.size(); ++i) {
         RecordedClient c;
@@ -396,8 +412,8 @@ RecordedTraffic parseAccessLog(std::string_view text, LogFormat format, std::str
     return t;
 }
 
-std::optional<RecordedTraffic> loadAccessLog(const std::string& path, LogFormat format,
-                                             std::string& error) {
+std::optional<RecordedTraffic> loadAccessLog(const std::string& path,
+                                             std::optional<LogFormat> format, std::string& error) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         error = path + ": cannot open the file";
@@ -409,7 +425,8 @@ std::optional<RecordedTraffic> loadAccessLog(const std::string& path, LogFormat 
         error = path + ": cannot read the file";
         return std::nullopt;
     }
-    return parseAccessLog(buffer.str(), format, path);
+    const std::string text = buffer.str();
+    return parseAccessLog(text, format ? *format : detectLogFormat(text), path);
 }
 
 Scenario makeReplayScenario(std::shared_ptr<const RecordedTraffic> traffic, Nanos sampleInterval) {
@@ -418,6 +435,11 @@ Scenario makeReplayScenario(std::shared_ptr<const RecordedTraffic> traffic, Nano
     s.name = std::filesystem::path(traffic->file).filename().string();
     s.title = "Replay of " + s.name;
     s.description = "Requests of a recorded access log, in time order, keyed by client field.";
+    // At most kMaxReplaySamples samples: a log spanning years gets longer ones (whole seconds).
+    if (traffic->span / sampleInterval >= kMaxReplaySamples) {
+        const Nanos perSample = traffic->span / kMaxReplaySamples + 1;
+        sampleInterval = (perSample + kNanosPerSecond - 1) / kNanosPerSecond * kNanosPerSecond;
+    }
     s.sampleInterval = sampleInterval;
     // Whole samples, and the last line (at `span`) strictly inside.
     s.duration = (traffic->span / sampleInterval + 1) * sampleInterval;

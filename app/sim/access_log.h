@@ -63,22 +63,26 @@ struct RecordedTraffic {
 };
 
 inline constexpr std::size_t kMaxUnparsedListed = 10'000;
+/// A replay keeps at most this many samples; longer logs get longer samples.
+inline constexpr Nanos kMaxReplaySamples = 100'000;
 
 /// Parses a whole log held in memory. Never throws on bad lines: they are counted and listed.
 /// Empty lines are skipped; a CSV header line ("ts_ms,...") on line 1 is skipped.
 RecordedTraffic parseAccessLog(std::string_view text, LogFormat format, std::string_view fileName);
 
-/// Reads and parses a file. Nullopt with `error` set when the file cannot be read.
-std::optional<RecordedTraffic> loadAccessLog(const std::string& path, LogFormat format,
-                                             std::string& error);
+/// Reads and parses a file; without a format, guesses it (detectLogFormat). Nullopt with
+/// `error` set when the file cannot be read.
+std::optional<RecordedTraffic> loadAccessLog(const std::string& path,
+                                             std::optional<LogFormat> format, std::string& error);
 
 /// Guesses the format from the first non-empty line: CSV when it starts with digits and a
 /// comma or is a "ts_ms" header, combined when the line ends with two quoted fields, else common.
 LogFormat detectLogFormat(std::string_view text);
 
 /// A scenario with one actor (class "log") replaying `traffic`: duration the log's span plus
-/// one sample, no expectations. Each line's client becomes the peer when it is an IP address
-/// (the policy's prefix rules apply); a host name becomes the verified principal (so the
+/// one sample, no expectations. `sampleInterval` grows (to whole seconds) when the log would
+/// need more than kMaxReplaySamples samples. Each line's client becomes the peer when it is an IP
+/// address (the policy's prefix rules apply); a host name becomes the verified principal (so the
 /// default chain keys on the name as it is) and a synthetic peer address unique to that name
 /// (fd00::/8 with the client's index in bits 8..40, so peer-keyed policies see one client
 /// per name at any IPv6 prefix of 40 or more).

@@ -24,42 +24,45 @@ FaultStore::FaultStore(std::shared_ptr<Store> inner, const std::vector<ScenarioE
     }
 }
 
-ConsumeResult FaultStore::consume(const ConsumeRequest& request) {
-    ConsumeResult result;
-    bool injected = false;
+const FaultStore::Window* FaultStore::activeFault(const ConsumeRequest& request) const {
     for (const Window& w : windows_) {
         if (request.now < w.from || request.now >= w.to) continue;
-        const Nanos timeout = request.timeout > 0 ? request.timeout : defaultTimeout_;
-        if (w.latency) {
-            // A slow store answers in time or the call times out; in virtual time nothing else
-            // about a late answer is visible to the decision.
-            if (w.added <= timeout) continue;
-            result.status = StoreStatus::Transport;
-            result.error = "timeout: no reply within " + millis(timeout) + " (store latency " +
-                           millis(w.added) + ")";
-        } else {
-            switch (w.failure) {
-                case StoreFailure::Transport:
-                    result.status = StoreStatus::Transport;
-                    result.error = "connection refused (simulated outage)";
-                    break;
-                case StoreFailure::Timeout:
-                    result.status = StoreStatus::Transport;
-                    result.error =
-                        "timeout: no reply within " + millis(timeout) + " (store stalled)";
-                    break;
-                case StoreFailure::Refusal:
-                    result.status = StoreStatus::Refused;
-                    result.error = "OOM command not allowed when used memory > 'maxmemory'";
-                    break;
-            }
-        }
-        injected = true;
-        break;
+        // A slow store that still answers in time changes nothing a decision can see.
+        if (w.latency && w.added <= timeoutOf(request)) continue;
+        return &w;
     }
-    if (!injected) result = inner_->consume(request);
-    if (result.status != StoreStatus::Ok) errors_.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+}
+
+ConsumeResult FaultStore::injected(const Window& w, const ConsumeRequest& request) {
+    const Nanos timeout = timeoutOf(request);
+    ConsumeResult result;
+    if (w.latency) {
+        result.status = StoreStatus::Transport;
+        result.error = "timeout: no reply within " + millis(timeout) + " (store latency " +
+                       millis(w.added) + ")";
+        return result;
+    }
+    switch (w.failure) {
+        case StoreFailure::Transport:
+            result.status = StoreStatus::Transport;
+            result.error = "connection refused (simulated outage)";
+            break;
+        case StoreFailure::Timeout:
+            result.status = StoreStatus::Transport;
+            result.error = "timeout: no reply within " + millis(timeout) + " (store stalled)";
+            break;
+        case StoreFailure::Refusal:
+            result.status = StoreStatus::Refused;
+            result.error = "OOM command not allowed when used memory > 'maxmemory'";
+            break;
+    }
     return result;
+}
+
+ConsumeResult FaultStore::consume(const ConsumeRequest& request) {
+    if (const Window* fault = activeFault(request)) return injected(*fault, request);
+    return inner_->consume(request);
 }
 
 }  // namespace ratelab::sim

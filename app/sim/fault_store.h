@@ -1,10 +1,9 @@
 #pragma once
 
 // A Store decorator that injects the scenario's timed store faults (outage by transport,
-// timeout or refusal; added latency) on the virtual clock, and counts store errors. The engine
-// sees an ordinary store: faults reach it exactly as a real store's would.
+// timeout or refusal; added latency) on the virtual clock. The engine sees an ordinary store:
+// faults reach it exactly as a real store's would.
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -26,8 +25,8 @@ public:
     KeyspaceStats keyspace() const override { return inner_->keyspace(); }
     std::string_view kind() const override { return inner_->kind(); }
 
-    /// Store calls that ended in an error (injected or the wrapped store's own) so far.
-    std::int64_t errors() const { return errors_.load(std::memory_order_relaxed); }
+    /// Whether any fault window applies: without one, the runner need not wrap the store.
+    bool hasFaults() const { return !windows_.empty(); }
     Store& inner() const { return *inner_; }
 
 private:
@@ -38,10 +37,15 @@ private:
         StoreFailure failure;
         Nanos added;
     };
+    Nanos timeoutOf(const ConsumeRequest& r) const {
+        return r.timeout > 0 ? r.timeout : defaultTimeout_;
+    }
+    const Window* activeFault(const ConsumeRequest& request) const;
+    ConsumeResult injected(const Window& w, const ConsumeRequest& request);
+
     std::shared_ptr<Store> inner_;
     std::vector<Window> windows_;
     Nanos defaultTimeout_;
-    std::atomic<std::int64_t> errors_{0};
 };
 
 }  // namespace ratelab::sim

@@ -65,11 +65,12 @@ Report buildReport(const ScenarioRunner& runner, Timing timing) {
     Report r;
     const Scenario& s = runner.scenario();
     r.scenario = s.name;
-    for (const Policy& p : runner.policies().policies) {
+    // The policy as loaded: retunes and policy_change events during the run do not rename it.
+    for (const Policy& p : runner.initialPolicies().policies) {
         if (!r.policy.empty()) r.policy += "+";
         r.policy += p.name;
     }
-    r.policySha256 = policySha256(runner.policies());
+    r.policySha256 = policySha256(runner.initialPolicies());
     r.seed = runner.seed();
     r.classNames = runner.classNames();
     r.totals = runner.totals();

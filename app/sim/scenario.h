@@ -32,6 +32,9 @@ struct Arrival {
     std::int64_t burstSize = 6;
     Nanos burstEvery = 10 * kNanosPerSecond;
     Nanos burstSpacing = 0;
+    /// Burst: the first burst of every instance at start + burstPhase (a synchronised crowd, or
+    /// an attacker timing a window boundary). Unset: each instance at a random phase.
+    std::optional<Nanos> burstPhase;
     double fromPerSecond = 0;
     double toPerSecond = 0;
     Nanos rampOver = 0;  ///< ramp length; 0 means until the actor stops
@@ -85,7 +88,8 @@ struct Identity {
     AuthorizationMode authorization = AuthorizationMode::None;
     PrincipalMode principal = PrincipalMode::None;
     ForwardedSpec forwarded;
-    /// Verified attributes sent with every request, e.g. {"plan", "premium"}.
+    /// Verified attributes sent with every request, e.g. {"plan", "premium"}. "{instance}" in a
+    /// value becomes the instance's number, e.g. {"account", "user{instance}"}.
     std::vector<std::pair<std::string, std::string>> attributes;
 };
 
@@ -97,7 +101,8 @@ struct Actor {
     Arrival arrival;
     std::string method = "GET";
     std::string path = "/";
-    /// Extra headers sent as written on every request, e.g. {"x-account", "alice"}.
+    /// Extra headers sent on every request, e.g. {"x-account", "alice"}; "{instance}" in a value
+    /// becomes the instance's number.
     std::vector<std::pair<std::string, std::string>> headers;
     std::int64_t cost = 0;  ///< 0: each policy's own cost
     Identity identity;

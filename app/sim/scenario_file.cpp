@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
@@ -26,6 +27,10 @@ constexpr double kMaxSeconds = 30.0 * 24 * 3600;  // a month of virtual time
 constexpr std::int64_t kMaxSamples = 1'000'000;   // bounds the per-sample series
 constexpr std::int64_t kMaxInstances = 1'000'000;
 constexpr double kMaxRate = 1e9;  // requests per second, per instance
+constexpr double kMaxRequests = 1e10;
+constexpr std::size_t kMaxHeaders = 12;
+constexpr std::size_t kMaxAttributes = 8;
+constexpr std::size_t kMaxTemplate = 200;
 
 Nanos seconds(double s) {
     return static_cast<Nanos>(std::llround(s * 1e9));
@@ -111,6 +116,7 @@ public:
                 if (actors->items().empty()) reader_.error(*actors, "a scenario needs an actor");
                 for (const auto& item : actors->items())
                     readActor(*item, s);
+                checkVolume(*actors, s);
             }
         }
         if (const Value* events = top.readArray("events")) {
@@ -160,8 +166,8 @@ private:
 
     void readArrival(const Value& v, Arrival& a) {
         ObjectReader o(reader_, v,
-                       {"kind", "rate_per_s", "size", "every_s", "spacing_ms", "from_per_s",
-                        "to_per_s", "over_s"});
+                       {"kind", "rate_per_s", "size", "every_s", "spacing_ms", "phase_s",
+                        "from_per_s", "to_per_s", "over_s"});
         if (!o.require("kind")) return;
         o.readEnum("kind", a.kind,
                    {{"constant", Arrival::Kind::Constant},
@@ -186,7 +192,9 @@ private:
                 std::string_view kind = a.kind == Arrival::Kind::Constant ? "constant" : "poisson";
                 requireFor({"rate_per_s"});
                 o.readNumber("rate_per_s", a.ratePerSecond, 0, kMaxRate, true);
-                forbid({"size", "every_s", "spacing_ms", "from_per_s", "to_per_s", "over_s"}, kind);
+                forbid({"size", "every_s", "spacing_ms", "phase_s", "from_per_s", "to_per_s",
+                        "over_s"},
+                       kind);
                 break;
             }
             case Arrival::Kind::Burst: {
@@ -201,6 +209,13 @@ private:
                                       "a burst of size × spacing_ms must fit within every_s");
                     }
                 }
+                Nanos phase = 0;
+                if (readSeconds(o, "phase_s", phase, 0, false)) {
+                    if (phase >= a.burstEvery && o.get("every_s")) {
+                        reader_.error(*o.get("phase_s"), "phase_s must be less than every_s");
+                    }
+                    a.burstPhase = phase;
+                }
                 forbid({"rate_per_s", "from_per_s", "to_per_s", "over_s"}, "burst");
                 break;
             }
@@ -212,7 +227,7 @@ private:
                 if (a.fromPerSecond == 0 && a.toPerSecond == 0 && o.get("to_per_s")) {
                     reader_.error(*o.get("to_per_s"), "a ramp from 0 to 0 sends nothing");
                 }
-                forbid({"rate_per_s", "size", "every_s", "spacing_ms"}, "ramp");
+                forbid({"rate_per_s", "size", "every_s", "spacing_ms", "phase_s"}, "ramp");
                 break;
             }
         }
@@ -229,6 +244,7 @@ private:
         }
         if (const Value* headers = o.readObject("headers")) {
             a.headers = readStringMap(reader_, *headers);
+            checkTemplates(*headers, a.headers, kMaxHeaders, "headers");
             for (const auto& [name, value] : a.headers) {
                 if (name.size() == 13 && strcasecmp(name.c_str(), "authorization") == 0) {
                     reader_.error(*headers->find(name),
@@ -288,6 +304,7 @@ private:
         }
         if (const Value* attributes = o.readObject("attributes")) {
             id.attributes = readStringMap(reader_, *attributes);
+            checkTemplates(*attributes, id.attributes, kMaxAttributes, "attributes");
         }
     }
 
@@ -313,11 +330,12 @@ private:
                 if (std::find(required.begin(), required.end(), key) != required.end()) continue;
                 if (std::find(optional.begin(), optional.end(), key) != optional.end()) continue;
                 if (const Value* x = o.get(key)) {
-                    reader_.error(*x, std::string(key) + " does not apply to peer kind \"" + kind +
-                                          "\"");
+                    reader_.error(
+                        *x, std::string(key) + " does not apply to peer kind \"" + kind + "\"");
                 }
             }
-            for (std::string_view key : required) o.require(key);
+            for (std::string_view key : required)
+                o.require(key);
         };
         switch (p.kind) {
             case PeerSpec::Kind::None:
@@ -487,6 +505,56 @@ private:
         if (!o.get("min") && !o.get("max")) reader_.error(v, "an expectation needs min or max");
         if (e.min && e.max && *e.min > *e.max) reader_.error(*o.get("min"), "min is above max");
         s.expectations.push_back(std::move(e));
+    }
+
+    // A typo in a rate must not become a run that never ends: refuse scenarios that would send
+    // more than kMaxRequests (about an hour and a half at the simulator's speed).
+    void checkVolume(const Value& actors, const Scenario& s) {
+        if (reader_.errorCount() > 0) return;
+        double total = 0;
+        for (const Actor& a : s.actors) {
+            const Nanos stop = std::min(s.duration, a.stop.value_or(s.duration));
+            const double seconds = static_cast<double>(std::max<Nanos>(0, stop - a.start)) / 1e9;
+            const double n = static_cast<double>(a.count);
+            const Arrival& r = a.arrival;
+            switch (r.kind) {
+                case Arrival::Kind::Constant:
+                case Arrival::Kind::Poisson:
+                    total += r.ratePerSecond * n * seconds;
+                    break;
+                case Arrival::Kind::Burst:
+                    total += static_cast<double>(r.burstSize) * n *
+                             (seconds / (static_cast<double>(r.burstEvery) / 1e9) + 1);
+                    break;
+                case Arrival::Kind::Ramp:
+                    total += std::max(r.fromPerSecond, r.toPerSecond) * n * seconds;
+                    break;
+            }
+        }
+        if (total > kMaxRequests) {
+            char message[160];
+            std::snprintf(message, sizeof message,
+                          "these actors would send about %.3g requests; a scenario may send at "
+                          "most %.0e",
+                          total, kMaxRequests);
+            reader_.error(actors, message);
+        }
+    }
+
+    // Bounds what one request carries: a few headers and attributes, and values with
+    // "{instance}" short enough to be written per request without allocating.
+    void checkTemplates(const Value& map, const std::vector<std::pair<std::string, std::string>>& v,
+                        std::size_t max, std::string_view what) {
+        if (v.size() > max) {
+            reader_.error(
+                map, "at most " + std::to_string(max) + " " + std::string(what) + " per actor");
+        }
+        for (const auto& [name, value] : v) {
+            if (value.find("{instance}") != std::string::npos && value.size() > kMaxTemplate) {
+                reader_.error(*map.find(name), "a value with {instance} may hold at most " +
+                                                   std::to_string(kMaxTemplate) + " characters");
+            }
+        }
     }
 
     Reader reader_;

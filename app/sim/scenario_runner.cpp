@@ -23,6 +23,7 @@ std::int64_t wallNanos(WallClock::time_point from, WallClock::time_point to) {
 struct ScenarioRunner::Impl final : LimitObserver {
     Impl(Scenario s, PolicySet p, RunnerOptions o)
         : scenario(std::move(s))
+        , initialPolicies(p)
         , policies(std::move(p))
         , options(std::move(o))
         , seed(options.seed.value_or(scenario.seed))
@@ -37,12 +38,6 @@ struct ScenarioRunner::Impl final : LimitObserver {
         Nanos change =
             nextChange < changes.size() ? changes[nextChange]->from : ActorTraffic::kNever;
         return std::min(change, sampleEnd);
-    }
-    std::int64_t storeErrors() const {
-        std::int64_t n = 0;
-        for (const auto& f : faultStores)
-            n += f->errors();
-        return n;
     }
 
     void onLimitHit(const LimitEvent& event) override {
@@ -77,15 +72,15 @@ struct ScenarioRunner::Impl final : LimitObserver {
     }
 
     Scenario scenario;
+    const PolicySet initialPolicies;
     PolicySet policies;
     RunnerOptions options;
     std::uint64_t seed;
     std::vector<std::string> classNames;
     std::vector<std::size_t> actorClass;
 
-    std::vector<std::shared_ptr<Store>> innerStores;       // distinct stores, for keyspace figures
-    std::vector<std::shared_ptr<FaultStore>> faultStores;  // one per replica
-    std::vector<std::unique_ptr<Limiter>> limiters;        // one per replica
+    std::vector<std::shared_ptr<Store>> innerStores;  // distinct stores, for keyspace figures
+    std::vector<std::unique_ptr<Limiter>> limiters;   // one per replica
 
     TrafficMix mix;
     RequestSlot slot;
@@ -95,6 +90,7 @@ struct ScenarioRunner::Impl final : LimitObserver {
 
     Nanos now = 0;
     std::int64_t requests = 0;
+    std::int64_t storeErrors = 0;  // store calls that failed: injected or the store's own
     std::size_t nextReplica = 0;
 
     Nanos sampleStart = 0;
@@ -164,9 +160,10 @@ void ScenarioRunner::Impl::build() {
                 faults.push_back(e);
             }
         }
+        // Faults reach the engine through a decorator, only where a fault window applies.
         auto fault = std::make_shared<FaultStore>(inner, faults);
-        faultStores.push_back(fault);
-        limiters.push_back(std::make_unique<Limiter>(policies, fault, limiterOptions));
+        std::shared_ptr<Store> store = fault->hasFaults() ? fault : inner;
+        limiters.push_back(std::make_unique<Limiter>(policies, store, limiterOptions));
     }
 }
 
@@ -198,7 +195,7 @@ void ScenarioRunner::Impl::closeSample() {
         s.keyspace.bytes += k.bytes;
         s.keyspace.maxBuckets += k.maxBuckets;
     }
-    const std::int64_t errors = storeErrors();
+    const std::int64_t errors = storeErrors;
     s.storeErrors = errors - errorsAtSampleStart;
     errorsAtSampleStart = errors;
     if (measuring) {
@@ -242,19 +239,24 @@ void ScenarioRunner::Impl::decideNext() {
     ClassCounters& a = actorTotals[static_cast<std::size_t>(actor)];
     c.offered += 1;
     a.offered += 1;
+    bool failedOpen = false;
+    for (std::size_t i = 0; i < check.used; ++i) {
+        const PolicyOutcome o = check.policies[i].outcome;
+        if (o == PolicyOutcome::FailedOpen || o == PolicyOutcome::FailedClosed ||
+            o == PolicyOutcome::StoreRefused) {
+            ++storeErrors;
+            failedOpen = failedOpen || o == PolicyOutcome::FailedOpen;
+        }
+    }
     switch (check.status) {
-        case 200: {
+        case 200:
             c.allowed += 1;
             a.allowed += 1;
-            for (std::size_t i = 0; i < check.used; ++i) {
-                if (check.policies[i].outcome == PolicyOutcome::FailedOpen) {
-                    c.failedOpen += 1;
-                    a.failedOpen += 1;
-                    break;
-                }
+            if (failedOpen) {
+                c.failedOpen += 1;
+                a.failedOpen += 1;
             }
             break;
-        }
         case 429:
             c.throttled += 1;
             a.throttled += 1;
@@ -306,6 +308,9 @@ const Scenario& ScenarioRunner::scenario() const {
 }
 const PolicySet& ScenarioRunner::policies() const {
     return impl_->policies;
+}
+const PolicySet& ScenarioRunner::initialPolicies() const {
+    return impl_->initialPolicies;
 }
 std::uint64_t ScenarioRunner::seed() const {
     return impl_->seed;

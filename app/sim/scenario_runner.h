@@ -60,6 +60,8 @@ public:
     const Scenario& scenario() const;
     /// The policies as they are now: after retune() calls and policy_change events.
     const PolicySet& policies() const;
+    /// The policies the runner was built with (what a report names and hashes).
+    const PolicySet& initialPolicies() const;
     std::uint64_t seed() const;
     /// Class names in the order ClassCounters vectors use.
     const std::vector<std::string>& classNames() const;

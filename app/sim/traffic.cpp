@@ -8,12 +8,23 @@ namespace ratelab::sim {
 
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
+// Two hex digits per byte value, so a token costs 8 lookups rather than 16.
+struct HexPairs {
+    char pairs[256][2];
+    constexpr HexPairs() : pairs() {
+        constexpr char kHex[] = "0123456789abcdef";
+        for (int i = 0; i < 256; ++i) {
+            pairs[i][0] = kHex[i >> 4];
+            pairs[i][1] = kHex[i & 0xf];
+        }
+    }
+};
+constexpr HexPairs kHexPairs;
 
 char* writeHex(char* out, std::uint64_t value) {
-    for (int i = 15; i >= 0; --i) {
-        out[i] = kHex[value & 0xf];
-        value >>= 4;
+    for (int i = 7; i >= 0; --i) {
+        std::memcpy(out + 2 * i, kHexPairs.pairs[value & 0xff], 2);
+        value >>= 8;
     }
     return out + 16;
 }
@@ -93,10 +104,13 @@ ActorTraffic::ActorTraffic(const Actor& actor, std::uint64_t seed, Nanos end)
     , actorSeed_(mixSeed(seed, nameHash(actor.name)))
     , arrivalRng_(mixSeed(actorSeed_, 1))
     , identityRng_(mixSeed(actorSeed_, 2)) {
-    for (const auto& [name, value] : actor.identity.attributes)
+    for (const auto& [name, value] : actor.identity.attributes) {
         attributes_.push_back(Attribute{name, value});
+        attributeFields_.push_back(makeField(name, value));
+        attributesTemplated_ = attributesTemplated_ || attributeFields_.back().templated;
+    }
     for (const auto& [name, value] : actor.headers)
-        fixedHeaders_.push_back(Header{name, value});
+        headerFields_.push_back(makeField(name, value));
     if (actor.recorded) {
         recorded_ = actor.recorded.get();
         schedule();
@@ -122,8 +136,10 @@ ActorTraffic::ActorTraffic(const Actor& actor, std::uint64_t seed, Nanos end)
         case Arrival::Kind::Burst: {
             burstHeap_.reserve(static_cast<std::size_t>(actor.count));
             for (std::int64_t i = 0; i < actor.count; ++i) {
-                Nanos offset =
-                    static_cast<Nanos>(uniform(static_cast<std::uint64_t>(a.burstEvery)));
+                const Nanos offset =
+                    a.burstPhase
+                        ? *a.burstPhase
+                        : static_cast<Nanos>(uniform(static_cast<std::uint64_t>(a.burstEvery)));
                 burstHeap_.push_back(BurstEntry{actor.start + offset, i, 0});
             }
             std::make_heap(burstHeap_.begin(), burstHeap_.end(), burstLater);
@@ -158,7 +174,6 @@ void ActorTraffic::schedule() {
     switch (actor_.arrival.kind) {
         case Arrival::Kind::Constant:
             offset = phase_ + static_cast<double>(k_) * interval_;
-            nextInstance_ = k_ % actor_.count;
             break;
         case Arrival::Kind::Poisson:
             clock_ += -std::log1p(-unit()) * interval_;
@@ -183,7 +198,6 @@ void ActorTraffic::schedule() {
                 next_ = kNever;
                 return;
             }
-            nextInstance_ = k_ % actor_.count;
             break;
         }
         case Arrival::Kind::Burst: {
@@ -266,9 +280,18 @@ void ActorTraffic::emit(RequestSlot& slot) {
     slot.method = actor_.method;
     slot.path = actor_.path;
     slot.cost = actor_.cost;
-    slot.attributes = attributes_;
-    for (const Header& h : fixedHeaders_) {
-        if (slot.headerCount < RequestSlot::kMaxHeaders - 2) slot.headers[slot.headerCount++] = h;
+    char* scratch = slot.scratch;
+    for (const Field& f : headerFields_) {
+        slot.headers[slot.headerCount++] = Header{f.name, writeField(f, instance, scratch)};
+    }
+    if (!attributesTemplated_) {
+        slot.attributes = attributes_;
+    } else {
+        for (std::size_t i = 0; i < attributeFields_.size(); ++i) {
+            const Field& f = attributeFields_[i];
+            slot.attributeStore[i] = Attribute{f.name, writeField(f, instance, scratch)};
+        }
+        slot.attributes = std::span<const Attribute>(slot.attributeStore, attributeFields_.size());
     }
 
     switch (id.authorization) {
@@ -347,8 +370,33 @@ void ActorTraffic::emit(RequestSlot& slot) {
         std::push_heap(burstHeap_.begin(), burstHeap_.end(), burstLater);
     } else {
         ++k_;
+        // Constant and ramp arrivals take the instances in turn.
+        if (++nextInstance_ == actor_.count) nextInstance_ = 0;
     }
     schedule();
+}
+
+ActorTraffic::Field ActorTraffic::makeField(std::string_view name, std::string_view value) {
+    Field f;
+    f.name = name;
+    f.value = value;
+    const std::size_t at = value.find("{instance}");
+    if (at != std::string_view::npos) {
+        f.templated = true;
+        f.prefix = value.substr(0, at);
+        f.suffix = value.substr(at + 10);
+    }
+    return f;
+}
+
+std::string_view ActorTraffic::writeField(const Field& f, std::int64_t instance, char*& scratch) {
+    if (!f.templated) return f.value;
+    char* start = scratch;
+    char* end = writeText(start, f.prefix);
+    end = writeDecimal(end, static_cast<std::uint64_t>(instance));
+    end = writeText(end, f.suffix);
+    scratch = end;
+    return std::string_view(start, static_cast<std::size_t>(end - start));
 }
 
 // --- TrafficMix ------------------------------------------------------------------------------

@@ -29,7 +29,8 @@ std::uint64_t nameHash(std::string_view name);
 /// The request one arrival sends. Views point into the slot and the scenario; valid until the
 /// slot is written again.
 struct RequestSlot {
-    static constexpr std::size_t kMaxHeaders = 16;
+    static constexpr std::size_t kMaxHeaders = 16;  // the actor's 12, Authorization, forwarded
+    static constexpr std::size_t kMaxAttributes = 8;
     Header headers[kMaxHeaders];
     std::size_t headerCount = 0;
     IpAddress peer;
@@ -45,6 +46,8 @@ struct RequestSlot {
     char authorization[80];
     char forwarded[128];
     char principalText[96];
+    Attribute attributeStore[kMaxAttributes];            // attributes with "{instance}" written out
+    char scratch[(kMaxHeaders + kMaxAttributes) * 224];  // their values
 
     RequestView view() const {
         RequestView v;
@@ -91,8 +94,21 @@ private:
     std::uint64_t actorSeed_;
     std::mt19937_64 arrivalRng_;
     std::mt19937_64 identityRng_;
-    std::vector<Attribute> attributes_;
-    std::vector<Header> fixedHeaders_;
+    // A header or attribute value, split around "{instance}" when it holds one.
+    struct Field {
+        std::string_view name;
+        std::string_view value;   // as written
+        std::string_view prefix;  // templated: before and after "{instance}"
+        std::string_view suffix;
+        bool templated = false;
+    };
+    static Field makeField(std::string_view name, std::string_view value);
+    static std::string_view writeField(const Field& f, std::int64_t instance, char*& scratch);
+
+    std::vector<Attribute> attributes_;  // as written, when none is templated
+    std::vector<Field> attributeFields_;
+    bool attributesTemplated_ = false;
+    std::vector<Field> headerFields_;
 
     // Arrival state.
     std::int64_t k_ = 0;    // arrivals produced so far

@@ -64,6 +64,9 @@ private slots:
     void identityBehaviours();
     void forwardedThroughATrustedProxy_data();
     void forwardedThroughATrustedProxy();
+    void instanceTemplates_data();
+    void instanceTemplates();
+    void burstPhase();
 };
 
 // 10 requests/s for 10 s against capacity 5, refill 1/s: 5 from the burst, then one per
@@ -429,6 +432,62 @@ void TestScenarioRunner::forwardedThroughATrustedProxy() {
     runner.runToEnd();
     QCOMPARE(runner.totals().maxBuckets, std::int64_t(buckets));
     QCOMPARE(runner.totals().classes[0].refused, std::int64_t(0));
+}
+
+// "{instance}" in a header or attribute gives each instance its own value: 20 accounts behind
+// one NAT address are 20 composite keys; without the template they are one.
+void TestScenarioRunner::instanceTemplates_data() {
+    QTest::addColumn<QString>("field");
+    QTest::addColumn<int>("kind");  // KeyPart::Kind
+    QTest::addColumn<int>("buckets");
+    QTest::newRow("header")
+        << R"("request": { "headers": { "x-account": "user{instance}@example.com" } })"
+        << int(KeyPart::Kind::Header) << 20;
+    QTest::newRow("attribute") << R"("identity": { "peer": {"kind":"nat","address":"192.0.2.1"},
+                                       "attributes": { "x-account": "u{instance}" } })"
+                               << int(KeyPart::Kind::Attribute) << 20;
+    QTest::newRow("fixed header") << R"("request": { "headers": { "x-account": "victim" } })"
+                                  << int(KeyPart::Kind::Header) << 1;
+}
+
+void TestScenarioRunner::instanceTemplates() {
+    QFETCH(QString, field);
+    QFETCH(int, kind);
+    QFETCH(int, buckets);
+    Policy p = tokenBucket("login", 1000, 1.0);
+    p.key.source = KeySource::Composite;
+    p.key.parts = {KeyPart{KeyPart::Kind::Route, ""},
+                   KeyPart{static_cast<KeyPart::Kind>(kind), "x-account"}};
+    p.budget.enabled = false;
+    std::string json = R"({ "name": "t", "duration_s": 1, "actors": [ { "name": "a", "count": 20,
+        "arrival": {"kind":"constant","rate_per_s":5}, )" +
+                       field.toStdString();
+    if (!field.contains("identity"))
+        json += R"(, "identity": { "peer": {"kind":"nat","address":"192.0.2.1"} })";
+    json += " } ] }";
+    ScenarioRunner runner(scenarioFrom(json), policySet({p}));
+    runner.runToEnd();
+    QCOMPARE(runner.totals().requests, std::int64_t(100));
+    QCOMPARE(runner.totals().classes[0].refused, std::int64_t(0));
+    QCOMPARE(runner.totals().maxBuckets, std::int64_t(buckets));
+}
+
+// A burst with phase_s fires every instance at start + phase, then every every_s.
+void TestScenarioRunner::burstPhase() {
+    Collected sink;
+    RunnerOptions options;
+    options.decisions = &sink;
+    ScenarioRunner runner(
+        scenarioFrom(
+            oneActor(R"({"kind":"burst","size":3,"every_s":5,"spacing_ms":100,"phase_s":2})", 10)),
+        policySet({tokenBucket("api", 10, 1.0)}), options);
+    runner.runToEnd();
+    std::vector<Nanos> times;
+    for (const DecisionRecord& d : sink.all)
+        times.push_back(d.at);
+    const Nanos ms = kNanosPerMilli;
+    QCOMPARE(times, (std::vector<Nanos>{2000 * ms, 2100 * ms, 2200 * ms, 7000 * ms, 7100 * ms,
+                                        7200 * ms}));
 }
 
 QTEST_APPLESS_MAIN(TestScenarioRunner)

@@ -1,0 +1,196 @@
+#include "cli/sim_inputs.h"
+
+#include <cinttypes>
+#include <cstring>
+#include <random>
+
+#include "cli/command.h"
+#include "ratelab/policy_file.h"
+// The Redis store reaches main from its own branch; until then --store accepts memory only.
+#if __has_include("ratelab/redis_store.h")
+#include "ratelab/redis_store.h"
+#define RATELAB_SIM_HAS_REDIS 1
+#endif
+
+namespace ratelab::cli {
+
+bool printDiagnostics(const std::vector<Diagnostic>& diagnostics, bool warnings) {
+    bool errors = false;
+    for (const Diagnostic& d : diagnostics) {
+        const bool error = d.severity == Diagnostic::Severity::Error;
+        errors = errors || error;
+        if (error || warnings) std::fprintf(stderr, "%s\n", formatDiagnostic(d).c_str());
+    }
+    return errors;
+}
+
+std::optional<sim::Scenario> loadScenario(const std::string& path, bool warnings) {
+    sim::ScenarioLoadResult r = sim::loadScenarioFile(path);
+    if (printDiagnostics(r.diagnostics, warnings) || !r.ok()) return std::nullopt;
+    return std::move(r.scenario);
+}
+
+std::optional<PolicySet> loadPolicy(const std::string& path, bool warnings) {
+    PolicyLoadResult r = loadPolicyFile(path);
+    if (printDiagnostics(r.diagnostics, warnings) || !r.ok()) return std::nullopt;
+    return std::move(r.policies);
+}
+
+bool parseCommandLine(QCommandLineParser& parser, const QStringList& arguments, const char* command,
+                      const char* synopsis, int positionals) {
+    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    const QCommandLineOption help({"h", "help"}, "Show this help.");
+    parser.addOption(help);
+    QStringList withProgram = arguments;
+    withProgram.prepend(QString("ratelab-cli %1").arg(command));
+    const bool parsed = parser.parse(withProgram);
+    if (parsed && parser.isSet(help)) {
+        std::printf("usage: ratelab-cli %s\n\n%s", synopsis,
+                    qPrintable(parser.helpText().section('\n', 2)));
+        std::exit(kSuccess);
+    }
+    std::string problem;
+    if (!parsed) {
+        problem = parser.errorText().toStdString();
+    } else if (parser.positionalArguments().size() < positionals) {
+        problem = "missing argument";
+    } else if (parser.positionalArguments().size() > positionals) {
+        problem = "unexpected argument \"" +
+                  parser.positionalArguments().at(positionals).toStdString() + "\"";
+    }
+    if (problem.empty()) return true;
+    std::fprintf(stderr, "ratelab-cli %s: %s\nusage: ratelab-cli %s\n", command, problem.c_str(),
+                 synopsis);
+    return false;
+}
+
+int badInput(const char* command, const std::string& message) {
+    std::fprintf(stderr, "ratelab-cli %s: %s\n", command, message.c_str());
+    return kBadInput;
+}
+
+bool writeTextFile(const std::string& path, std::string_view text, std::string& error) {
+    if (path == "-") {
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        std::fflush(stdout);
+        return true;
+    }
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) {
+        error = path + ": cannot write: " + std::strerror(errno);
+        return false;
+    }
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    const bool closed = std::fclose(f) == 0;
+    if (!ok || !closed) {
+        error = path + ": cannot write: " + std::strerror(errno);
+        return false;
+    }
+    return true;
+}
+
+std::optional<std::shared_ptr<Store>> storeFromOption(const std::string& option,
+                                                      std::string& error) {
+    if (option.empty() || option == "memory") return std::shared_ptr<Store>();
+    if (!option.starts_with("redis://") && !option.starts_with("unix://")) {
+        error = "--store \"" + option + "\": expected memory or redis://HOST:PORT[/DB]";
+        return std::nullopt;
+    }
+#ifndef RATELAB_SIM_HAS_REDIS
+    error = "--store \"" + option + "\": this build has no Redis store";
+    return std::nullopt;
+#else
+    RedisStoreOptions options;
+    options.urls = {option};
+    // Redis decides on the simulator's virtual clock, and each run writes under its own
+    // namespace, so runs against one server never see each other's counters.
+    options.timeSource = RedisTimeSource::Caller;
+    std::random_device device;
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, "%08x%08x", device(), device());
+    options.keyNamespace = std::string("ratelab-sim-") + suffix;
+    std::string why;
+    std::unique_ptr<Store> store = makeRedisStore(options, &why);
+    if (!store) {
+        error = "--store \"" + option + "\": " + why;
+        return std::nullopt;
+    }
+    // Fail fast on a server that cannot be reached, rather than run a whole scenario failing
+    // open: one consumption of a throwaway key in this run's namespace.
+    const Limit probeLimit;
+    ConsumeRequest probe;
+    probe.limitId = 4095;
+    probe.limitName = "probe";
+    probe.limit = &probeLimit;
+    probe.partition = "probe";
+    probe.key = "probe";
+    probe.now = kNanosPerSecond;
+    const ConsumeResult result = store->consume(probe);
+    if (result.status != StoreStatus::Ok) {
+        error = "--store \"" + option + "\": " + result.error;
+        return std::nullopt;
+    }
+    return std::shared_ptr<Store>(std::move(store));
+#endif
+}
+
+std::string shortCount(double value) {
+    char buffer[32];
+    if (value >= 1e6) {
+        std::snprintf(buffer, sizeof buffer, "%.2fM", value / 1e6);
+    } else if (value >= 1e4) {
+        std::snprintf(buffer, sizeof buffer, "%.0fk", value / 1e3);
+    } else {
+        std::snprintf(buffer, sizeof buffer, "%.0f", value);
+    }
+    return buffer;
+}
+
+DecisionCsvWriter::DecisionCsvWriter(std::FILE* out, std::int64_t epochMs)
+    : out_(out), epochMs_(epochMs) {
+    buffer_.reserve(1 << 20);
+    buffer_ = "seq,ts_ms,key,allowed,remaining,retry_after_ms\n";
+}
+
+void DecisionCsvWriter::onDecision(const sim::DecisionRecord& d) {
+    char line[96];
+    int n = std::snprintf(line, sizeof line, "%" PRId64 ",%" PRId64 ",", d.seq,
+                          epochMs_ + d.at / kNanosPerMilli);
+    buffer_.append(line, static_cast<std::size_t>(n));
+    if (d.key.find_first_of(",\"\n") != std::string_view::npos) {
+        buffer_.push_back('"');
+        for (char c : d.key) {
+            if (c == '"') buffer_.push_back('"');
+            buffer_.push_back(c);
+        }
+        buffer_.push_back('"');
+    } else {
+        buffer_.append(d.key);
+    }
+    if (d.remaining >= 0) {
+        n = std::snprintf(line, sizeof line, ",%s,%" PRId64 ",%" PRId64 "\n",
+                          d.allowed ? "true" : "false", d.remaining,
+                          (d.retryAfter + kNanosPerMilli - 1) / kNanosPerMilli);
+    } else {
+        n = std::snprintf(line, sizeof line, ",%s,,%" PRId64 "\n", d.allowed ? "true" : "false",
+                          (d.retryAfter + kNanosPerMilli - 1) / kNanosPerMilli);
+    }
+    buffer_.append(line, static_cast<std::size_t>(n));
+    if (buffer_.size() >= (1u << 20) - 512) flush();
+}
+
+void DecisionCsvWriter::flush() {
+    if (!buffer_.empty() &&
+        std::fwrite(buffer_.data(), 1, buffer_.size(), out_) != buffer_.size()) {
+        ok_ = false;
+    }
+    buffer_.clear();
+}
+
+bool DecisionCsvWriter::finish() {
+    flush();
+    if (std::fflush(out_) != 0) ok_ = false;
+    return ok_;
+}
+
+}  // namespace ratelab::cli

@@ -1,0 +1,70 @@
+#pragma once
+
+// Shared by run, replay and sweep: loading inputs with FILE:LINE:COLUMN diagnostics on stderr,
+// writing outputs, and the decisions file.
+
+#include <QCommandLineParser>
+#include <QString>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ratelab/diagnostic.h"
+#include "ratelab/policy.h"
+#include "ratelab/store.h"
+#include "sim/metrics.h"
+#include "sim/scenario.h"
+
+namespace ratelab::cli {
+
+/// Prints each diagnostic on stderr ("FILE:LINE:COLUMN: error: ..."); warnings only when
+/// `warnings`. Returns whether any is an error.
+bool printDiagnostics(const std::vector<Diagnostic>& diagnostics, bool warnings = true);
+
+/// Loads a scenario, printing its diagnostics. Nullopt on any error.
+std::optional<sim::Scenario> loadScenario(const std::string& path, bool warnings = true);
+
+/// Loads and validates a policy file, printing its diagnostics. Nullopt on any error.
+std::optional<PolicySet> loadPolicy(const std::string& path, bool warnings = true);
+
+/// Parses the command line with QCommandLineParser::parse(); on a bad option or a missing
+/// positional argument prints "ratelab-cli CMD: what is wrong" and the usage, and returns false.
+/// `--help` prints the help and exits 0.
+bool parseCommandLine(QCommandLineParser& parser, const QStringList& arguments, const char* command,
+                      const char* synopsis, int positionals);
+
+/// "ratelab-cli CMD: message" on stderr; returns kBadInput.
+int badInput(const char* command, const std::string& message);
+
+/// Writes `text` to `path` ("-" is stdout). False with `error` set when it cannot.
+bool writeTextFile(const std::string& path, std::string_view text, std::string& error);
+
+/// A store for `--store`: "memory" gives null (the scenario's own memory stores); a
+/// redis:// URL connects to that Redis in caller-time mode. Nullopt with `error` set otherwise.
+std::optional<std::shared_ptr<Store>> storeFromOption(const std::string& option,
+                                                      std::string& error);
+
+/// "1.23M", "456k", "789": a count for a progress line.
+std::string shortCount(double value);
+
+/// Streams decisions as CSV `seq,ts_ms,key,allowed,remaining,retry_after_ms` with a large
+/// buffer. `epochMs` is added to the virtual time (a replay's start; 0 for runs).
+class DecisionCsvWriter final : public sim::DecisionSink {
+public:
+    DecisionCsvWriter(std::FILE* out, std::int64_t epochMs);
+    void onDecision(const sim::DecisionRecord& d) override;
+    /// Flushes; false when any write failed.
+    bool finish();
+
+private:
+    void flush();
+    std::FILE* out_;
+    std::int64_t epochMs_;
+    std::string buffer_;
+    bool ok_ = true;
+};
+
+}  // namespace ratelab::cli

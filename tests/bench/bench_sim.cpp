@@ -1,0 +1,239 @@
+// The simulator's throughput: whole scenario runs of 10^7 requests on one thread (a new
+// Authorization header on every request; IPv4 peers only), the engine's own Limiter::check on the
+// same request streams (so the simulator's share can be read off), and a 10,000-line access log
+// parsed and replayed. Rates are per CPU second: the simulator is single-threaded, and CPU time
+// does not count the time other processes on a shared machine take from it.
+
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ratelab/limiter.h"
+#include "ratelab/memory_store.h"
+#include "sim/access_log.h"
+#include "sim/scenario_runner.h"
+#include "summary.h"
+
+namespace ratelab::bench {
+namespace {
+
+constexpr std::int64_t kRunRequests = 10'000'000;
+
+// The default policy's numbers: a token bucket of 20 refilled at 5 a second, 128 credentials
+// per peer.
+PolicySet defaultPolicy() {
+    PolicySet set;
+    Policy p;
+    p.name = "api";
+    p.capacity = 20;
+    p.refillPerSecond = 5.0;
+    set.policies.push_back(p);
+    compileLimits(set);
+    return set;
+}
+
+// 10^6 requests a second for 10 s of virtual time.
+sim::Scenario scenario(const std::string& actors) {
+    const std::string json =
+        R"({ "name": "bench", "seed": 1, "duration_s": 10, "sample_ms": 1000, "actors": [)" +
+        actors + "] }";
+    sim::ScenarioLoadResult r = sim::parseScenarioText(json, "bench.json");
+    if (!r.ok()) std::abort();
+    return std::move(*r.scenario);
+}
+
+const char* const kRotating =
+    R"({ "name": "rotator", "class": "attacker", "arrival": {"kind":"constant","rate_per_s":1000000},
+         "identity": { "peer": {"kind":"ipv4","address":"203.0.113.7"}, "authorization": "rotate" } })";
+const char* const kIpv4 =
+    R"({ "name": "clients", "count": 10000, "arrival": {"kind":"constant","rate_per_s":100},
+         "identity": { "peer": {"kind":"ipv4_pool","cidr":"10.0.0.0/16"} } })";
+
+void runScenario(benchmark::State& state, const char* actors) {
+    const sim::Scenario s = scenario(actors);
+    const PolicySet policies = defaultPolicy();
+    std::int64_t requests = 0;
+    for (auto _ : state) {
+        sim::RunnerOptions options;
+        options.measureWallTime = false;
+        sim::ScenarioRunner runner(s, policies, options);
+        runner.runToEnd();
+        requests += runner.totals().requests;
+    }
+    if (requests != kRunRequests * static_cast<std::int64_t>(state.iterations())) {
+        state.SkipWithError("the scenario did not send 10^7 requests");
+    }
+    state.counters["requests_per_s"] =
+        benchmark::Counter(static_cast<double>(requests), benchmark::Counter::kIsRate);
+}
+
+void BM_Sim_RotatingAuthorization(benchmark::State& state) {
+    runScenario(state, kRotating);
+}
+void BM_Sim_Ipv4(benchmark::State& state) {
+    runScenario(state, kIpv4);
+}
+BENCHMARK(BM_Sim_RotatingAuthorization)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Sim_Ipv4)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// The engine alone on the same streams: Limiter::check with requests prepared beforehand and a
+// clock advanced by 1 us per request, as in the scenario. The difference is the simulator's own
+// cost (traffic generation, metrics, the fault-store decorator).
+// 2^20 distinct "Bearer r<32 hex>" tokens, made once (Google Benchmark calls a benchmark
+// several times while it sizes the run).
+const std::vector<std::string>& rotatingTokens() {
+    static const std::vector<std::string> tokens = [] {
+        std::vector<std::string> out(std::size_t(1) << 20);
+        std::mt19937_64 rng(1);
+        char text[64];
+        for (std::string& t : out) {
+            std::snprintf(text, sizeof text, "Bearer r%016llx%016llx",
+                          static_cast<unsigned long long>(rng()),
+                          static_cast<unsigned long long>(rng()));
+            t = text;
+        }
+        return out;
+    }();
+    return tokens;
+}
+
+void BM_Check_RotatingAuthorization(benchmark::State& state) {
+    const std::vector<std::string>& tokens = rotatingTokens();
+    const std::size_t mask = tokens.size() - 1;
+    Limiter limiter(defaultPolicy(), makeMemoryStore({1'000'000, 42}), {nullptr, 7});
+    const IpAddress peer = *IpAddress::parse("203.0.113.7");
+    Check check;
+    std::size_t i = 0;
+    for (auto _ : state) {
+        const Header header{"authorization", tokens[i & mask]};
+        RequestView v;
+        v.method = "GET";
+        v.path = "/";
+        v.peer = &peer;
+        v.headers = std::span<const Header>(&header, 1);
+        limiter.check(v, static_cast<Nanos>(i) * kNanosPerMicro, check);
+        benchmark::DoNotOptimize(check.allowed);
+        ++i;
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+
+void BM_Check_Ipv4(benchmark::State& state) {
+    std::vector<IpAddress> peers;
+    for (std::uint32_t k = 0; k < 10'000; ++k)
+        peers.push_back(IpAddress::fromV4(0x0a000000u + k + 1));
+    Limiter limiter(defaultPolicy(), makeMemoryStore({1'000'000, 42}), {nullptr, 7});
+    Check check;
+    std::size_t i = 0;
+    for (auto _ : state) {
+        RequestView v;
+        v.method = "GET";
+        v.path = "/";
+        v.peer = &peers[i % peers.size()];
+        limiter.check(v, static_cast<Nanos>(i) * kNanosPerMicro, check);
+        benchmark::DoNotOptimize(check.allowed);
+        ++i;
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Check_RotatingAuthorization);
+BENCHMARK(BM_Check_Ipv4);
+
+// A 10,000-line combined log (500 clients, IPv4 and IPv6, three time zones, lines a little out
+// of order), read from memory, sorted, and replayed through the default policy.
+std::string makeLog(int lines) {
+    std::string log;
+    std::mt19937_64 rng(5);
+    const char* zones[] = {"+0000", "-0700", "+0530"};
+    const int offsets[] = {0, -7 * 3600, 5 * 3600 + 1800};
+    char line[256];
+    for (int i = 0; i < lines; ++i) {
+        const int client = static_cast<int>(rng() % 500);
+        const int zone = static_cast<int>(rng() % 3);
+        // One line every 100 ms over 1,000 s, jittered by up to 2 s.
+        int t = 36'000 + i / 10 - static_cast<int>(rng() % 3) + offsets[zone];
+        const int day = 10 + t / 86'400;
+        t %= 86'400;
+        char address[48];
+        if (client % 5 == 0) {
+            std::snprintf(address, sizeof address, "2001:db8:%x::%x", client, client + 1);
+        } else {
+            std::snprintf(address, sizeof address, "198.51.%d.%d", client / 250, client % 250 + 1);
+        }
+        std::snprintf(
+            line, sizeof line,
+            "%s - - [%02d/Oct/2000:%02d:%02d:%02d %s] \"GET /api/items?page=%d HTTP/1.1\" "
+            "200 %d \"-\" \"bench/1.0\"\n",
+            address, day, t / 3600, t / 60 % 60, t % 60, zones[zone], i % 7, 100 + i % 900);
+        log += line;
+    }
+    return log;
+}
+
+void BM_Replay_10kLines(benchmark::State& state) {
+    const std::string log = makeLog(10'000);
+    const PolicySet policies = defaultPolicy();
+    std::int64_t decided = 0;
+    for (auto _ : state) {
+        auto traffic = std::make_shared<const sim::RecordedTraffic>(
+            sim::parseAccessLog(log, sim::LogFormat::Combined, "bench.log"));
+        sim::RunnerOptions options;
+        options.measureWallTime = false;
+        sim::ScenarioRunner runner(sim::makeReplayScenario(traffic, kNanosPerSecond), policies,
+                                   options);
+        runner.runToEnd();
+        decided = runner.totals().requests;
+    }
+    if (decided != 10'000) state.SkipWithError("not every line was replayed");
+}
+BENCHMARK(BM_Replay_10kLines)->Unit(benchmark::kMillisecond);
+
+[[maybe_unused]] const bool registered = [] {
+    registerSummary(
+        {"sim_rotate_mreq_per_s",
+         {"BM_Sim_RotatingAuthorization/iterations:1"},
+         [](const Results& r) {
+             return counter(r, "BM_Sim_RotatingAuthorization/iterations:1", "requests_per_s") / 1e6;
+         },
+         2,
+         40});
+    registerSummary({"sim_ipv4_mreq_per_s",
+                     {"BM_Sim_Ipv4/iterations:1"},
+                     [](const Results& r) {
+                         return counter(r, "BM_Sim_Ipv4/iterations:1", "requests_per_s") / 1e6;
+                     },
+                     2,
+                     41});
+    // The simulator's whole cost per request over the engine's alone, on the same streams.
+    registerSummary(
+        {"sim_over_check_rotate",
+         {"BM_Sim_RotatingAuthorization/iterations:1", "BM_Check_RotatingAuthorization"},
+         [](const Results& r) {
+             const double sim =
+                 1e9 / counter(r, "BM_Sim_RotatingAuthorization/iterations:1", "requests_per_s");
+             return sim / nanos(r, "BM_Check_RotatingAuthorization");
+         },
+         2,
+         42});
+    registerSummary({"sim_over_check_ipv4",
+                     {"BM_Sim_Ipv4/iterations:1", "BM_Check_Ipv4"},
+                     [](const Results& r) {
+                         const double sim =
+                             1e9 / counter(r, "BM_Sim_Ipv4/iterations:1", "requests_per_s");
+                         return sim / nanos(r, "BM_Check_Ipv4");
+                     },
+                     2,
+                     43});
+    registerSummary({"replay_10k_lines_ms",
+                     {"BM_Replay_10kLines"},
+                     [](const Results& r) { return nanos(r, "BM_Replay_10kLines") / 1e6; },
+                     1,
+                     44});
+    return true;
+}();
+
+}  // namespace
+}  // namespace ratelab::bench

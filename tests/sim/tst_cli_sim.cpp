@@ -1,0 +1,288 @@
+// ratelab-cli run, replay and sweep as a user (or CI) runs them: exit codes 0/1/2, FILE:LINE:COLUMN
+// errors, reports, decisions, validated policies, and silence when stderr is not a terminal.
+
+#include <QtTest>
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+const QString kRoot = RATELAB_SOURCE_DIR;
+const QString kCli = QString(RATELAB_BINARY_DIR) + "/app/cli/ratelab-cli";
+
+struct Result {
+    int exitCode = -1;
+    QString out;
+    QString err;
+};
+
+Result cli(const QStringList& arguments) {
+    QProcess p;
+    p.start(kCli, arguments);
+    if (!p.waitForFinished(120'000)) qFatal("ratelab-cli did not finish");
+    Result r;
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+QString scenario(const char* name) {
+    return kRoot + "/scenarios/" + name + ".json";
+}
+
+QByteArray readFile(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(path));
+    return f.readAll();
+}
+
+nlohmann::ordered_json readJson(const QString& path) {
+    return nlohmann::ordered_json::parse(readFile(path).toStdString());
+}
+
+}  // namespace
+
+class TestCliSim : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { QVERIFY2(QFile::exists(kCli), qPrintable(kCli)); }
+    void malformedScenario_data();
+    void malformedScenario();
+    void badCommandLine_data();
+    void badCommandLine();
+    void runExitCodes();
+    void quietWhenNotATerminal();
+    void reportsAreDeterministic();
+    void validatedPolicy();
+    void replay();
+    void sweep();
+
+private:
+    QTemporaryDir dir_;
+};
+
+void TestCliSim::malformedScenario_data() {
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("where");
+    QTest::addColumn<QString>("what");
+    QTest::newRow("syntax") << QByteArray(
+                                   "{ \"name\": \"x\",\n  \"duration_s\": 5\n  \"actors\": [] }")
+                            << ":3:10: error:"
+                            << "syntax error";
+    QTest::newRow("unknown key")
+        << QByteArray(
+               "{ \"name\": \"x\", \"duration_s\": 5, \"policy\": \"p.json\",\n"
+               "  \"actors\": [ { \"name\": \"a\", \"arival\": {} } ] }")
+        << ":2:30: error:"
+        << "did you mean \"arrival\"?";
+    QTest::newRow("wrong type")
+        << QByteArray("{ \"name\": \"x\", \"duration_s\": \"long\",\n  \"actors\": [] }")
+        << ":1:30: error:"
+        << "expected a number, found a string";
+    QTest::newRow("unknown metric")
+        << QByteArray(
+               "{ \"name\": \"x\", \"duration_s\": 5, \"actors\": [ { \"name\": \"a\",\n"
+               "  \"arrival\": {\"kind\":\"constant\",\"rate_per_s\":1} } ],\n"
+               "  \"expect\": [ { \"metric\": \"legit.alowed\", \"max\": 1 } ] }")
+        << ":3:27: error:"
+        << "did you mean \"legit.allowed\"?";
+}
+
+// A malformed scenario exits 2 and names FILE:LINE:COLUMN and what is wrong.
+void TestCliSim::malformedScenario() {
+    QFETCH(QByteArray, text);
+    QFETCH(QString, where);
+    QFETCH(QString, what);
+    const QString path = dir_.filePath("bad.json");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(text);
+    f.close();
+    for (const char* command : {"run", "sweep"}) {
+        QStringList args{command, path, "--policy", kRoot + "/resources/policies/default.json"};
+        if (QString(command) == "sweep")
+            args << "--vary"
+                 << "capacity=1:2:1";
+        Result r = cli(args);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.startsWith(path + where), qPrintable(r.err));
+        QVERIFY2(r.err.contains(what), qPrintable(r.err));
+        QVERIFY(r.out.isEmpty());
+    }
+}
+
+void TestCliSim::badCommandLine_data() {
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QString>("message");
+    const QString s = scenario("header-rotation");
+    QTest::newRow("unknown option") << QStringList{"run", s, "--bogus"} << "Unknown option 'bogus'";
+    QTest::newRow("missing scenario") << QStringList{"run"} << "missing argument";
+    QTest::newRow("two scenarios") << QStringList{"run", s, s} << "unexpected argument";
+    QTest::newRow("bad seed") << QStringList{"run", s, "--seed", "-3"} << "--seed \"-3\"";
+    QTest::newRow("bad store") << QStringList{"run", s, "--store", "mongodb://x"} << "--store";
+    QTest::newRow("missing policy file") << QStringList{"run", s, "--policy", "/nonexistent/p.json"}
+                                         << "/nonexistent/p.json: error: cannot open the file";
+    QTest::newRow("replay without policy")
+        << QStringList{"replay", kRoot + "/tests/data/logs/sample_common.log"}
+        << "--policy P.json is required";
+    QTest::newRow("replay, unknown format")
+        << QStringList{"replay",   kRoot + "/tests/data/logs/sample_common.log",
+                       "--policy", kRoot + "/resources/policies/default.json",
+                       "--format", "w3c"}
+        << "--format \"w3c\"";
+    QTest::newRow("replay, missing log")
+        << QStringList{"replay", "/nonexistent/access.log", "--policy",
+                       kRoot + "/resources/policies/default.json"}
+        << "/nonexistent/access.log: cannot open the file";
+    QTest::newRow("sweep without axis") << QStringList{"sweep", s} << "--vary";
+    QTest::newRow("sweep, unknown field")
+        << QStringList{"sweep", s, "--vary", "burst=1:2:1"} << "cannot vary \"burst\"";
+    QTest::newRow("sweep, backwards range")
+        << QStringList{"sweep", s, "--vary", "capacity=10:1:1"} << "FROM <= TO";
+    QTest::newRow("sweep, unknown policy")
+        << QStringList{"sweep", s, "--vary", "login.capacity=1:2:1"} << "names policy \"login\"";
+}
+
+void TestCliSim::badCommandLine() {
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, message);
+    Result r = cli(arguments);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(message), qPrintable(r.err));
+}
+
+// 0 when every expectation holds, 1 when one fails.
+void TestCliSim::runExitCodes() {
+    Result pass = cli({"run", scenario("header-rotation")});
+    QCOMPARE(pass.exitCode, 0);
+    QVERIFY(pass.out.contains("PASS attacker.allowed_per_s"));
+    QVERIFY(pass.out.contains("3 of 3 expectations met"));
+    Result fail = cli({"run", scenario("header-rotation"), "--policy",
+                       kRoot + "/tests/data/naive/header-rotation.json"});
+    QCOMPARE(fail.exitCode, 1);
+    QVERIFY(fail.out.contains("FAIL attacker.allowed_per_s = 200 (max 8)"));
+    // Quiet, a failure still says which expectation, on stderr.
+    Result quiet = cli({"run", scenario("header-rotation"), "--quiet", "--policy",
+                        kRoot + "/tests/data/naive/header-rotation.json"});
+    QCOMPARE(quiet.exitCode, 1);
+    QCOMPARE(quiet.out, QString());
+    QCOMPARE(quiet.err, scenario("header-rotation") +
+                            ": expectation failed: attacker.allowed_per_s = 200 (max 8)\n");
+}
+
+// stderr is a pipe here, not a terminal: no progress bar, and --quiet prints nothing at all.
+void TestCliSim::quietWhenNotATerminal() {
+    Result r = cli({"run", scenario("page-load"), "--quiet"});
+    QCOMPARE(r.exitCode, 0);
+    QCOMPARE(r.out, QString());
+    QCOMPARE(r.err, QString());
+    Result loud = cli({"run", scenario("page-load")});
+    QCOMPARE(loud.err, QString());
+    QVERIFY(!loud.out.isEmpty());
+}
+
+void TestCliSim::reportsAreDeterministic() {
+    const QString a = dir_.filePath("a.json"), b = dir_.filePath("b.json");
+    const QString c = dir_.filePath("c.json"), series = dir_.filePath("series.csv");
+    QCOMPARE(cli({"run", scenario("store-outage"), "--json", a, "--csv", series}).exitCode, 0);
+    QCOMPARE(cli({"run", scenario("store-outage"), "--json", b, "--quiet"}).exitCode, 0);
+    QCOMPARE(cli({"run", scenario("store-outage"), "--json", c, "--seed", "42"}).exitCode, 0);
+    nlohmann::ordered_json ja = readJson(a), jb = readJson(b), jc = readJson(c);
+    QVERIFY(ja.contains("timing") && ja["timing"].contains("wall_s"));
+    QVERIFY(ja["timing"]["requests_per_s"].get<double>() > 0);
+    ja.erase("timing");
+    jb.erase("timing");
+    jc.erase("timing");
+    QCOMPARE(ja.dump(), jb.dump());
+    QVERIFY(ja.dump() != jc.dump());
+    QCOMPARE(jc["seed"], 42);
+    QCOMPARE(ja["store"]["errors"].get<std::int64_t>(),
+             ja["classes"]["legit"]["failed_open"].get<std::int64_t>() +
+                 ja["classes"]["attacker"]["failed_open"].get<std::int64_t>());
+    const QList<QByteArray> rows = readFile(series).trimmed().split('\n');
+    QCOMPARE(rows.size(), 61);
+    // The outage, 20 s to 30 s: store errors in exactly those ten samples.
+    for (int i = 1; i <= 60; ++i) {
+        const bool outage = i > 20 && i <= 30;
+        QCOMPARE(rows[i].split(',').last() != "0", outage);
+    }
+}
+
+// --validated-policy writes the policy with this run embedded as its validation record.
+void TestCliSim::validatedPolicy() {
+    const QString out = dir_.filePath("validated.json");
+    Result r = cli({"run", scenario("header-rotation"), "--validated-policy", out, "--quiet"});
+    QCOMPARE(r.exitCode, 0);
+    nlohmann::ordered_json j = readJson(out);
+    QCOMPARE(j["policies"][0]["name"], "api");
+    const auto& run = j["validation"]["runs"][0];
+    QCOMPARE(run["scenario"], "header-rotation");
+    QCOMPARE(run["seed"], 7);
+    QCOMPARE(run["pass"], true);
+    QCOMPARE(run["expectations"].size(), std::size_t(3));
+    QVERIFY(j["validation"]["generator"].get<std::string>().starts_with("ratelab "));
+    // The validated file is a valid policy: validating it again adds to the same record.
+    Result again =
+        cli({"run", scenario("page-load"), "--policy", out, "--validated-policy", out, "--quiet"});
+    QCOMPARE(again.exitCode, 0);
+    QCOMPARE(readJson(out)["validation"]["runs"].size(), std::size_t(2));
+}
+
+void TestCliSim::replay() {
+    const QString decisions = dir_.filePath("decisions.csv"), report = dir_.filePath("replay.json");
+    Result r = cli({"replay", kRoot + "/tests/data/logs/sample_combined.log", "--policy",
+                    kRoot + "/resources/policies/default.json", "--decisions", decisions, "--json",
+                    report});
+    QCOMPARE(r.exitCode, 0);
+    // Unparsed lines are reported with their numbers, never dropped silently.
+    QVERIFY2(r.err.contains("sample_combined.log:7: cannot parse (combined): no [time] field"),
+             qPrintable(r.err));
+    QVERIFY(r.err.contains("4 of 16 lines could not be parsed"));
+    QVERIFY(r.out.contains("12 replayed, 4 unparsed, 8 clients (1 host names)"));
+    const QList<QByteArray> rows = readFile(decisions).trimmed().split('\n');
+    QCOMPARE(rows.size(), 13);
+    QCOMPARE(rows[0], QByteArray("seq,ts_ms,key,allowed,remaining,retry_after_ms"));
+    // Line 9 comes first (13:55:35 -0700); the key column is the client as written.
+    QCOMPARE(rows[1], QByteArray("0,971211335000,198.51.100.7,true,19,0"));
+    QVERIFY(rows[8].startsWith("7,971211338000,::ffff:198.51.100.7,true,"));
+    QVERIFY(rows[9].startsWith("8,971211339000,piweba3y.prodigy.com,true,"));
+    nlohmann::ordered_json j = readJson(report);
+    QCOMPARE(j["replay"]["format"], "combined");
+    QCOMPARE(j["replay"]["unparsed_lines"], nlohmann::json::array({7, 10, 15, 17}));
+    QCOMPARE(j["replay"]["start_epoch_ms"], 971211335000LL);
+    QCOMPARE(j["requests"], 12);
+    QCOMPARE(j["classes"]["log"]["offered"], 12);
+}
+
+void TestCliSim::sweep() {
+    const QString out = dir_.filePath("sweep.csv");
+    Result r = cli({"sweep", scenario("replicas-shared"), "--vary", "capacity=4:16:4", "--vary",
+                    "refill=1.25:5:3.75", "--csv", out});
+    QCOMPARE(r.exitCode, 0);
+    const QList<QByteArray> rows = readFile(out).trimmed().split('\n');
+    QCOMPARE(rows.size(), 9);  // the header and 4 x 2 cells
+    QCOMPARE(rows[0], QByteArray("capacity,refill,legit.throttled_fraction,legit.allowed_per_s,"
+                                 "attacker.throttled_fraction,attacker.allowed_per_s,"
+                                 "failed_expectations,pass"));
+    QVERIFY(rows[1].startsWith("4,1.25,"));
+    QVERIFY(rows[8].startsWith("16,5,"));
+    // Page loads of 12 need a burst of 12: capacity 4 and 8 fail, 12 and 16 pass at refill 5.
+    QVERIFY(rows[2].endsWith(",false"));
+    QVERIFY(rows[6].endsWith(",true"));
+    QVERIFY(rows[8].endsWith(",true"));
+    QVERIFY2(r.out.contains("best of"), qPrintable(r.out));
+    // Threads do not change the results.
+    const QString single = dir_.filePath("single.csv");
+    QCOMPARE(cli({"sweep", scenario("replicas-shared"), "--vary", "capacity=4:16:4", "--vary",
+                  "refill=1.25:5:3.75", "--csv", single, "--threads", "1", "--quiet"})
+                 .exitCode,
+             0);
+    QCOMPARE(readFile(single), readFile(out));
+}
+
+QTEST_GUILESS_MAIN(TestCliSim)
+#include "tst_cli_sim.moc"
