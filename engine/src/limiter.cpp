@@ -87,6 +87,7 @@ struct Limiter::Impl {
         identity::KeyDeriver deriver;
         std::uint32_t firstLimitId = 0;
         std::vector<std::string> limitNames;  // per tier ("api/premium"), or just "api"
+        bool matchesEverything = false;       // "/" with no methods: skip matching per request
     };
 
     PolicySet policies;
@@ -102,7 +103,10 @@ struct Limiter::Impl {
         }
         std::uint32_t nextId = 0;
         for (const Policy& policy : policies.policies) {
-            Compiled c{identity::KeyDeriver(policy), nextId, {}};
+            Compiled c{identity::KeyDeriver(policy), nextId, {}, false};
+            const RouteMatch& m = policy.match;
+            c.matchesEverything = m.methods.empty() && m.pathPattern.empty() &&
+                                  (m.pathPrefix.empty() || m.pathPrefix == "/");
             if (policy.tiers && !policy.tiers->tiers.empty()) {
                 for (const Tier& tier : policy.tiers->tiers)
                     c.limitNames.push_back(policy.name + "/" + tier.name);
@@ -227,7 +231,10 @@ void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
 
     for (std::size_t i = 0; i < impl.policies.policies.size(); ++i) {
         const Policy& policy = impl.policies.policies[i];
-        if (!policy.match.matches(request.method, request.path)) continue;
+        const auto& compiled = impl.compiled[i];
+        if (!compiled.matchesEverything && !policy.match.matches(request.method, request.path)) {
+            continue;
+        }
         if (out.used == out.policies.size()) out.policies.emplace_back();
         PolicyResult& r = out.policies[out.used++];
         r.policy = static_cast<std::uint32_t>(i);
@@ -245,7 +252,6 @@ void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
             r.outcome = PolicyOutcome::Bypassed;
             continue;
         }
-        const auto& compiled = impl.compiled[i];
         identity::DeriveStatus status = compiled.deriver.derive(context, derived);
         if (status != identity::DeriveStatus::Ok) {
             const bool malformed = status == identity::DeriveStatus::ForwardedMalformed;
@@ -257,16 +263,19 @@ void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
             r.tier = impl.tierOf(policy, request);
             const Limit& limit = http::limitOf(impl.policies, r);
             const BucketBudget budget = derived.budget();
-            ConsumeRequest consume;
-            consume.limitId = compiled.firstLimitId + r.tier;
-            consume.limitName = compiled.limitNames[r.tier];
-            consume.limit = &limit;
-            consume.partition = derived.partition;
-            consume.key = derived.key;
-            consume.budget = derived.hasBudget() ? &budget : nullptr;
-            consume.cost = request.cost > 0 ? request.cost : policy.cost;
-            consume.now = now;
-            consume.timeout = policy.storeTimeout;
+            // Built in one expression: member-wise assignment after a default construction
+            // costs an 88-byte zero fill (rep stos) per request.
+            const ConsumeRequest consume{
+                compiled.firstLimitId + r.tier,
+                compiled.limitNames[r.tier],
+                &limit,
+                derived.partition,
+                derived.key,
+                derived.hasBudget() ? &budget : nullptr,
+                request.cost > 0 ? request.cost : policy.cost,
+                now,
+                policy.storeTimeout,
+            };
             ConsumeResult result = impl.store->consume(consume);
             r.chargedFallback = result.chargedFallback;
             if (out.captureKeys) {

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,8 +21,11 @@ public:
     static IpAddress fromV4(std::uint32_t hostOrder);
     static IpAddress fromBytes(const std::array<std::uint8_t, 16>& bytes);
 
-    /// True for IPv4 and IPv4-mapped IPv6 addresses.
-    bool isV4() const;
+    /// True for IPv4 and IPv4-mapped IPv6 addresses (::ffff:0:0/96).
+    bool isV4() const {
+        static constexpr std::uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        return std::memcmp(bytes_.data(), kMapped, sizeof kMapped) == 0;  // two word compares
+    }
     std::uint32_t v4() const;  ///< REQUIRES: isV4(). Host byte order.
     const std::array<std::uint8_t, 16>& bytes() const { return bytes_; }
 

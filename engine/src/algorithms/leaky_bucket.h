@@ -66,7 +66,7 @@ inline Decision leakyConsume(LeakyState& state, Nanos now, std::int64_t cost, co
     if (cost > limit.capacity + 1) {
         d.reason = DenyReason::CostExceedsCapacity;
         d.remaining = first > burst ? 0 : (burst - first) / 1000 + 1;
-        d.resetAfter = std::max<Nanos>(0, leakyIdleAt(state, limit) - now);
+        d.resetAfter = fresh ? 0 : std::max<Nanos>(0, leakyIdleAt(state, limit) - now);
         return d;
     }
     const std::int64_t excess = first + 1000 * (cost - 1);

@@ -77,6 +77,7 @@ inline SlidingWindowState rollForward(const SlidingWindowState& s, Nanos now, Na
     if (s.windowStart == SlidingWindowState::kFresh) return SlidingWindowState{now, 0, 0};
     if (now < s.windowStart + window) return s;
     const std::int64_t passed = (now - s.windowStart) / window;
+    if (passed >= 2) return SlidingWindowState{now, 0, 0};  // idle (slidingIdleAt): a new key
     SlidingWindowState r;
     r.windowStart = s.windowStart + passed * window;
     r.previous = passed == 1 ? s.current : 0;

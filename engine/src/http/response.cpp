@@ -108,12 +108,6 @@ std::int64_t windowSeconds(const Limit& limit) {
     return ceilSeconds(limit.capacity * limit.emissionInterval, 1);
 }
 
-const Limit& limitOf(const PolicySet& policies, const PolicyResult& result) {
-    const Policy& p = policies.policies[result.policy];
-    if (p.tiers && result.tier < p.tiers->tiers.size()) return p.tiers->tiers[result.tier].limit;
-    return p.limit;
-}
-
 std::size_t renderHeaders(const PolicySet& policies, const Check& check,
                           std::vector<HttpHeader>& headers, std::size_t used) {
     // IETF draft: one list member per policy, appended in policy order.

@@ -25,7 +25,11 @@ std::size_t renderHeaders(const PolicySet& policies, const Check& check,
                           std::vector<HttpHeader>& headers, std::size_t used);
 
 /// The limit a policy result was decided under (its tier's, when the policy has tiers).
-const Limit& limitOf(const PolicySet& policies, const PolicyResult& result);
+inline const Limit& limitOf(const PolicySet& policies, const PolicyResult& result) {
+    const Policy& p = policies.policies[result.policy];
+    if (p.tiers && result.tier < p.tiers->tiers.size()) return p.tiers->tiers[result.tier].limit;
+    return p.limit;
+}
 
 /// The problem+json body for a refusal (RFC 9457 shape, the IETF draft's problem types where
 /// one exists): type, title, status, code, detail and, for quota refusals, violated-policies.

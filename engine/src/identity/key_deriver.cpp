@@ -34,6 +34,13 @@ bool isWellKnownNat64(const IpAddress& address) {
     return std::memcmp(address.bytes().data(), kPrefix, sizeof kPrefix) == 0;
 }
 
+// out = a + b, reusing out's capacity: one copy of each part, no temporary.
+void assignJoined(std::string& out, std::string_view a, std::string_view b) {
+    out.resize(a.size() + b.size());
+    std::memcpy(out.data(), a.data(), a.size());
+    std::memcpy(out.data() + a.size(), b.data(), b.size());
+}
+
 std::string_view attributeValue(const RequestView& request, std::string_view name) {
     for (const Attribute& a : request.attributes) {
         if (a.name == name) return a.value;
@@ -76,8 +83,19 @@ RequestContext::RequestContext(const RequestView& request, const TrustedProxies&
     : request_(request), proxies_(proxies) {}
 
 const ClientAddress& RequestContext::client() {
-    if (!client_) client_ = resolveClient(request_, proxies_);
-    return *client_;
+    if (clientResolved_) return client_;
+    clientResolved_ = true;
+    if (proxies_.cidrs.empty()) {
+        // No trusted proxy: the peer is the client. Written in place; a returned struct copied
+        // back as one 16-byte load of narrower stores stalls store forwarding on every request.
+        if (request_.peer) {
+            client_.status = ClientAddress::Status::Ok;
+            client_.address = *request_.peer;
+        }
+        return client_;
+    }
+    client_ = resolveClient(request_, proxies_);
+    return client_;
 }
 
 std::string_view RequestContext::cached(CachedHash& slot, std::string_view input) {
@@ -125,7 +143,7 @@ DeriveStatus KeyDeriver::derive(RequestContext& context, DerivedKey& out) const 
         case KeySource::Principal: {
             std::string_view hash = context.principalHash();
             if (hash.empty()) return DeriveStatus::NoIdentity;
-            out.key.assign("princ:").append(hash);
+            assignJoined(out.key, "princ:", hash);
             out.partition.assign(out.key);
             return DeriveStatus::Ok;
         }
@@ -137,13 +155,13 @@ DeriveStatus KeyDeriver::derive(RequestContext& context, DerivedKey& out) const 
 
 DeriveStatus KeyDeriver::deriveDefault(RequestContext& context, DerivedKey& out) const {
     if (std::string_view hash = context.principalHash(); !hash.empty()) {
-        out.key.assign("princ:").append(hash);
+        assignJoined(out.key, "princ:", hash);
         out.partition.assign(out.key);
         return DeriveStatus::Ok;
     }
     if (key_.unverifiedAuthorization == UnverifiedAuthorization::Budget) {
         if (std::string_view hash = context.authorizationHash(); !hash.empty()) {
-            out.key.assign("auth:").append(hash);
+            assignJoined(out.key, "auth:", hash);
             return budgetUnverified(context, out);
         }
     }
@@ -157,8 +175,8 @@ DeriveStatus KeyDeriver::derivePeer(RequestContext& context, DerivedKey& out) co
     char address[kMaxKeyAddressLength];
     std::string_view text(
         address, formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix, address));
-    out.key.assign("ip:").append(text);
-    out.partition.assign("peer:").append(text);
+    assignJoined(out.key, "ip:", text);
+    assignJoined(out.partition, "peer:", text);
     return DeriveStatus::Ok;
 }
 
@@ -166,7 +184,7 @@ DeriveStatus KeyDeriver::deriveHeader(RequestContext& context, DerivedKey& out) 
     std::string_view value = firstHeaderValue(context.request().headers, key_.header);
     char hex[kSha256HexLength];
     if (value.empty() || !sha256Hex(value, hex)) return DeriveStatus::NoIdentity;
-    out.key.assign("hdr:").append(hex, kSha256HexLength);
+    assignJoined(out.key, "hdr:", std::string_view(hex, kSha256HexLength));
     return budgetUnverified(context, out);
 }
 
@@ -229,8 +247,8 @@ DeriveStatus KeyDeriver::budgetUnverified(RequestContext& context, DerivedKey& o
         char address[kMaxKeyAddressLength];
         std::string_view text(
             address, formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix, address));
-        out.scope.assign("peer:").append(text);
-        out.fallbackKey.assign("ip:").append(text);
+        assignJoined(out.scope, "peer:", text);
+        assignJoined(out.fallbackKey, "ip:", text);
         out.cap = budget_.perPeer;
     }
     out.partition.assign(out.scope);

@@ -45,7 +45,8 @@ private:
 
     const RequestView& request_;
     const TrustedProxies& proxies_;
-    std::optional<ClientAddress> client_;
+    ClientAddress client_;
+    bool clientResolved_ = false;
     CachedHash authorization_;
     CachedHash principal_;
 };
@@ -113,8 +114,8 @@ inline constexpr std::size_t kMaxKeyAddressLength = 49;
 
 /// Writes "198.51.100.7", "198.51.100.0/24" or "2001:db8:1:2::/64": the address aggregated to
 /// the policy's prefix for its family, as used in keys and scopes. Addresses in ::/64 (loopback,
-/// unspecified) are never aggregated; IPv4 translated into 64:ff9b::/96 (RFC 6052) is IPv4. `out` holds at least kMaxKeyAddressLength bytes; returns
-/// the length written. Allocates nothing.
+/// unspecified) are never aggregated; IPv4 translated into 64:ff9b::/96 (RFC 6052) is IPv4. `out`
+/// holds at least kMaxKeyAddressLength bytes; returns the length written. Allocates nothing.
 std::size_t formatKeyAddress(const IpAddress& address, int ipv4Prefix, int ipv6Prefix, char* out);
 std::string formatKeyAddress(const IpAddress& address, int ipv4Prefix, int ipv6Prefix);
 

@@ -149,15 +149,12 @@ public:
         --size_;
     }
 
-    /// Rebuilds into `capacity` slots (at least enough for the survivors at load 0.8), keeping
-    /// the slots for which keep(slot) is true. Returns false, changing nothing, on OOM.
+    /// Rebuilds into `capacity` slots (at least enough for every current slot at load 0.8),
+    /// keeping the slots for which keep(slot) is true. keep() runs exactly once per slot, so it
+    /// may release what a dropped slot owns. Returns false, changing nothing, on OOM.
     template <class Keep>
     bool rebuild(std::uint64_t capacity, Keep&& keep) {
-        std::uint64_t survivors = 0;
-        for (std::uint64_t i = 0; i < capacity_; ++i) {
-            if (slots_[i].fingerprint != 0 && keep(slots_[i])) ++survivors;
-        }
-        std::uint64_t floor = (survivors * 5 + 3) / 4 + 1;
+        std::uint64_t floor = (size_ * 5 + 3) / 4 + 1;
         if (capacity < floor) capacity = floor;
         if (capacity < kMinCapacity) capacity = kMinCapacity;
         auto* fresh = static_cast<Slot*>(SlotMemory::allocate(capacity * sizeof(Slot)));

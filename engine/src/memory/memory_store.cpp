@@ -356,6 +356,7 @@ private:
         if (!request.budget) return;
         if (member) {
             scope->members.find(keyFp)->state = nowMs;
+            scope->earliestUseMs = std::min(scope->earliestUseMs, nowMs);  // a clock stepping back
             scope->latestUseMs = std::max(scope->latestUseMs, nowMs);
             scope->ttlMs = ttlMs;
             return;

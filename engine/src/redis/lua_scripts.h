@@ -1,0 +1,54 @@
+#pragma once
+
+// The Redis store's Lua scripts: one per algorithm, each doing the budget step and the
+// consumption in one atomic EVALSHA. They reproduce engine/src/algorithms/*.h decision for
+// decision; the calling convention is fixed here and in redis_request.cpp.
+//
+// KEYS: [1] the bucket, and with a budget [2] the scope ZSET, [3] the fallback bucket.
+// ARGV: [1] now, whole seconds (floor), or "" to read the server's TIME
+//       [2] now, nanoseconds within the second (0..999999999)
+//       [3] cost   [4] capacity   [5] emission interval (ns), window (ns) or leaky rate
+//       [6] leaky delay (-1: nodelay) or 0   [7] least PX in ms (the caller-time floor) or 0
+//       [8] budget cap   [9] slot lifetime in ms   [10] the scope member (the bucket key)
+// Reply: {reason (0 allowed, 1 over limit, 2 cost exceeds capacity), remaining, retryAfter ns,
+//         resetAfter ns, delay ns, chargedFallback (0/1)}; a time too large for a Lua number
+//         (beyond 2^53 ns, only when a caller's clock jumps back by months) comes as a decimal
+//         string, every other field as an integer.
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "ratelab/limit.h"
+
+namespace ratelab::redis {
+
+enum class ScriptId : std::uint8_t {
+    Rate,  ///< token bucket and GCRA: the same schedule, the same outputs (rate.h)
+    FixedWindow,
+    SlidingWindow,
+    SlidingLog,
+    LeakyBucket,
+};
+inline constexpr std::size_t kScriptCount = 5;
+
+ScriptId scriptFor(Algorithm algorithm);
+
+struct Script {
+    std::string_view name;  ///< "rate", "fixed_window", ...
+    std::string source;     ///< the full Lua text, shebang included
+    std::string sha1;       ///< lower-case hex SHA1 of `source`, as SCRIPT LOAD answers it
+};
+
+/// The five scripts, built and hashed once. Thread-safe (immutable after first use).
+const std::array<Script, kScriptCount>& scripts();
+
+inline const Script& script(ScriptId id) {
+    return scripts()[static_cast<std::size_t>(id)];
+}
+
+/// Lower-case hex SHA1 of `text` (OpenSSL).
+std::string sha1Hex(std::string_view text);
+
+}  // namespace ratelab::redis

@@ -1,0 +1,111 @@
+#pragma once
+
+// Runs the store's scripts on Redis: a pool of sessions (one connection per node each), slot
+// routing for Redis Cluster with MOVED/ASK, NOSCRIPT reloads, TRYAGAIN-class retries with backoff,
+// all within one deadline per call; pipelining for batches. Knows nothing of rate limits: the
+// store encodes requests into ScriptCalls and decodes the replies.
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "redis/connection.h"
+#include "redis/lua_scripts.h"
+#include "redis/topology.h"
+
+namespace ratelab::redis {
+
+/// One EVALSHA: "EVALSHA <sha1 of script> <args...>", args being numkeys, keys and ARGV.
+struct ScriptCall {
+    ScriptId script = ScriptId::Rate;
+    int slot = 0;  ///< the cluster slot of every key (they share a hash tag)
+    std::span<const std::string_view> args;
+};
+
+struct Outcome {
+    enum class Kind : std::uint8_t { Reply, Transport, Refused };
+    Kind kind = Kind::Transport;
+    Reply reply;        ///< Kind::Reply: the script's answer (never an error reply)
+    std::string error;  ///< otherwise: what happened, naming the node
+};
+
+struct ClientOptions {
+    std::vector<Endpoint> seeds;
+    bool cluster = false;
+    int poolSize = 8;
+    Nanos connectTimeout = 200 * 1'000'000;
+    Nanos backoffMin = 10 * 1'000'000;
+    Nanos backoffMax = 500 * 1'000'000;
+};
+
+struct ClientCounters {
+    std::atomic<std::int64_t> commands{0};
+    std::atomic<std::int64_t> connects{0};
+    std::atomic<std::int64_t> connectFailures{0};
+    std::atomic<std::int64_t> scriptLoads{0};
+    std::atomic<std::int64_t> redirects{0};
+};
+
+/// Thread-safe.
+class RedisClient {
+public:
+    explicit RedisClient(ClientOptions options);
+    ~RedisClient();
+
+    /// Runs one script call atomically on the node serving its slot, before `deadline`.
+    Outcome eval(const ScriptCall& call, Deadline deadline);
+    /// Runs calls in order, each atomically, pipelined per node: outcomes[i] answers calls[i].
+    void evalMany(std::span<const ScriptCall> calls, std::span<Outcome> outcomes,
+                  Deadline deadline);
+    /// Runs one command on every master (standalone: the server). One outcome per master.
+    std::vector<Outcome> onEveryMaster(std::span<const std::string_view> args, Deadline deadline);
+
+    const ClientCounters& counters() const { return counters_; }
+    Topology& topology() { return topology_; }
+
+private:
+    struct Session;
+    class Lease;
+
+    Lease acquire(Deadline deadline);
+    void release(Session* session);
+
+    /// The session's connection to `node`, connected and prepared (AUTH, SELECT, SCRIPT LOAD)
+    /// when needed. Null when the node backs off or the connect fails (*failure says which kind).
+    Connection* connection(Session& session, int node, Deadline deadline, Outcome* failure);
+    bool handshake(Connection& connection, const Node& node, Deadline deadline, std::string* error,
+                   bool* refused);
+    bool loadScript(Connection& connection, ScriptId script, Deadline deadline, std::string* error);
+    /// After an I/O failure on a connection: drops it and tells the caller how it ended.
+    Outcome lost(Session& session, int node, Connection& connection);
+
+    /// The node for `slot`; refreshes an empty cluster map first. -1 with *failure set if none.
+    int route(Session& session, int slot, Deadline deadline, Outcome* failure);
+    /// Reloads the cluster map from `preferred`, else any known node, unless it changed since
+    /// `seenVersion`. Returns why no node answered (empty on success).
+    std::string refreshSlots(Session& session, int preferred, Deadline deadline,
+                             std::uint64_t seenVersion);
+
+    /// One call with every retry; `useEval` sends the script text (pipeline NOSCRIPT fallback).
+    Outcome runOne(Session& session, const ScriptCall& call, Deadline deadline, bool useEval);
+    void appendCall(Connection& connection, const ScriptCall& call, bool useEval);
+
+    const ClientOptions options_;
+    Topology topology_;
+    ClientCounters counters_;
+
+    std::mutex poolMutex_;
+    std::condition_variable poolFree_;
+    std::vector<std::unique_ptr<Session>> sessions_;
+    std::vector<Session*> idle_;
+    std::mutex refreshMutex_;
+    std::condition_variable refreshDone_;
+    bool refreshing_ = false;  ///< guarded by refreshMutex_
+};
+
+}  // namespace ratelab::redis

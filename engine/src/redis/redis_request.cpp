@@ -1,0 +1,229 @@
+#include "redis/redis_request.h"
+
+#include <charconv>
+#include <limits>
+
+#include "algorithms/algorithms.h"
+
+namespace ratelab::redis {
+
+namespace {
+
+constexpr std::int64_t kExactBelow = std::int64_t{1} << 53;  // Lua numbers are exact below
+constexpr std::int64_t kMaxLeakyBurst = (std::int64_t{1} << 31) - 1;
+
+// Checks that the scripts' arithmetic stays exact for this limit (see lua_scripts.cpp).
+bool limitSupported(const Limit& l, std::string* error) {
+    auto refuse = [&](const char* what) {
+        *error = std::string("limit outside what the Redis store computes exactly: ") + what;
+        return false;
+    };
+    switch (l.algorithm) {
+        case Algorithm::TokenBucket:
+        case Algorithm::Gcra:
+            if (l.capacity < 1 || l.emissionInterval < 1)
+                return refuse("capacity and interval >= 1");
+            if (l.capacity > kMaxDuration / l.emissionInterval)
+                return refuse("capacity * interval above 90 days");
+            return true;
+        case Algorithm::FixedWindow:
+            if (l.capacity < 1 || l.capacity >= kExactBelow) return refuse("quota 1 to 2^53 - 1");
+            break;
+        case Algorithm::SlidingWindow:
+        case Algorithm::SlidingLog:
+            if (l.capacity < 1 || l.capacity > std::numeric_limits<std::uint32_t>::max())
+                return refuse("quota 1 to 2^32 - 1");
+            break;
+        case Algorithm::LeakyBucket: {
+            if (l.capacity < 0 || l.capacity > kMaxLeakyBurst) return refuse("burst 0 to 2^31 - 1");
+            if (l.emissionInterval < 1) return refuse("interval >= 1");
+            if (l.delay < kNoDelay) return refuse("delay >= 0 or nodelay");
+            // freshAfter(l) <= kMaxDuration: every ms count times 1e6 stays exact.
+            const std::int64_t ms = algo::ceilDiv((l.capacity + 1) * 1'000'000, algo::leakyRate(l));
+            if (ms > kMaxDuration / kNanosPerMilli - 1) return refuse("burst / rate above 90 days");
+            return true;
+        }
+    }
+    if (l.window < 1 || l.window > kMaxDuration) return refuse("window 1 ns to 90 days");
+    return true;
+}
+
+class ArgWriter {
+public:
+    explicit ArgWriter(EncodedRequest* out) : out_(out) { out_->text.clear(); }
+
+    void begin() { start_ = out_->text.size(); }
+    void end() { spans_[count_++] = {start_, out_->text.size() - start_}; }
+    void append(std::string_view s) { out_->text.append(s); }
+    void number(std::int64_t v) {
+        char buffer[24];
+        auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+        out_->text.append(buffer, end);
+    }
+    void arg(std::string_view s) {
+        begin();
+        append(s);
+        end();
+    }
+    void arg(std::int64_t v) {
+        begin();
+        number(v);
+        end();
+    }
+    void finish() {
+        for (std::size_t i = 0; i < count_; ++i)
+            out_->args[i] = std::string_view(out_->text).substr(spans_[i].first, spans_[i].second);
+        out_->argc = count_;
+    }
+
+private:
+    EncodedRequest* out_;
+    std::size_t start_ = 0;
+    std::array<std::pair<std::size_t, std::size_t>, 14> spans_{};
+    std::size_t count_ = 0;
+};
+
+void appendKeyName(ArgWriter& w, std::string_view ns, std::string_view partition,
+                   std::string_view limitName, std::string_view middle, std::string_view key) {
+    w.begin();
+    w.append(ns);
+    w.append(":{");
+    w.append(partition);
+    w.append("}:");
+    w.append(limitName);
+    w.append(":");
+    w.append(middle);
+    w.append(key);
+    w.end();
+}
+
+bool readInteger(const redisReply& r, std::int64_t* out) {
+    if (r.type == REDIS_REPLY_INTEGER) {
+        *out = r.integer;
+        return true;
+    }
+    if (r.type != REDIS_REPLY_STRING) return false;
+    auto [end, ec] = std::from_chars(r.str, r.str + r.len, *out);
+    return ec == std::errc() && end == r.str + r.len;
+}
+
+}  // namespace
+
+std::string bucketKeyName(std::string_view ns, std::string_view partition,
+                          std::string_view limitName, std::string_view key) {
+    return std::string(ns) + ":{" + std::string(partition) + "}:" + std::string(limitName) + ":" +
+           std::string(key);
+}
+
+std::string scopeKeyName(std::string_view ns, std::string_view partition,
+                         std::string_view limitName, std::string_view scope) {
+    return std::string(ns) + ":{" + std::string(partition) + "}:" + std::string(limitName) +
+           ":scope:" + std::string(scope);
+}
+
+bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings,
+                   EncodedRequest* out, std::string* error) {
+    if (!request.limit) {
+        *error = "request without a limit";
+        return false;
+    }
+    const Limit& l = *request.limit;
+    if (request.cost < 1) {
+        *error = "cost must be at least 1";
+        return false;
+    }
+    if (!limitSupported(l, error)) return false;
+    // Every key of one decision shares the hash tag {partition}: one Cluster slot. An empty tag
+    // (or one closed at once) would hash each whole key instead.
+    if (request.partition.empty() || request.partition.front() == '}') {
+        *error = "the partition must be non-empty and not start with '}' (it is the hash tag)";
+        return false;
+    }
+    const BucketBudget* budget = request.budget;
+    if (budget) {
+        if (budget->cap < 1) {
+            *error = "a budget's cap must be at least 1";
+            return false;
+        }
+        if (budget->slotTtl > kMaxDuration) {
+            *error = "a budget's slot lifetime must be at most 90 days";
+            return false;
+        }
+    }
+
+    out->script = scriptFor(l.algorithm);
+    out->text.reserve(192 + request.key.size() * 2 + request.partition.size() * 3 +
+                      (budget ? budget->scope.size() + budget->fallbackKey.size() : 0));
+    ArgWriter w(out);
+    w.arg(budget ? std::string_view("3") : std::string_view("1"));
+    appendKeyName(w, settings.keyNamespace, request.partition, request.limitName, "", request.key);
+    if (budget) {
+        appendKeyName(w, settings.keyNamespace, request.partition, request.limitName,
+                      "scope:", budget->scope);
+        appendKeyName(w, settings.keyNamespace, request.partition, request.limitName, "",
+                      budget->fallbackKey);
+    }
+    if (settings.callerTime) {
+        const Nanos now = request.now;
+        Nanos seconds = now / kNanosPerSecond;
+        if (now % kNanosPerSecond < 0) --seconds;  // floor
+        w.arg(seconds);
+        w.arg(now - seconds * kNanosPerSecond);
+    } else {
+        w.arg(std::string_view());
+        w.arg(std::string_view("0"));
+    }
+    w.arg(request.cost);
+    w.arg(l.capacity);
+    switch (l.algorithm) {
+        case Algorithm::TokenBucket:
+        case Algorithm::Gcra:
+            w.arg(l.emissionInterval);
+            w.arg(std::int64_t{0});
+            break;
+        case Algorithm::LeakyBucket:
+            w.arg(algo::leakyRate(l));
+            // A delay beyond the burst never applies; clamping keeps the script's numbers small.
+            w.arg(l.delay == kNoDelay ? std::int64_t{-1} : std::min(l.delay, l.capacity + 1));
+            break;
+        default:
+            w.arg(l.window);
+            w.arg(std::int64_t{0});
+            break;
+    }
+    w.arg(settings.callerTime ? settings.minKeyLifetimeMs : 0);
+    if (budget) {
+        w.arg(static_cast<std::int64_t>(budget->cap));
+        const Nanos lifetime = std::max(budget->slotTtl, algo::freshAfter(l));
+        w.arg((lifetime + kNanosPerMilli - 1) / kNanosPerMilli);
+        w.arg(request.key);
+    }
+    w.finish();
+    out->slot = keySlot(out->args[1]);  // every key's slot: they share the tag
+    return true;
+}
+
+bool decodeReply(const redisReply& reply, const ConsumeRequest& request, ConsumeResult* out,
+                 std::string* error) {
+    std::int64_t f[6];
+    bool ok = reply.type == REDIS_REPLY_ARRAY && reply.elements == 6;
+    for (std::size_t i = 0; ok && i < 6; ++i)
+        ok = readInteger(*reply.element[i], &f[i]);
+    if (!ok || f[0] < 0 || f[0] > 2) {
+        *error = "unexpected reply from the rate-limit script";
+        return false;
+    }
+    Decision& d = out->decision;
+    d.allowed = f[0] == 0;
+    d.reason = static_cast<DenyReason>(f[0]);
+    d.limit = request.limit->algorithm == Algorithm::LeakyBucket ? request.limit->capacity + 1
+                                                                 : request.limit->capacity;
+    d.remaining = f[1];
+    d.retryAfter = f[2];
+    d.resetAfter = f[3];
+    d.delay = f[4];
+    out->chargedFallback = f[5] != 0;
+    return true;
+}
+
+}  // namespace ratelab::redis

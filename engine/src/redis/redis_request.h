@@ -1,0 +1,53 @@
+#pragma once
+
+// ConsumeRequest <-> the scripts' calling convention (lua_scripts.h): key names, arguments, the
+// range of limits the scripts compute exactly, and the reply's fields.
+
+#include <hiredis/hiredis.h>
+
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "ratelab/store.h"
+#include "redis/lua_scripts.h"
+#include "redis/redis_client.h"
+
+namespace ratelab::redis {
+
+struct EncodeSettings {
+    std::string_view keyNamespace;
+    bool callerTime = false;
+    std::int64_t minKeyLifetimeMs = 0;  ///< ARGV[7]; caller time only
+};
+
+/// One request, encoded. Holds views into its own text: never copy or move it once encoded.
+struct EncodedRequest {
+    ScriptId script = ScriptId::Rate;
+    int slot = 0;
+    std::string text;
+    std::array<std::string_view, 14> args;  ///< numkeys, KEYS, ARGV
+    std::size_t argc = 0;
+
+    ScriptCall call() const { return ScriptCall{script, slot, {args.data(), argc}}; }
+};
+
+/// "<namespace>:{<partition>}:<limitName>:<key>".
+std::string bucketKeyName(std::string_view keyNamespace, std::string_view partition,
+                          std::string_view limitName, std::string_view key);
+/// "<namespace>:{<partition>}:<limitName>:scope:<scope>".
+std::string scopeKeyName(std::string_view keyNamespace, std::string_view partition,
+                         std::string_view limitName, std::string_view scope);
+
+/// Checks that the scripts compute `request` exactly (every duration below kMaxDuration, counts
+/// below 2^53, a partition that makes a hash tag) and encodes it. False with the reason otherwise:
+/// the store refuses such a request (StoreStatus::Refused), it never guesses.
+bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings,
+                   EncodedRequest* out, std::string* error);
+
+/// Reads a script's reply into out->decision and out->chargedFallback. False with the reason
+/// when the reply is not what the scripts send.
+bool decodeReply(const redisReply& reply, const ConsumeRequest& request, ConsumeResult* out,
+                 std::string* error);
+
+}  // namespace ratelab::redis

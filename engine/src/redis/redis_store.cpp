@@ -1,0 +1,248 @@
+// The Redis store: requests become EVALSHA calls of one script per algorithm (redis_request.cpp,
+// lua_scripts.cpp), run by RedisClient (pooling, Cluster routing, retries within a deadline);
+// an optional local cache answers floods from keys Redis already refused.
+
+#include "ratelab/redis_store.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <random>
+
+#include "redis/over_limit_cache.h"
+#include "redis/redis_client.h"
+#include "redis/redis_request.h"
+
+namespace ratelab {
+
+namespace redis {
+namespace {
+
+std::int64_t parseInfoField(std::string_view info, std::string_view field) {
+    std::size_t at = 0;
+    while ((at = info.find(field, at)) != std::string_view::npos) {
+        if ((at == 0 || info[at - 1] == '\n') && at + field.size() < info.size() &&
+            info[at + field.size()] == ':') {
+            const char* begin = info.data() + at + field.size() + 1;
+            std::int64_t value = 0;
+            std::from_chars(begin, info.data() + info.size(), value);
+            return value;
+        }
+        at += field.size();
+    }
+    return 0;
+}
+
+class RedisStoreImpl final : public RedisStore {
+public:
+    RedisStoreImpl(const RedisStoreOptions& options, ClientOptions clientOptions)
+        : options_(options)
+        , client_(std::move(clientOptions))
+        , settings_{options_.keyNamespace, options_.timeSource == RedisTimeSource::Caller,
+                    (std::max<Nanos>(0, options_.callerTimeMinKeyLifetime) + kNanosPerMilli - 1) /
+                        kNanosPerMilli}
+        , seed_(std::random_device{}() | (std::uint64_t{std::random_device{}()} << 32)) {
+        if (options_.overLimitCacheEntries > 0)
+            cache_ = std::make_unique<OverLimitCache>(options_.overLimitCacheEntries);
+    }
+
+    ConsumeResult consume(const ConsumeRequest& request) override {
+        ConsumeResult result;
+        EncodedRequest encoded;
+        if (!encode(request, &encoded, &result)) return result;
+        const auto started = Clock::now();
+        const Nanos cacheNow = cacheClock(request, started);
+        std::uint64_t fingerprint = 0;
+        if (cache_) {
+            fingerprint = fingerprintOf(request);
+            if (fromCache(request, fingerprint, cacheNow, &result)) return result;
+        }
+        Outcome outcome = client_.eval(encoded.call(), deadlineFor(request.timeout, started));
+        finish(request, std::move(outcome), fingerprint, cacheNow, &result);
+        return result;
+    }
+
+    void consumeBatch(std::span<const ConsumeRequest> requests,
+                      std::span<ConsumeResult> results) override {
+        const std::size_t n = requests.size();
+        const auto started = Clock::now();
+        std::vector<EncodedRequest> encoded(n);  // never reallocated: views into their text
+        std::vector<ScriptCall> calls;
+        std::vector<std::size_t> sent;
+        std::vector<std::uint64_t> fingerprints(cache_ ? n : 0);
+        calls.reserve(n);
+        sent.reserve(n);
+        Nanos timeout = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const ConsumeRequest& request = requests[i];
+            results[i] = ConsumeResult{};
+            if (!encode(request, &encoded[i], &results[i])) continue;
+            if (cache_) {
+                fingerprints[i] = fingerprintOf(request);
+                if (fromCache(request, fingerprints[i], cacheClock(request, started), &results[i]))
+                    continue;
+            }
+            timeout = std::max(timeout, request.timeout > 0 ? request.timeout : options_.timeout);
+            calls.push_back(encoded[i].call());
+            sent.push_back(i);
+        }
+        if (calls.empty()) return;
+        std::vector<Outcome> outcomes(calls.size());
+        client_.evalMany(calls, outcomes, deadlineFor(timeout, started));
+        for (std::size_t k = 0; k < sent.size(); ++k) {
+            const std::size_t i = sent[k];
+            finish(requests[i], std::move(outcomes[k]), cache_ ? fingerprints[i] : 0,
+                   cacheClock(requests[i], started), &results[i]);
+        }
+    }
+
+    KeyspaceStats keyspace() const override {
+        KeyspaceStats stats;
+        const Deadline deadline = deadlineFor(0, Clock::now());
+        const std::string_view dbsize[] = {"DBSIZE"};
+        for (const Outcome& o : client_.onEveryMaster(dbsize, deadline))
+            if (o.kind == Outcome::Kind::Reply && o.reply->type == REDIS_REPLY_INTEGER)
+                stats.buckets += o.reply->integer;
+        const std::string_view info[] = {"INFO", "memory"};
+        for (const Outcome& o : client_.onEveryMaster(info, deadline))
+            if (o.kind == Outcome::Kind::Reply && o.reply->type == REDIS_REPLY_STRING)
+                stats.bytes += parseInfoField({o.reply->str, o.reply->len}, "used_memory_dataset");
+        return stats;
+    }
+
+    std::string_view kind() const override { return "redis"; }
+
+    RedisStoreCounters counters() const override {
+        const ClientCounters& c = client_.counters();
+        RedisStoreCounters r;
+        r.commands = c.commands.load(std::memory_order_relaxed);
+        r.connects = c.connects.load(std::memory_order_relaxed);
+        r.connectFailures = c.connectFailures.load(std::memory_order_relaxed);
+        r.scriptLoads = c.scriptLoads.load(std::memory_order_relaxed);
+        r.redirects = c.redirects.load(std::memory_order_relaxed);
+        r.cacheHits = cacheHits_.load(std::memory_order_relaxed);
+        r.transportErrors = transportErrors_.load(std::memory_order_relaxed);
+        r.refusals = refusals_.load(std::memory_order_relaxed);
+        return r;
+    }
+
+private:
+    bool encode(const ConsumeRequest& request, EncodedRequest* encoded, ConsumeResult* result) {
+        std::string error;
+        if (encodeRequest(request, settings_, encoded, &error)) return true;
+        result->status = StoreStatus::Refused;
+        result->error = "redis store: " + error;
+        refusals_.fetch_add(1, std::memory_order_relaxed);
+        return false;
+    }
+
+    Deadline deadlineFor(Nanos timeout, Clock::time_point started) const {
+        return started + std::chrono::nanoseconds(timeout > 0 ? timeout : options_.timeout);
+    }
+
+    // The over-limit cache keeps time on the store's clock: the caller's, or the local steady
+    // clock at the moment the request left (never later than the server's decision, so a
+    // cached refusal never outlasts Redis' own retry time).
+    Nanos cacheClock(const ConsumeRequest& request, Clock::time_point started) const {
+        if (settings_.callerTime) return request.now;
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(started.time_since_epoch())
+            .count();
+    }
+
+    std::uint64_t fingerprintOf(const ConsumeRequest& request) const {
+        const Limit& l = *request.limit;
+        const std::int64_t shape[] = {request.limitId, static_cast<std::int64_t>(l.algorithm),
+                                      l.capacity,      l.emissionInterval,
+                                      l.window,        l.delay};
+        std::uint64_t h = XXH3_64bits_withSeed(shape, sizeof shape, seed_);
+        h = XXH3_64bits_withSeed(request.partition.data(), request.partition.size(), h);
+        h = XXH3_64bits_withSeed(request.key.data(), request.key.size(), h);
+        return h | 1;  // 0 marks an empty cache entry
+    }
+
+    bool fromCache(const ConsumeRequest& request, std::uint64_t fingerprint, Nanos now,
+                   ConsumeResult* result) {
+        if (!cache_->find(fingerprint, request.cost, now, &result->decision)) return false;
+        result->status = StoreStatus::Ok;
+        result->chargedFallback = false;
+        cacheHits_.fetch_add(1, std::memory_order_relaxed);
+        return true;
+    }
+
+    void finish(const ConsumeRequest& request, Outcome&& outcome, std::uint64_t fingerprint,
+                Nanos cacheNow, ConsumeResult* result) {
+        std::string error;
+        if (outcome.kind == Outcome::Kind::Reply &&
+            decodeReply(*outcome.reply, request, result, &error)) {
+            result->status = StoreStatus::Ok;
+            if (cache_ && result->decision.allowed)
+                cache_->forget(fingerprint);
+            else if (cache_ && !result->chargedFallback)
+                cache_->remember(fingerprint, request.cost, cacheNow, result->decision);
+            return;
+        }
+        result->decision = Decision{};
+        result->chargedFallback = false;
+        if (outcome.kind == Outcome::Kind::Transport) {
+            result->status = StoreStatus::Transport;
+            transportErrors_.fetch_add(1, std::memory_order_relaxed);
+        } else {
+            result->status = StoreStatus::Refused;
+            refusals_.fetch_add(1, std::memory_order_relaxed);
+        }
+        result->error = "redis store: " + (error.empty() ? outcome.error : error);
+    }
+
+    const RedisStoreOptions options_;
+    mutable RedisClient client_;
+    const EncodeSettings settings_;
+    const std::uint64_t seed_;
+    std::unique_ptr<OverLimitCache> cache_;
+    std::atomic<std::int64_t> cacheHits_{0};
+    std::atomic<std::int64_t> transportErrors_{0};
+    std::atomic<std::int64_t> refusals_{0};
+};
+
+}  // namespace
+}  // namespace redis
+
+std::unique_ptr<Store> makeRedisStore(const RedisStoreOptions& options, std::string* error) {
+    std::string scratch;
+    if (!error) error = &scratch;
+    if (options.urls.empty()) {
+        *error = "redis store: no URL";
+        return nullptr;
+    }
+    if (options.keyNamespace.find_first_of("{}") != std::string::npos) {
+        *error = "redis store: the key namespace must not contain '{' or '}' (hash tags)";
+        return nullptr;
+    }
+    if (options.poolSize < 1) {
+        *error = "redis store: the pool needs at least one connection";
+        return nullptr;
+    }
+    if (options.timeout <= 0 || options.connectTimeout <= 0) {
+        *error = "redis store: timeouts must be positive";
+        return nullptr;
+    }
+    redis::ClientOptions client;
+    client.cluster = options.cluster || options.urls.size() > 1;
+    client.poolSize = options.poolSize;
+    client.connectTimeout = options.connectTimeout;
+    client.backoffMin = options.reconnectBackoffMin;
+    client.backoffMax = options.reconnectBackoffMax;
+    for (const std::string& url : options.urls) {
+        redis::Endpoint endpoint;
+        if (!redis::parseEndpoint(url, &endpoint, error)) return nullptr;
+        if (client.cluster && endpoint.db != 0) {
+            *error = "redis store: a Redis Cluster has database 0 only (" + endpoint.name() + ")";
+            return nullptr;
+        }
+        client.seeds.push_back(std::move(endpoint));
+    }
+    return std::make_unique<redis::RedisStoreImpl>(options, std::move(client));
+}
+
+}  // namespace ratelab

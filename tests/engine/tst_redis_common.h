@@ -1,0 +1,201 @@
+#pragma once
+
+// Shared by the Redis store suites: a store on a fixture server, seeded request traces, and a
+// field-by-field comparison of two stores' results.
+
+#include <QtTest>
+
+#include <cinttypes>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ratelab/memory_store.h"
+#include "ratelab/redis_store.h"
+#include "redis_fixture.h"
+
+namespace ratelab::redistest {
+
+inline constexpr Nanos kMs = kNanosPerMilli;
+inline constexpr Nanos kSecond = kNanosPerSecond;
+/// A realistic epoch time: server-time stores see values like this (far above 2^53).
+inline constexpr Nanos kEpoch = 1'700'000'000'000'000'000LL;
+
+/// A store deciding on the caller's clock, as the simulator drives it.
+inline std::unique_ptr<Store> callerTimeStore(const std::vector<std::string>& urls,
+                                              const std::string& ns,
+                                              RedisStoreOptions options = {}) {
+    options.urls = urls;
+    options.keyNamespace = ns;
+    options.timeSource = RedisTimeSource::Caller;
+    std::string error;
+    std::unique_ptr<Store> store = makeRedisStore(options, &error);
+    if (!store) qFatal("makeRedisStore: %s", error.c_str());
+    return store;
+}
+
+inline RedisStoreCounters countersOf(const Store& store) {
+    return dynamic_cast<const RedisStore&>(store).counters();
+}
+
+inline Limit makeLimit(Algorithm algorithm) {
+    Limit l;
+    l.algorithm = algorithm;
+    switch (algorithm) {
+        case Algorithm::TokenBucket:
+            l.capacity = 10;
+            l.emissionInterval = 100 * kMs;
+            break;
+        case Algorithm::Gcra:
+            l.capacity = 5;
+            l.emissionInterval = 250 * kMs;
+            break;
+        case Algorithm::FixedWindow:
+        case Algorithm::SlidingWindow:
+            l.capacity = 20;
+            l.window = 2 * kSecond;
+            break;
+        case Algorithm::SlidingLog:
+            l.capacity = 8;
+            l.window = kSecond;
+            break;
+        case Algorithm::LeakyBucket:
+            l.capacity = 5;
+            l.emissionInterval = 100 * kMs;
+            l.delay = 2;
+            break;
+    }
+    return l;
+}
+
+/// The time a limit takes to admit its capacity once: the scale traces step time on.
+inline Nanos periodOf(const Limit& l) {
+    return isRateAlgorithm(l.algorithm) ? l.capacity * l.emissionInterval : l.window;
+}
+
+/// One request of a trace; the strings live in the trace.
+struct TraceItem {
+    std::string key;
+    std::string partition;
+    std::string scope;
+    std::string fallback;
+    std::int64_t cost = 1;
+    Nanos now = 0;
+};
+
+struct TraceShape {
+    int keys = 20;             ///< distinct keys (skewed: low ids are hotter)
+    int peers = 0;             ///< > 0: budget rows; keys are grouped under this many peers
+    bool timeGoesBack = true;  ///< occasional small steps back (caller clocks may)
+    Nanos meanStep = 0;        ///< 0: derived from the limit
+};
+
+/// A seeded trace over several keys: mostly cost 1, some larger, a few above capacity; time
+/// mostly creeping forward, with idle gaps of several periods and (optionally) steps back.
+inline std::vector<TraceItem> makeTrace(const Limit& limit, int count, std::uint64_t seed,
+                                        TraceShape shape) {
+    std::mt19937_64 rng(seed);
+    std::vector<TraceItem> trace;
+    trace.reserve(static_cast<std::size_t>(count));
+    const Nanos period = periodOf(limit);
+    // About 4x the limit on the hottest key, 2x on a middling one, under it on the coldest.
+    const Nanos meanStep = shape.meanStep > 0 ? shape.meanStep : period / (limit.capacity + 1) / 40;
+    Nanos now = kEpoch;
+    for (int i = 0; i < count; ++i) {
+        const std::uint64_t r = rng() % 1000;
+        if (r == 0) {
+            now += 5 * period + static_cast<Nanos>(rng() % static_cast<std::uint64_t>(period));
+        } else if (r == 1 && shape.timeGoesBack) {
+            now -= static_cast<Nanos>(rng() % static_cast<std::uint64_t>(period / 2 + 1));
+        } else {
+            now += static_cast<Nanos>(rng() % static_cast<std::uint64_t>(2 * meanStep + 1));
+        }
+        TraceItem item;
+        const int id = static_cast<int>(std::min(rng() % shape.keys, rng() % shape.keys));
+        const std::uint64_t c = rng() % 100;
+        item.cost = c < 90   ? 1
+                    : c < 99 ? 2 + static_cast<std::int64_t>(rng() % 3)
+                             : limit.capacity + 1 + static_cast<std::int64_t>(rng() % 3);
+        item.now = now;
+        if (shape.peers > 0) {
+            const int peer = id % shape.peers;
+            item.partition = "peer:198.51.100." + std::to_string(peer);
+            item.key = "auth:" + std::to_string(id);
+            item.scope = item.partition;
+            item.fallback = "ip:198.51.100." + std::to_string(peer);
+        } else {
+            item.key = "auth:" + std::to_string(id);
+            item.partition = item.key;
+        }
+        trace.push_back(std::move(item));
+    }
+    return trace;
+}
+
+inline ConsumeRequest requestOf(const TraceItem& item, const Limit& limit,
+                                const BucketBudget* budgetTemplate, BucketBudget* budget) {
+    ConsumeRequest r;
+    r.limitId = 1;
+    r.limitName = "api";
+    r.limit = &limit;
+    r.partition = item.partition;
+    r.key = item.key;
+    r.cost = item.cost;
+    r.now = item.now;
+    if (budgetTemplate) {
+        *budget = *budgetTemplate;
+        budget->scope = item.scope;
+        budget->fallbackKey = item.fallback;
+        r.budget = budget;
+    }
+    return r;
+}
+
+/// One consumption; the partition defaults to the key.
+inline ConsumeResult consumeOne(Store& store, const Limit& limit, const std::string& key, Nanos now,
+                                const BucketBudget* budget = nullptr,
+                                const std::string& partition = {}, std::int64_t cost = 1,
+                                Nanos timeout = 0) {
+    ConsumeRequest r;
+    r.limitId = 1;
+    r.limitName = "api";
+    r.limit = &limit;
+    r.partition = partition.empty() ? std::string_view(key) : std::string_view(partition);
+    r.key = key;
+    r.cost = cost;
+    r.now = now;
+    r.budget = budget;
+    r.timeout = timeout;
+    return store.consume(r);
+}
+
+/// Empty when both results agree on every field; else a description of the first difference.
+inline std::string difference(const ConsumeResult& expected, const ConsumeResult& actual) {
+    const Decision& e = expected.decision;
+    const Decision& a = actual.decision;
+    if (expected.status == actual.status && e.allowed == a.allowed && e.reason == a.reason &&
+        e.limit == a.limit && e.remaining == a.remaining && e.retryAfter == a.retryAfter &&
+        e.resetAfter == a.resetAfter && e.delay == a.delay &&
+        expected.chargedFallback == actual.chargedFallback)
+        return {};
+    char text[512];
+    auto describe = [](const ConsumeResult& r, char* out, std::size_t size) {
+        std::snprintf(out, size,
+                      "status %d allowed %d reason %d limit %" PRId64 " remaining %" PRId64
+                      " retry %" PRId64 " reset %" PRId64 " delay %" PRId64 " fallback %d %s",
+                      int(r.status), int(r.decision.allowed), int(r.decision.reason),
+                      r.decision.limit, r.decision.remaining, r.decision.retryAfter,
+                      r.decision.resetAfter, r.decision.delay, int(r.chargedFallback),
+                      r.error.c_str());
+    };
+    char left[240];
+    char right[240];
+    describe(expected, left, sizeof left);
+    describe(actual, right, sizeof right);
+    std::snprintf(text, sizeof text, "memory: %s\n   redis: %s", left, right);
+    return text;
+}
+
+}  // namespace ratelab::redistest
