@@ -4,16 +4,10 @@
 #include <chrono>
 #include <cstdio>
 
-// The Redis store arrives from the redis branch; until it is merged this build offers only the
-// memory store and says so.
-#if __has_include("ratelab/redis_store.h")
 #include "ratelab/redis_store.h"
-#define RATELAB_GUI_HAS_REDIS 1
-#endif
 
 namespace ratelab::gui {
 
-#ifdef RATELAB_GUI_HAS_REDIS
 namespace {
 
 // Keys of one run: "<namespace>-wb<time><n>:{...}". Redis in caller-time mode keeps keys
@@ -31,18 +25,12 @@ std::string runNamespace(const std::string& base) {
 }
 
 }  // namespace
-#endif
 
 std::shared_ptr<Store> makeChosenStore(const StoreChoice& choice, const std::string& keyNamespace,
                                        std::string& error) {
     error.clear();
     if (choice.kind == StoreChoice::Kind::Memory) return nullptr;
-#ifndef RATELAB_GUI_HAS_REDIS
-    (void)keyNamespace;
-    error = "This build has no Redis store: " + choice.redisUrl +
-            " cannot be used. Choose the memory store.";
-    return nullptr;
-#else
+
     RedisStoreOptions options;
     options.urls = {choice.redisUrl};
     options.keyNamespace = runNamespace(keyNamespace);
@@ -73,7 +61,6 @@ std::shared_ptr<Store> makeChosenStore(const StoreChoice& choice, const std::str
         return nullptr;
     }
     return std::shared_ptr<Store>(std::move(store));
-#endif
 }
 
 }  // namespace ratelab::gui
