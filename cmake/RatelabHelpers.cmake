@@ -10,11 +10,11 @@ function(ratelab_target_defaults target)
     endif()
 endfunction()
 
-# ratelab_add_test(<name> LABEL <engine|sim|gui|redis|policy|identity>
+# ratelab_add_test(<name> LABEL <engine|sim|gui|redis|policy|identity>...
 #                  SOURCES <files...> [LIBS <targets...>] [TIMEOUT <s>] [ENVIRONMENT <k=v...>])
 # Builds a Qt Test executable and registers it with CTest, headless (offscreen platform).
 function(ratelab_add_test name)
-    cmake_parse_arguments(T "" "LABEL;TIMEOUT" "SOURCES;LIBS;ENVIRONMENT" ${ARGN})
+    cmake_parse_arguments(T "" "TIMEOUT" "LABEL;SOURCES;LIBS;ENVIRONMENT" ${ARGN})
     if(NOT T_TIMEOUT)
         set(T_TIMEOUT 120)
     endif()

@@ -6,11 +6,7 @@
 
 #include "cli/command.h"
 #include "ratelab/policy_file.h"
-// The Redis store reaches main from its own branch; until then --store accepts memory only.
-#if __has_include("ratelab/redis_store.h")
 #include "ratelab/redis_store.h"
-#define RATELAB_SIM_HAS_REDIS 1
-#endif
 
 namespace ratelab::cli {
 
@@ -96,10 +92,6 @@ std::optional<std::shared_ptr<Store>> storeFromOption(const std::string& option,
         error = "--store \"" + option + "\": expected memory or redis://HOST:PORT[/DB]";
         return std::nullopt;
     }
-#ifndef RATELAB_SIM_HAS_REDIS
-    error = "--store \"" + option + "\": this build has no Redis store";
-    return std::nullopt;
-#else
     RedisStoreOptions options;
     options.urls = {option};
     // Redis decides on the simulator's virtual clock, and each run writes under its own
@@ -131,7 +123,6 @@ std::optional<std::shared_ptr<Store>> storeFromOption(const std::string& option,
         return std::nullopt;
     }
     return std::shared_ptr<Store>(std::move(store));
-#endif
 }
 
 std::string shortCount(double value) {

@@ -3,7 +3,9 @@
 
 #include <QRegularExpression>
 #include <QtTest>
+
 #include <string>
+#include "redis/endpoint.h"
 
 #include "policy/policy_paths.h"
 #include "ratelab/policy_file.h"
@@ -449,6 +451,15 @@ private slots:
         QCOMPARE(e->port, port);
         QCOMPARE(e->database, database);
         QCOMPARE(QString::fromStdString(e->unixPath), unixPath);
+        // What a policy file accepts, the Redis store connects to, at the same place.
+        redis::Endpoint endpoint;
+        std::string storeError;
+        QVERIFY2(redis::parseEndpoint(url.toStdString(), &endpoint, &storeError),
+                 storeError.c_str());
+        QCOMPARE(endpoint.host, e->host);
+        QCOMPARE(endpoint.port, e->port);
+        QCOMPARE(endpoint.db, e->database);
+        QCOMPARE(endpoint.path, e->unixPath);
     }
 
     // The exports translate routes to regular expressions; they must match what the engine
