@@ -67,6 +67,10 @@ void TestResponsiveness::tenMillionRequestsNeverStallTheGui() {
     QVERIFY(workbench.openScenario(scenario));
     SimulationSession& session = workbench.session();
     QVERIFY(waitForFrames(session, [&] { return session.state() == RunState::Ready; }));
+    // One sample interval first, so that every view has drawn a frame once (first-use costs such
+    // as glyph caches are not what this test measures); the measured run continues from there.
+    workbench.step();
+    QVERIFY(waitForFrames(session, [&] { return session.now() == 100 * kNanosPerMilli; }));
 
     // The watchdog: a 5 ms timer on the GUI thread; a stall shows as a long gap between ticks.
     QElapsedTimer clock;
