@@ -73,7 +73,10 @@ private:
 
 /// REQUIRES: State is trivially copyable; fingerprint 0 is reserved for empty slots (callers
 /// map a computed 0 to 1).
-template <class State>
+/// `kMaxLoadPercent`: the load past which the table grows. 80 keeps memory tight for tables
+/// mostly hit by keys they hold; a table mostly asked about keys it lacks (a budget scope under
+/// rotation) wants less, since a miss walks the whole probe run.
+template <class State, int kMaxLoadPercent = 80>
 class FlatTable {
     static_assert(std::is_trivially_copyable_v<State>);
 
@@ -112,10 +115,10 @@ public:
     }
 
     /// True when the next insert() would grow (and so rebuild) the table.
-    bool wouldGrow() const { return (size_ + 1) * 5 > capacity_ * 4; }
+    bool wouldGrow() const { return (size_ + 1) * 100 > capacity_ * kMaxLoadPercent; }
 
     /// Inserts a slot for a fingerprint known to be absent, with `initial` state; grows when
-    /// the load would pass 0.8. Returns null only when memory cannot be had.
+    /// the load would pass kMaxLoadPercent. Returns null only when memory cannot be had.
     /// Invalidates pointers to other slots when it grows.
     Slot* insert(std::uint64_t fingerprint, const State& initial) {
         if (wouldGrow()) {
@@ -149,12 +152,12 @@ public:
         --size_;
     }
 
-    /// Rebuilds into `capacity` slots (at least enough for every current slot at load 0.8),
+    /// Rebuilds into `capacity` slots (at least enough for every current slot at the max load),
     /// keeping the slots for which keep(slot) is true. keep() runs exactly once per slot, so it
     /// may release what a dropped slot owns. Returns false, changing nothing, on OOM.
     template <class Keep>
     bool rebuild(std::uint64_t capacity, Keep&& keep) {
-        std::uint64_t floor = (size_ * 5 + 3) / 4 + 1;
+        std::uint64_t floor = (size_ * 100 + kMaxLoadPercent - 1) / kMaxLoadPercent + 1;
         if (capacity < floor) capacity = floor;
         if (capacity < kMinCapacity) capacity = kMinCapacity;
         auto* fresh = static_cast<Slot*>(SlotMemory::allocate(capacity * sizeof(Slot)));

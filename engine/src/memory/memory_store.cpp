@@ -70,8 +70,8 @@ std::int64_t toMillisCeil(Nanos t) {
 
 /// A budget scope: the bucket fingerprints it admitted and when each was last used (ms).
 struct ScopeSet {
-    FlatTable<std::int64_t> members;
-    std::int64_t ttlMs = 0;  ///< slot lifetime, as of the scope's latest use
+    FlatTable<std::int64_t, 50> members;  // rotation asks mostly for absent keys: keep runs short
+    std::int64_t ttlMs = 0;               ///< slot lifetime, as of the scope's latest use
     std::int64_t earliestUseMs = std::numeric_limits<std::int64_t>::max();  ///< lower bound
     std::int64_t latestUseMs = std::numeric_limits<std::int64_t>::min();    ///< exact maximum
 };
@@ -275,7 +275,8 @@ private:
             const BucketBudget& budget = *request.budget;
             nowMs = request.now / kNanosPerMilli;
             ttlMs = toMillisCeil(std::max(budget.slotTtl, Algo::freshAfter(limit)));
-            scope = findScope(shard, budget.scope, partitionHash, store.seed());
+            scope = findScope(shard, scopeFingerprint(budget.scope, request.partition,
+                                                      partitionHash, store.seed()));
             if (scope) {
                 if (auto* m = scope->members.find(keyFp); m && m->state + ttlMs > nowMs) {
                     member = true;
@@ -367,7 +368,7 @@ private:
             scope = new (std::nothrow) ScopeSet;
             if (!scope) return;
             const std::uint64_t scopeFp =
-                nonZero(hashOf(budget.scope, partitionHash ^ ~store.seed()));
+                scopeFingerprint(budget.scope, request.partition, partitionHash, store.seed());
             if (shard.scopes.wouldGrow()) sweepScopes(shard, request.now, /*all=*/false);
             if (!shard.scopes.insert(scopeFp, scope)) {
                 delete scope;
@@ -384,9 +385,15 @@ private:
         scope->ttlMs = ttlMs;
     }
 
-    ScopeSet* findScope(Shard& shard, std::string_view scope, std::uint64_t partitionHash,
-                        std::uint64_t seed) {
-        const std::uint64_t scopeFp = nonZero(hashOf(scope, partitionHash ^ ~seed));
+    // The scope's fingerprint. The identity rules name a scope after its partition ("peer:<addr>",
+    // "global"), and then the partition's hash serves: one xxh3 fewer per budgeted request.
+    static std::uint64_t scopeFingerprint(std::string_view scope, std::string_view partition,
+                                          std::uint64_t partitionHash, std::uint64_t seed) {
+        if (scope == partition) return nonZero(remix(partitionHash ^ 0x5C0BEULL));
+        return nonZero(hashOf(scope, partitionHash ^ ~seed));
+    }
+
+    static ScopeSet* findScope(Shard& shard, std::uint64_t scopeFp) {
         auto* slot = shard.scopes.find(scopeFp);
         return slot ? slot->state : nullptr;
     }

@@ -11,8 +11,15 @@ namespace ratelab::memory {
 class SpinLock {
 public:
     void lock() {
+        if (!locked_.exchange(true, std::memory_order_acquire)) return;  // uncontended: inline
+        lockContended();
+    }
+    bool try_lock() { return !locked_.exchange(true, std::memory_order_acquire); }
+    void unlock() { locked_.store(false, std::memory_order_release); }
+
+private:
+    [[gnu::noinline]] void lockContended() {
         for (;;) {
-            if (!locked_.exchange(true, std::memory_order_acquire)) return;
             int spins = 0;
             while (locked_.load(std::memory_order_relaxed)) {
                 if (++spins < 64) {
@@ -23,16 +30,10 @@ public:
                     std::this_thread::yield();
                 }
             }
+            if (!locked_.exchange(true, std::memory_order_acquire)) return;
         }
     }
-    bool try_lock() {
-        return !locked_.exchange(true, std::memory_order_acquire);
-    }
-    void unlock() {
-        locked_.store(false, std::memory_order_release);
-    }
 
-private:
     std::atomic<bool> locked_{false};
 };
 
