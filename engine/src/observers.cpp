@@ -1,34 +1,10 @@
 #include "ratelab/observers.h"
 
-#include <charconv>
+#include "http/json_text.h"
 
 namespace ratelab {
 
 namespace {
-
-void appendJsonString(std::string& out, std::string_view text) {
-    static const char* const kHex = "0123456789abcdef";
-    out.push_back('"');
-    for (unsigned char c : text) {
-        if (c == '"' || c == '\\') {
-            out.push_back('\\');
-            out.push_back(static_cast<char>(c));
-        } else if (c < 0x20) {
-            out += "\\u00";
-            out.push_back(kHex[c >> 4]);
-            out.push_back(kHex[c & 15]);
-        } else {
-            out.push_back(static_cast<char>(c));
-        }
-    }
-    out.push_back('"');
-}
-
-void appendInt(std::string& out, std::int64_t value) {
-    char buffer[24];
-    auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-    out.append(buffer, end);
-}
 
 std::string_view statusName(StoreStatus status) {
     switch (status) {
@@ -111,51 +87,58 @@ std::int64_t JsonLogObserver::admit(std::string_view policy, bool storeError, Na
     return suppressed;
 }
 
+namespace {
+
+// {"event":E,"policy":P,"route":R,"key":K,"outcome":O: the fields every log line starts with.
+std::string lineStart(std::string_view event, std::string_view policy, std::string_view route,
+                      std::string_view keyHash, PolicyOutcome outcome) {
+    std::string line = "{\"event\":";
+    http::appendJsonString(line, event);
+    line += ",\"policy\":";
+    http::appendJsonString(line, policy);
+    line += ",\"route\":";
+    http::appendJsonString(line, route);
+    line += ",\"key\":";
+    http::appendJsonString(line, keyHash);
+    line += ",\"outcome\":";
+    http::appendJsonString(line, policyOutcomeName(outcome));
+    return line;
+}
+
+// ,"t_ms":T[,"suppressed_before":N]}
+void lineEnd(std::string& line, Nanos now, std::int64_t suppressed) {
+    line += ",\"t_ms\":";
+    http::appendInt(line, now / kNanosPerMilli);
+    if (suppressed > 0) {
+        line += ",\"suppressed_before\":";
+        http::appendInt(line, suppressed);
+    }
+    line += "}";
+}
+
+}  // namespace
+
 void JsonLogObserver::onLimitHit(const LimitEvent& event) {
     const std::int64_t suppressed = admit(event.policy, false, event.now);
     if (suppressed < 0) return;
-    std::string line = "{\"event\":\"limit_hit\",\"policy\":";
-    appendJsonString(line, event.policy);
-    line += ",\"route\":";
-    appendJsonString(line, event.route);
-    line += ",\"key\":";
-    appendJsonString(line, event.keyHash);
-    line += ",\"outcome\":";
-    appendJsonString(line, policyOutcomeName(event.outcome));
+    std::string line =
+        lineStart("limit_hit", event.policy, event.route, event.keyHash, event.outcome);
     line += ",\"retry_after_ms\":";
-    appendInt(line, (event.decision.retryAfter + kNanosPerMilli - 1) / kNanosPerMilli);
-    line += ",\"t_ms\":";
-    appendInt(line, event.now / kNanosPerMilli);
-    if (suppressed > 0) {
-        line += ",\"suppressed_before\":";
-        appendInt(line, suppressed);
-    }
-    line += "}";
+    http::appendInt(line, (event.decision.retryAfter + kNanosPerMilli - 1) / kNanosPerMilli);
+    lineEnd(line, event.now, suppressed);
     sink_(line);
 }
 
 void JsonLogObserver::onStoreError(const StoreErrorEvent& event) {
     const std::int64_t suppressed = admit(event.policy, true, event.now);
     if (suppressed < 0) return;
-    std::string line = "{\"event\":\"store_error\",\"policy\":";
-    appendJsonString(line, event.policy);
-    line += ",\"route\":";
-    appendJsonString(line, event.route);
-    line += ",\"key\":";
-    appendJsonString(line, event.keyHash);
-    line += ",\"outcome\":";
-    appendJsonString(line, policyOutcomeName(event.outcome));
+    std::string line =
+        lineStart("store_error", event.policy, event.route, event.keyHash, event.outcome);
     line += ",\"status\":";
-    appendJsonString(line, statusName(event.status));
+    http::appendJsonString(line, statusName(event.status));
     line += ",\"error\":";
-    appendJsonString(line, event.error);
-    line += ",\"t_ms\":";
-    appendInt(line, event.now / kNanosPerMilli);
-    if (suppressed > 0) {
-        line += ",\"suppressed_before\":";
-        appendInt(line, suppressed);
-    }
-    line += "}";
+    http::appendJsonString(line, event.error);
+    lineEnd(line, event.now, suppressed);
     sink_(line);
 }
 

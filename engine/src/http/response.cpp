@@ -1,5 +1,7 @@
 #include "http/response.h"
 
+#include "http/json_text.h"
+
 #include <algorithm>
 #include <charconv>
 
@@ -18,12 +20,6 @@ bool advertised(const PolicySet& policies, const PolicyResult& r, HeaderStyle st
            r.outcome == PolicyOutcome::CostExceedsCapacity;
 }
 
-void appendInt(std::string& out, std::int64_t value) {
-    char buffer[24];
-    auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-    out.append(buffer, end);
-}
-
 // An RFC 9651 sf-string: printable ASCII with '"' and '\' escaped. Policy names are validated
 // to be printable ASCII; anything else is dropped rather than sent invalid.
 void appendSfString(std::string& out, std::string_view text) {
@@ -37,23 +33,6 @@ void appendSfString(std::string& out, std::string_view text) {
         }
     }
     out.push_back('"');
-}
-
-// JSON string contents (the quotes are the caller's).
-void appendJsonEscaped(std::string& out, std::string_view text) {
-    static const char* const kHex = "0123456789abcdef";
-    for (unsigned char c : text) {
-        if (c == '"' || c == '\\') {
-            out.push_back('\\');
-            out.push_back(static_cast<char>(c));
-        } else if (c < 0x20) {
-            out += "\\u00";
-            out.push_back(kHex[c >> 4]);
-            out.push_back(kHex[c & 15]);
-        } else {
-            out.push_back(static_cast<char>(c));
-        }
-    }
 }
 
 HttpHeader& next(std::vector<HttpHeader>& headers, std::size_t& used) {

@@ -217,22 +217,7 @@ public:
         Nanos next = std::numeric_limits<Nanos>::max();
         for (Shard& shard : std::span(shards_.get(), shardCount_)) {
             std::lock_guard<SpinLock> lock(shard.lock);
-            std::int64_t evicted = 0;
-            std::int64_t freed = 0;
-            shard.buckets.rebuild(shard.buckets.capacity(), [&](const Slot& s) {
-                Nanos idle = Algo::idleAt(s.state, shard.limit);
-                if (idle > now) {
-                    next = std::min(next, idle);
-                    return true;
-                }
-                State dropped = s.state;
-                freed += static_cast<std::int64_t>(Algo::ownedBytes(dropped));
-                Algo::release(dropped);
-                ++evicted;
-                return false;
-            });
-            store.releaseBuckets(evicted);
-            store.addOwnedBytes(-freed);
+            next = std::min(next, rebuildDroppingIdle(store, shard, now, shard.buckets.capacity()));
             sweepScopes(shard, now, /*all=*/true);
         }
         return next;
@@ -455,11 +440,23 @@ private:
     }
 
     void growDroppingIdle(MemoryStoreImpl& store, Shard& shard, Nanos now) {
+        const std::uint64_t capacity = shard.buckets.capacity();
+        rebuildDroppingIdle(store, shard, now, capacity + capacity / 4);
+    }
+
+    // Rebuilds the shard's buckets into `capacity` slots without the idle ones (releasing what
+    // they own) and returns the earliest time a surviving bucket goes idle.
+    Nanos rebuildDroppingIdle(MemoryStoreImpl& store, Shard& shard, Nanos now,
+                              std::uint64_t capacity) {
+        Nanos next = std::numeric_limits<Nanos>::max();
         std::int64_t evicted = 0;
         std::int64_t freed = 0;
-        const std::uint64_t capacity = shard.buckets.capacity();
-        shard.buckets.rebuild(capacity + capacity / 4, [&](const Slot& s) {
-            if (Algo::idleAt(s.state, shard.limit) > now) return true;
+        shard.buckets.rebuild(capacity, [&](const Slot& s) {
+            const Nanos idle = Algo::idleAt(s.state, shard.limit);
+            if (idle > now) {
+                next = std::min(next, idle);
+                return true;
+            }
             State dropped = s.state;
             freed += static_cast<std::int64_t>(Algo::ownedBytes(dropped));
             Algo::release(dropped);
@@ -468,6 +465,7 @@ private:
         });
         store.releaseBuckets(evicted);
         store.addOwnedBytes(-freed);
+        return next;
     }
 
     static constexpr State kFreshState{};

@@ -144,29 +144,16 @@ std::vector<std::string> commonChecks(const PolicySet& set, std::size_t index, E
     return comments;
 }
 
-std::string numberString(double x) {
-    char buffer[40];
-    if (std::isfinite(x) && std::floor(x) == x && std::fabs(x) < 1e15) {
-        std::snprintf(buffer, sizeof buffer, "%.0f", x);
-        return buffer;
-    }
-    for (int precision = 1; precision <= 17; ++precision) {
-        std::snprintf(buffer, sizeof buffer, "%.*g", precision, x);
-        if (std::strtod(buffer, nullptr) == x) return buffer;
-    }
-    return buffer;
-}
-
 std::string describe(const Policy& p) {
     std::string out(nameOf(kAlgorithms, p.algorithm));
     switch (p.algorithm) {
         case Algorithm::TokenBucket:
         case Algorithm::Gcra:
             out += " capacity " + std::to_string(p.capacity) + ", " +
-                   numberString(p.refillPerSecond) + " per second";
+                   numberText(p.refillPerSecond) + " per second";
             break;
         case Algorithm::LeakyBucket:
-            out += " burst " + std::to_string(p.capacity) + ", " + numberString(p.refillPerSecond) +
+            out += " burst " + std::to_string(p.capacity) + ", " + numberText(p.refillPerSecond) +
                    " per second" +
                    (p.nodelay     ? ", nodelay"
                     : p.delay > 0 ? ", delay " + std::to_string(p.delay)
@@ -254,13 +241,37 @@ std::string headerComment(const PolicySet& set, std::string_view prefix) {
                            std::to_string(run.requests) +
                            " requests): " + (run.pass ? "pass" : "FAIL");
         for (const ValidationExpectation& e : run.expectations) {
-            line += "; " + e.metric + " = " + numberString(e.actual);
-            if (e.min) line += " (min " + numberString(*e.min) + ")";
-            if (e.max) line += " (max " + numberString(*e.max) + ")";
+            line += "; " + e.metric + " = " + numberText(e.actual);
+            if (e.min) line += " (min " + numberText(*e.min) + ")";
+            if (e.max) line += " (max " + numberText(*e.max) + ")";
             line += e.pass ? " ok" : " FAILED";
         }
         out += commentLines(prefix, line, std::string(prefix) + "  ");
     }
+    return out;
+}
+
+bool anyRefused(const std::vector<ExportNote>& notes) {
+    return std::any_of(notes.begin(), notes.end(),
+                       [](const ExportNote& n) { return n.kind == ExportNote::Kind::Refused; });
+}
+
+bool refuseSlidingWindow(const Policy& p, std::size_t index, ExportNotes& notes,
+                         std::string_view bucket) {
+    if (p.algorithm != Algorithm::SlidingWindow && p.algorithm != Algorithm::SlidingLog)
+        return false;
+    notes.refuse(index, "/algorithm",
+                 "it uses " + std::string(nameOf(kAlgorithms, p.algorithm)) +
+                     ", which admits at most the quota in any window; " + std::string(bucket) +
+                     " would admit up to twice the quota within one window. Use token_bucket "
+                     "(capacity Q, refill Q per window) if that is acceptable");
+    return true;
+}
+
+std::string approximationComments(const std::vector<std::string>& messages) {
+    std::string out;
+    for (const std::string& m : messages)
+        out += commentLines("#   approximated: ", m, "#     ");
     return out;
 }
 

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "policy/policy_fields.h"
 #include "ratelab/policy_export.h"
 
 namespace ratelab::policy {
@@ -57,6 +58,18 @@ RequestNumbers requestNumbers(const Policy& p);
 std::vector<std::string> commonChecks(const PolicySet& set, std::size_t index, ExportNotes& notes,
                                       std::initializer_list<KeyPart::Kind> composite);
 
+/// True when the notes hold a refusal: the export then writes nothing.
+bool anyRefused(const std::vector<ExportNote>& notes);
+
+/// Refuses policy `index` when it is a sliding window or log and the target has only a bucket
+/// (named `bucket`, e.g. "nginx's leaky bucket"): a bucket would admit up to twice the quota
+/// within one window. Returns whether it refused.
+bool refuseSlidingWindow(const Policy& p, std::size_t index, ExportNotes& notes,
+                         std::string_view bucket);
+
+/// The "#   approximated: ..." comment lines for commonChecks()' messages.
+std::string approximationComments(const std::vector<std::string>& messages);
+
 /// "# " lines: what generated the file, from which version, and the validation record.
 std::string headerComment(const PolicySet& set, std::string_view prefix);
 
@@ -70,8 +83,5 @@ std::string identifier(std::string_view name);
 /// with `continuation` when it is given.
 std::string commentLines(std::string_view prefix, std::string_view text,
                          std::string_view continuation = {});
-
-/// Shortest text of `x` that reads back the same.
-std::string numberString(double x);
 
 }  // namespace ratelab::policy

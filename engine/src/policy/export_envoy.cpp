@@ -57,10 +57,7 @@ public:
             policy(i);
         ExportResult result;
         result.notes = notes_.take();
-        bool refused =
-            std::any_of(result.notes.begin(), result.notes.end(),
-                        [](const ExportNote& n) { return n.kind == ExportNote::Kind::Refused; });
-        if (!refused) result.text = preamble() + "http_filters:\n" + body_;
+        if (!anyRefused(result.notes)) result.text = preamble() + "http_filters:\n" + body_;
         return result;
     }
 
@@ -138,17 +135,8 @@ private:
             comments +=
                 commentLines("#   approximated: ", notes_.approximate(i, field, message), "#     ");
         };
-        for (const std::string& c : common)
-            comments += commentLines("#   approximated: ", c, "#     ");
-        if (p.algorithm == Algorithm::SlidingWindow || p.algorithm == Algorithm::SlidingLog) {
-            notes_.refuse(i, "/algorithm",
-                          "it uses " + std::string(nameOf(kAlgorithms, p.algorithm)) +
-                              ", which admits at most the quota in any window; Envoy's token "
-                              "bucket would admit up to twice the quota within one window. Use "
-                              "token_bucket (capacity Q, refill Q per window) if that is "
-                              "acceptable");
-            return;
-        }
+        comments += approximationComments(common);
+        if (refuseSlidingWindow(p, i, notes_, "Envoy's token bucket")) return;
         if (!p.bypass.cidrs.empty()) {
             notes_.refuse(i, "/bypass/cidrs",
                           "it exempts address ranges, which Envoy's local "
@@ -192,9 +180,9 @@ private:
                 double applied = static_cast<double>(bucket.tokensPerFill) * 1000.0 /
                                  static_cast<double>(bucket.fillMs);
                 approximate("/refill_per_second",
-                            "the engine runs " + numberString(n.ratePerSecond) +
+                            "the engine runs " + numberText(n.ratePerSecond) +
                                 " per second; Envoy's nearest whole-millisecond fill gives " +
-                                numberString(applied));
+                                numberText(applied));
             }
         }
         if (bucket.maxTokens > kMaxUint32 || bucket.tokensPerFill > kMaxUint32) {

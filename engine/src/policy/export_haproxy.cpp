@@ -41,10 +41,7 @@ public:
             policy(i);
         ExportResult result;
         result.notes = notes_.take();
-        bool refused =
-            std::any_of(result.notes.begin(), result.notes.end(),
-                        [](const ExportNote& n) { return n.kind == ExportNote::Kind::Refused; });
-        if (!refused) {
+        if (!anyRefused(result.notes)) {
             result.text = preamble() + tables_ + "\n" + frontendIntro() + proxies_ + rules_;
         }
         return result;
@@ -123,7 +120,7 @@ private:
                 periodMs = std::llround(1000.0 * static_cast<double>(n.atOnce) / n.ratePerSecond);
                 approximate("/algorithm",
                             "a bucket of " + std::to_string(n.atOnce) + " refilled at " +
-                                numberString(n.ratePerSecond) + " per second becomes at most " +
+                                numberText(n.ratePerSecond) + " per second becomes at most " +
                                 std::to_string(n.atOnce) + " requests over any " +
                                 duration(std::max<std::int64_t>(periodMs, 1)) +
                                 " (its time to refill): the same burst and average rate, "

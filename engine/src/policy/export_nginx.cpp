@@ -60,10 +60,7 @@ public:
             policy(i);
         ExportResult result;
         result.notes = notes_.take();
-        bool refused =
-            std::any_of(result.notes.begin(), result.notes.end(),
-                        [](const ExportNote& n) { return n.kind == ExportNote::Kind::Refused; });
-        if (!refused) result.text = preamble() + body_;
+        if (!anyRefused(result.notes)) result.text = preamble() + body_;
         return result;
     }
 
@@ -181,17 +178,8 @@ private:
             out +=
                 commentLines("#   approximated: ", notes_.approximate(i, field, message), "#     ");
         };
-        for (const std::string& c : common)
-            out += commentLines("#   approximated: ", c, "#     ");
-        if (p.algorithm == Algorithm::SlidingWindow || p.algorithm == Algorithm::SlidingLog) {
-            notes_.refuse(i, "/algorithm",
-                          "it uses " + std::string(nameOf(kAlgorithms, p.algorithm)) +
-                              ", which admits at most the quota in any window; nginx's leaky "
-                              "bucket would admit up to twice the quota within one window. Use "
-                              "token_bucket (capacity Q, refill Q per window) if that is "
-                              "acceptable");
-            return;
-        }
+        out += approximationComments(common);
+        if (refuseSlidingWindow(p, i, notes_, "nginx's leaky bucket")) return;
         const std::string base = identifier(p.name);
         const std::string zone = uniqueName("ratelab_" + base);
         const std::string prefix = "$" + zone;
@@ -315,9 +303,9 @@ private:
         }
         if (applied != milli) {
             approximate(p.algorithm == Algorithm::FixedWindow ? "/window_ms" : "/refill_per_second",
-                        "the engine runs " + numberString(static_cast<double>(milli) / 1000) +
+                        "the engine runs " + numberText(static_cast<double>(milli) / 1000) +
                             " requests per second (in nginx's thousandths); " + rate + " runs " +
-                            numberString(static_cast<double>(applied) / 1000));
+                            numberText(static_cast<double>(applied) / 1000));
         }
         if (p.algorithm == Algorithm::LeakyBucket && !p.nodelay && p.cost > 1) {
             approximate("/delay", "delay is divided by the cost too");
