@@ -196,13 +196,13 @@ private slots:
         QTest::newRow("authorization and peer")
             << ""
             << "Bearer t-1"
-            << "198.51.100.7" << 32 << false << true << kOk << auth << "peer:198.51.100.7"
+            << "198.51.100.7" << 32 << false << true << kOk << auth << "ip:198.51.100.7"
             << "peer:198.51.100.7"
             << "ip:198.51.100.7" << 128;
         QTest::newRow("authorization, OWS trimmed")
             << ""
             << "  Bearer t-1\t"
-            << "198.51.100.7" << 32 << false << true << kOk << auth << "peer:198.51.100.7"
+            << "198.51.100.7" << 32 << false << true << kOk << auth << "ip:198.51.100.7"
             << "peer:198.51.100.7"
             << "ip:198.51.100.7" << 128;
         QTest::newRow("authorization, no peer")
@@ -214,47 +214,47 @@ private slots:
         QTest::newRow("authorization, v6 peer") << ""
                                                 << "Bearer t-1"
                                                 << "2001:db8:1:2:dead:beef:0:1" << 32 << false
-                                                << true << kOk << auth << "peer:2001:db8:1:2::/64"
+                                                << true << kOk << auth << "ip:2001:db8:1:2::/64"
                                                 << "peer:2001:db8:1:2::/64"
                                                 << "ip:2001:db8:1:2::/64" << 128;
         QTest::newRow("authorization, v4 /24")
             << ""
             << "Bearer t-1"
-            << "198.51.100.7" << 24 << false << true << kOk << auth << "peer:198.51.100.0/24"
+            << "198.51.100.7" << 24 << false << true << kOk << auth << "ip:198.51.100.0/24"
             << "peer:198.51.100.0/24"
             << "ip:198.51.100.0/24" << 128;
         QTest::newRow("peer only")
             << ""
             << ""
             << "198.51.100.7" << 32 << false << true << kOk << "ip:198.51.100.7"
-            << "peer:198.51.100.7"
+            << "ip:198.51.100.7"
             << ""
             << "" << 0;
         QTest::newRow("mapped peer is v4")
             << ""
             << ""
             << "::ffff:198.51.100.7" << 32 << false << true << kOk << "ip:198.51.100.7"
-            << "peer:198.51.100.7"
+            << "ip:198.51.100.7"
             << ""
             << "" << 0;
         QTest::newRow("loopback v6 per address") << ""
                                                  << ""
                                                  << "::1" << 32 << false << true << kOk << "ip:::1"
-                                                 << "peer:::1"
+                                                 << "ip:::1"
                                                  << ""
                                                  << "" << 0;
         QTest::newRow("v6 peer aggregated")
             << ""
             << ""
             << "2001:db8:1:2::99" << 32 << false << true << kOk << "ip:2001:db8:1:2::/64"
-            << "peer:2001:db8:1:2::/64"
+            << "ip:2001:db8:1:2::/64"
             << ""
             << "" << 0;
         QTest::newRow("blank authorization is absent")
             << ""
             << "   "
             << "198.51.100.7" << 32 << false << true << kOk << "ip:198.51.100.7"
-            << "peer:198.51.100.7"
+            << "ip:198.51.100.7"
             << ""
             << "" << 0;
         QTest::newRow("neither") << ""
@@ -267,7 +267,7 @@ private slots:
             << ""
             << "Bearer t-1"
             << "198.51.100.7" << 32 << true << true << kOk << "ip:198.51.100.7"
-            << "peer:198.51.100.7"
+            << "ip:198.51.100.7"
             << ""
             << "" << 0;
         QTest::newRow("ignore, no peer") << ""
@@ -358,7 +358,7 @@ private slots:
         const QString princ = "princ:" + qtSha("alice");
         QTest::newRow("peer: ignores credentials")
             << peer << true << true << true << kOk << "ip:203.0.113.5"
-            << "peer:203.0.113.5"
+            << "ip:203.0.113.5"
             << "";
         QTest::newRow("peer: none") << peer << true << true << false << kNoIdentity << ""
                                     << ""
@@ -369,7 +369,7 @@ private slots:
                                          << ""
                                          << "";
         QTest::newRow("header, budgeted on the peer")
-            << header << true << true << true << kOk << hdr << "peer:203.0.113.5"
+            << header << true << true << true << kOk << hdr << "ip:203.0.113.5"
             << "peer:203.0.113.5";
         QTest::newRow("header without peer: global budget")
             << header << false << true << false << kOk << hdr << "global"
@@ -453,7 +453,7 @@ private slots:
         // A header part is caller-controlled: budgeted on the peer.
         QCOMPARE(out.key.scope, std::string("peer:2001:db8:7::/48"));
         QCOMPARE(out.key.fallbackKey, std::string("ip:2001:db8:7::/48"));
-        QCOMPARE(out.key.partition, out.key.scope);
+        QCOMPARE(out.key.partition, out.key.fallbackKey);
     }
 
     void compositePartsDoNotRunTogether() {

@@ -267,6 +267,31 @@ private slots:
         QCOMPARE(explained.check.policies[0].scope, std::string("peer:192.0.2.1"));
     }
 
+    // Over the budget a credential is collapsed onto its caller's own address bucket: the very
+    // bucket that caller's requests without a credential use.
+    void theBudgetFallbackIsTheAddressBucket() {
+        Policy p = tokenBucketPolicy("api", 5, 0.001);
+        p.budget.perPeer = 2;
+        Limiter limiter(policySet({p}), makeMemoryStore({}));
+        auto withToken = [&](std::string token) {
+            TestRequest r;
+            r.from("203.0.113.9").header("Authorization", "Bearer " + token);
+            return limiter.decide(r.view(), 0, /*explain=*/true);
+        };
+        QVERIFY(!withToken("one").check.policies[0].chargedFallback);
+        QVERIFY(!withToken("two").check.policies[0].chargedFallback);
+        Verdict third = withToken("three");
+        QVERIFY(third.check.policies[0].chargedFallback);
+        QCOMPARE(third.check.policies[0].key, std::string("ip:203.0.113.9"));
+        QCOMPARE(third.check.policies[0].decision.remaining, std::int64_t(4));
+        TestRequest anonymous;
+        anonymous.from("203.0.113.9");
+        Verdict plain = limiter.decide(anonymous.view(), 0, /*explain=*/true);
+        QCOMPARE(plain.check.policies[0].key, std::string("ip:203.0.113.9"));
+        QCOMPARE(plain.check.policies[0].decision.remaining, std::int64_t(3));
+        QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(3));
+    }
+
     // The workbench slider: a retune changes the next decision, buckets keep their state.
     void retuneChangesTheNextDecision() {
         Limiter limiter(policySet({tokenBucketPolicy("api", 2, 1.0)}), makeMemoryStore({}));

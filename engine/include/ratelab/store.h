@@ -31,8 +31,9 @@ struct ConsumeRequest {
     std::string_view limitName;  ///< "api" or "api/premium": part of shared-store key names
     const Limit* limit = nullptr;
     /// Every key of one decision (bucket, budget scope, fallback) lives in this partition, so one
-    /// lock (memory) or one Redis Cluster slot covers the whole step. "peer:<addr>" for
-    /// address-derived keys, "global" for the peerless budget, the key itself otherwise.
+    /// lock (memory) or one Redis Cluster slot covers the whole step. The address bucket's key
+    /// "ip:<addr>" for address-derived keys (the bucket itself, and credentials budgeted on that
+    /// address), "global" for the peerless budget, the key itself otherwise.
     std::string_view partition;
     std::string_view key;                  ///< bucket key, e.g. "auth:<sha256>"; never a raw credential
     const BucketBudget* budget = nullptr;  ///< null: no budget applies

@@ -176,7 +176,7 @@ DeriveStatus KeyDeriver::derivePeer(RequestContext& context, DerivedKey& out) co
     std::string_view text(
         address, formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix, address));
     assignJoined(out.key, "ip:", text);
-    assignJoined(out.partition, "peer:", text);
+    out.partition.assign(out.key);
     return DeriveStatus::Ok;
 }
 
@@ -251,7 +251,11 @@ DeriveStatus KeyDeriver::budgetUnverified(RequestContext& context, DerivedKey& o
         assignJoined(out.fallbackKey, "ip:", text);
         out.cap = budget_.perPeer;
     }
-    out.partition.assign(out.scope);
+    // The address bucket names the partition: a request from the same address without a
+    // credential is keyed "ip:<addr>" in the same place, and a key that is its own partition
+    // is hashed once in the store.
+    out.partition.assign(out.hasBudget() && out.fallbackKey != "overflow" ? out.fallbackKey
+                                                                          : out.scope);
     return DeriveStatus::Ok;
 }
 

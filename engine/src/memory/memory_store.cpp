@@ -115,6 +115,17 @@ public:
 
     std::uint64_t seed() const { return seed_; }
 
+    /// A bucket's fingerprint: its key hashed within its partition. A key that is its own
+    /// partition (the address bucket, principal and header keys) is hashed once, as the
+    /// partition. The one function for keys and budget fallbacks alike, so a fallback charge
+    /// lands in the very bucket the same key has when it is asked for directly.
+    std::uint64_t keyFingerprint(std::string_view key, std::string_view partition,
+                                 std::uint64_t partitionHash) const {
+        const bool same =
+            key.size() == partition.size() && (key.data() == partition.data() || key == partition);
+        return same ? nonZero(remix(partitionHash)) : nonZero(hashOf(key, partitionHash ^ seed_));
+    }
+
     /// Takes one unit of the live-bucket cap; false when the store is full.
     bool reserveBucket() {
         std::int64_t live = live_.load(std::memory_order_relaxed);
@@ -271,7 +282,8 @@ private:
             }
             std::uint64_t held = scope ? scope->members.size() : 0;
             if (!member && held >= budget.cap) {
-                chargeFp = nonZero(hashOf(budget.fallbackKey, partitionHash ^ store.seed()));
+                chargeFp =
+                    store.keyFingerprint(budget.fallbackKey, request.partition, partitionHash);
                 out.chargedFallback = true;
             }
         }
@@ -370,8 +382,8 @@ private:
         scope->ttlMs = ttlMs;
     }
 
-    // The scope's fingerprint. The identity rules name a scope after its partition ("peer:<addr>",
-    // "global"), and then the partition's hash serves: one xxh3 fewer per budgeted request.
+    // The scope's fingerprint. A scope named like its partition (the peerless "global") reuses
+    // the partition's hash: one xxh3 fewer per budgeted request.
     static std::uint64_t scopeFingerprint(std::string_view scope, std::string_view partition,
                                           std::uint64_t partitionHash, std::uint64_t seed) {
         if (scope == partition) return nonZero(remix(partitionHash ^ 0x5C0BEULL));
@@ -485,12 +497,7 @@ ConsumeResult MemoryStoreImpl::consume(const ConsumeRequest& request) {
     }
     const std::uint64_t partitionHash = hashOf(request.partition, seed_);
     // A key that is its own partition (principal, header and composite keys) is hashed once.
-    const bool keyIsPartition =
-        request.key.size() == request.partition.size() &&
-        (request.key.data() == request.partition.data() || request.key == request.partition);
-    const std::uint64_t keyFp = keyIsPartition
-                                    ? nonZero(remix(partitionHash))
-                                    : nonZero(hashOf(request.key, partitionHash ^ seed_));
+    const std::uint64_t keyFp = keyFingerprint(request.key, request.partition, partitionHash);
     algo::visitAlgorithm(t->algorithm(), [&](auto traits) {
         auto* typed = static_cast<LimitTable<decltype(traits)>*>(t);
         if (!typed->consumeFast(request, partitionHash, keyFp, out)) {
