@@ -269,7 +269,7 @@ void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
                 compiled.firstLimitId + r.tier,
                 compiled.limitNames[r.tier],
                 &limit,
-                derived.partition,
+                derived.partition(),
                 derived.key,
                 derived.hasBudget() ? &budget : nullptr,
                 request.cost > 0 ? request.cost : policy.cost,

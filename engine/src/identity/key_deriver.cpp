@@ -129,6 +129,7 @@ KeyDeriver::KeyDeriver(const Policy& policy)
     : KeyDeriver(policy.key, policy.budget, routeLabel(policy.match)) {}
 
 DeriveStatus KeyDeriver::derive(RequestContext& context, DerivedKey& out) const {
+    out.partitionIs = DerivedKey::Partition::Key;
     out.scope.clear();
     out.fallbackKey.clear();
     out.cap = 0;
@@ -144,7 +145,7 @@ DeriveStatus KeyDeriver::derive(RequestContext& context, DerivedKey& out) const 
             std::string_view hash = context.principalHash();
             if (hash.empty()) return DeriveStatus::NoIdentity;
             assignJoined(out.key, "princ:", hash);
-            out.partition.assign(out.key);
+            out.partitionIs = DerivedKey::Partition::Key;
             return DeriveStatus::Ok;
         }
         case KeySource::Composite:
@@ -156,7 +157,7 @@ DeriveStatus KeyDeriver::derive(RequestContext& context, DerivedKey& out) const 
 DeriveStatus KeyDeriver::deriveDefault(RequestContext& context, DerivedKey& out) const {
     if (std::string_view hash = context.principalHash(); !hash.empty()) {
         assignJoined(out.key, "princ:", hash);
-        out.partition.assign(out.key);
+        out.partitionIs = DerivedKey::Partition::Key;
         return DeriveStatus::Ok;
     }
     if (key_.unverifiedAuthorization == UnverifiedAuthorization::Budget) {
@@ -172,11 +173,12 @@ DeriveStatus KeyDeriver::derivePeer(RequestContext& context, DerivedKey& out) co
     const ClientAddress& client = context.client();
     if (client.status == ClientAddress::Status::Malformed) return DeriveStatus::ForwardedMalformed;
     if (client.status == ClientAddress::Status::None) return DeriveStatus::NoIdentity;
-    char address[kMaxKeyAddressLength];
-    std::string_view text(
-        address, formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix, address));
-    assignJoined(out.key, "ip:", text);
-    out.partition.assign(out.key);
+    // "ip:<addr>", formatted straight into the key's own buffer.
+    out.key.resize(3 + kMaxKeyAddressLength);
+    std::memcpy(out.key.data(), "ip:", 3);
+    out.key.resize(
+        3 + formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix, out.key.data() + 3));
+    out.partitionIs = DerivedKey::Partition::Key;
     return DeriveStatus::Ok;
 }
 
@@ -227,13 +229,13 @@ DeriveStatus KeyDeriver::deriveComposite(RequestContext& context, DerivedKey& ou
     if (!hasher.finishHex(hex)) return DeriveStatus::NoIdentity;
     out.key.assign("comp:").append(route_).append(":").append(hex, kSha256HexLength);
     if (compositeUnverified_) return budgetUnverified(context, out);
-    out.partition.assign(out.key);
+    out.partitionIs = DerivedKey::Partition::Key;
     return DeriveStatus::Ok;
 }
 
 DeriveStatus KeyDeriver::budgetUnverified(RequestContext& context, DerivedKey& out) const {
     if (!budget_.enabled) {
-        out.partition.assign(out.key);
+        out.partitionIs = DerivedKey::Partition::Key;
         return DeriveStatus::Ok;
     }
     const ClientAddress& client = context.client();
@@ -254,8 +256,9 @@ DeriveStatus KeyDeriver::budgetUnverified(RequestContext& context, DerivedKey& o
     // The address bucket names the partition: a request from the same address without a
     // credential is keyed "ip:<addr>" in the same place, and a key that is its own partition
     // is hashed once in the store.
-    out.partition.assign(out.hasBudget() && out.fallbackKey != "overflow" ? out.fallbackKey
-                                                                          : out.scope);
+    out.partitionIs = client.status == ClientAddress::Status::None
+                          ? DerivedKey::Partition::Scope
+                          : DerivedKey::Partition::FallbackKey;
     return DeriveStatus::Ok;
 }
 

@@ -59,13 +59,28 @@ enum class DeriveStatus : std::uint8_t {
 
 /// A derived bucket key. Reuse one across requests: its strings keep their capacity.
 struct DerivedKey {
-    std::string partition;    ///< see ConsumeRequest::partition
+    /// Which of the strings below the partition is (see ConsumeRequest::partition): it is
+    /// always one of them, so it is named rather than copied.
+    enum class Partition : std::uint8_t { Key, FallbackKey, Scope };
+
     std::string key;          ///< "princ:<sha256>", "auth:<sha256>", "ip:<addr>", ...
     std::string scope;        ///< budget scope, empty when no budget applies
     std::string fallbackKey;  ///< charged when the scope is full
     std::uint32_t cap = 0;
     Nanos slotTtl = 0;
+    Partition partitionIs = Partition::Key;
 
+    std::string_view partition() const {
+        switch (partitionIs) {
+            case Partition::FallbackKey:
+                return fallbackKey;
+            case Partition::Scope:
+                return scope;
+            case Partition::Key:
+                break;
+        }
+        return key;
+    }
     bool hasBudget() const { return !scope.empty(); }
     /// A BucketBudget viewing this key's strings; valid while this DerivedKey is unchanged.
     BucketBudget budget() const { return BucketBudget{scope, fallbackKey, cap, slotTtl}; }
