@@ -33,6 +33,9 @@ double toNanos(double value, benchmark::TimeUnit unit) {
 // table as usual.
 class CollectingReporter : public benchmark::ConsoleReporter {
 public:
+    // Tabular, no colour: the summary line must start clean for scripts that read it.
+    CollectingReporter() : ConsoleReporter(OO_Tabular) {}
+
     Results results;
 
     void ReportRuns(const std::vector<Run>& runs) override {
