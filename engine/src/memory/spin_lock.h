@@ -10,12 +10,12 @@ namespace ratelab::memory {
 /// (a pure spin loses badly when oversubscribed). Meets BasicLockable.
 class SpinLock {
 public:
-    void lock() {
+    [[gnu::always_inline]] void lock() {
         if (!locked_.exchange(true, std::memory_order_acquire)) return;  // uncontended: inline
         lockContended();
     }
     bool try_lock() { return !locked_.exchange(true, std::memory_order_acquire); }
-    void unlock() { locked_.store(false, std::memory_order_release); }
+    [[gnu::always_inline]] void unlock() { locked_.store(false, std::memory_order_release); }
 
 private:
     [[gnu::noinline]] void lockContended() {
