@@ -1,0 +1,151 @@
+// The QHttpServer adapter (app/http/http_limiter.cpp) and `ratelab-cli serve`, over real HTTP
+// on loopback: statuses, headers and bodies as a client sees them. Time is injected.
+
+#include <QHttpServer>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QProcess>
+#include <QtTest>
+
+#include "http/http_limiter.h"
+#include "ratelab/memory_store.h"
+
+using namespace ratelab;
+
+namespace {
+
+PolicySet twoAtOnce() {
+    Policy p;
+    p.name = "api";
+    p.capacity = 2;
+    p.refillPerSecond = 1.0;
+    PolicySet set;
+    set.policies.push_back(p);
+    compileLimits(set);
+    return set;
+}
+
+struct Reply {
+    int status = 0;
+    QByteArray body;
+    QMap<QByteArray, QByteArray> headers;
+};
+
+Reply get(QNetworkAccessManager& network, const QString& url,
+          const QList<QPair<QByteArray, QByteArray>>& headers = {}) {
+    QNetworkRequest request{QUrl(url)};
+    for (const auto& [name, value] : headers)
+        request.setRawHeader(name, value);
+    QNetworkReply* reply = network.get(request);
+    QSignalSpy finished(reply, &QNetworkReply::finished);
+    if (!reply->isFinished() && !finished.wait(10'000)) return {};
+    Reply r;
+    r.status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+    r.body = reply->readAll();
+    for (const auto& [name, value] : reply->rawHeaderPairs())
+        r.headers[name.toLower()] = value;
+    reply->deleteLater();
+    return r;
+}
+
+}  // namespace
+
+class TestHttpLimiter : public QObject {
+    Q_OBJECT
+
+private slots:
+    void routesAreGuardedOverRealHttp() {
+        Nanos now = 0;
+        const qt::HttpLimiter limiter(
+            std::make_shared<const Limiter>(twoAtOnce(), makeMemoryStore({})),
+            [&now] { return now; });
+        QHttpServer server;
+        server.route("/api", limiter.guard([](const QHttpServerRequest&) {
+            return QHttpServerResponse("text/plain", "items\n");
+        }));
+        const quint16 port = server.listen(QHostAddress::LocalHost, 0);
+        QVERIFY(port != 0);
+        const QString url = QString("http://127.0.0.1:%1/api").arg(port);
+        QNetworkAccessManager network;
+
+        Reply first = get(network, url);
+        QCOMPARE(first.status, 200);
+        QCOMPARE(first.body, QByteArray("items\n"));
+        QCOMPARE(first.headers.value("ratelimit-policy"), QByteArray("\"api\";q=2;w=2"));
+        QCOMPARE(first.headers.value("ratelimit"), QByteArray("\"api\";r=1;t=1"));
+        QCOMPARE(get(network, url).status, 200);
+
+        Reply refused = get(network, url);
+        QCOMPARE(refused.status, 429);
+        QCOMPARE(refused.headers.value("retry-after"), QByteArray("1"));
+        QCOMPARE(refused.headers.value("content-type"), QByteArray("application/problem+json"));
+        const QJsonObject problem = QJsonDocument::fromJson(refused.body).object();
+        QCOMPARE(problem.value("code").toString(), QString("rate_limited"));
+        QCOMPARE(problem.value("status").toInt(), 429);
+
+        now += kNanosPerSecond;  // one token back
+        QCOMPARE(get(network, url).status, 200);
+        QCOMPARE(get(network, url).status, 429);
+    }
+
+    // A verified principal from an earlier layer keys the request; the peer does not matter.
+    void principalsHaveBucketsOfTheirOwn() {
+        const qt::HttpLimiter limiter(
+            std::make_shared<const Limiter>(twoAtOnce(), makeMemoryStore({})),
+            [] { return Nanos(0); },
+            [](const QHttpServerRequest& r) { return r.value("x-test-user"); });
+        QHttpServer server;
+        server.route("/api", limiter.guard([](const QHttpServerRequest&) {
+            return QHttpServerResponse("ok");
+        }));
+        const quint16 port = server.listen(QHostAddress::LocalHost, 0);
+        const QString url = QString("http://127.0.0.1:%1/api").arg(port);
+        QNetworkAccessManager network;
+        for (int i = 0; i < 2; ++i)
+            QCOMPARE(get(network, url, {{"X-Test-User", "alice"}}).status, 200);
+        QCOMPARE(get(network, url, {{"X-Test-User", "alice"}}).status, 429);
+        QCOMPARE(get(network, url, {{"X-Test-User", "bob"}}).status, 200);
+    }
+
+    // `ratelab-cli serve` answers every path through the policy file's limits.
+    void serveCommandAnswersThroughThePolicy() {
+        QProcess serve;
+        serve.start(QStringLiteral(RATELAB_BINARY_DIR "/app/cli/ratelab-cli"),
+                    {"serve", "--policy",
+                     QStringLiteral(RATELAB_SOURCE_DIR "/resources/policies/default.json"),
+                     "--listen", "127.0.0.1:0", "--quiet"});
+        QVERIFY(serve.waitForStarted(10'000));
+        QVERIFY(serve.waitForReadyRead(10'000));
+        const QString line = QString::fromUtf8(serve.readLine()).trimmed();
+        QVERIFY2(line.startsWith("listening on http://127.0.0.1:"), qPrintable(line));
+        const QString base = line.mid(QString("listening on ").size());
+        QNetworkAccessManager network;
+        Reply ok = get(network, base + "/any/path");
+        QCOMPARE(ok.status, 200);
+        QCOMPARE(ok.body, QByteArray("ok\n"));
+        QCOMPARE(ok.headers.value("ratelimit-policy"), QByteArray("\"api\";q=20;w=4"));
+        // default.json: 20 at once, 5 a second; a burst of 30 sees the first refusals.
+        int refused = 0;
+        for (int i = 0; i < 30; ++i)
+            refused += get(network, base + "/api").status == 429;
+        QVERIFY(refused >= 5);
+        serve.terminate();
+        QVERIFY(serve.waitForFinished(10'000));
+    }
+
+    void serveRefusesABadListenAddress() {
+        QProcess serve;
+        serve.start(QStringLiteral(RATELAB_BINARY_DIR "/app/cli/ratelab-cli"),
+                    {"serve", "--policy",
+                     QStringLiteral(RATELAB_SOURCE_DIR "/resources/policies/default.json"),
+                     "--listen", "nowhere"});
+        QVERIFY(serve.waitForFinished(10'000));
+        QCOMPARE(serve.exitCode(), 2);
+        QVERIFY(serve.readAllStandardError().contains("expected HOST:PORT"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHttpLimiter)
+#include "tst_http_limiter.moc"
