@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "algorithms/algorithms.h"
+#include "memory/budget_scopes.h"
 #include "memory/flat_table.h"
 #include "memory/spin_lock.h"
 
@@ -67,14 +68,6 @@ std::uint64_t remix(std::uint64_t h) {
 std::int64_t toMillisCeil(Nanos t) {
     return (t + kNanosPerMilli - 1) / kNanosPerMilli;
 }
-
-/// A budget scope: the bucket fingerprints it admitted and when each was last used (ms).
-struct ScopeSet {
-    FlatTable<std::int64_t, 50> members;  // rotation asks mostly for absent keys: keep runs short
-    std::int64_t ttlMs = 0;               ///< slot lifetime, as of the scope's latest use
-    std::int64_t earliestUseMs = std::numeric_limits<std::int64_t>::max();  ///< lower bound
-    std::int64_t latestUseMs = std::numeric_limits<std::int64_t>::min();    ///< exact maximum
-};
 
 class MemoryStoreImpl;
 
@@ -177,7 +170,6 @@ public:
     ~LimitTable() override {
         for (Shard& shard : std::span(shards_.get(), shardCount_)) {
             shard.buckets.forEach([](Slot& s) { Algo::release(s.state); });
-            shard.scopes.forEach([](auto& s) { delete s.state; });
         }
     }
 
@@ -229,7 +221,7 @@ public:
         for (Shard& shard : std::span(shards_.get(), shardCount_)) {
             std::lock_guard<SpinLock> lock(shard.lock);
             next = std::min(next, rebuildDroppingIdle(store, shard, now, shard.buckets.capacity()));
-            sweepScopes(shard, now, /*all=*/true);
+            shard.scopes.sweep(now / kNanosPerMilli, /*all=*/true);
         }
         return next;
     }
@@ -237,13 +229,8 @@ public:
     void addStats(KeyspaceStats& stats) override {
         for (Shard& shard : std::span(shards_.get(), shardCount_)) {
             std::lock_guard<SpinLock> lock(shard.lock);
-            stats.bytes += static_cast<std::int64_t>(shard.buckets.bytes() + shard.scopes.bytes());
-            shard.scopes.forEach([&](auto& s) {
-                stats.scopes += 1;
-                stats.budgetSlots += static_cast<std::int64_t>(s.state->members.size());
-                stats.bytes +=
-                    static_cast<std::int64_t>(sizeof(ScopeSet) + s.state->members.bytes());
-            });
+            stats.bytes += static_cast<std::int64_t>(shard.buckets.bytes());
+            shard.scopes.addStats(stats);
         }
     }
 
@@ -252,9 +239,8 @@ private:
         SpinLock lock;
         Limit limit;
         Table buckets;
-        FlatTable<ScopeSet*> scopes;
+        BudgetScopes scopes;
         std::uint64_t evictCursor = 0;
-        std::uint64_t scopeCursor = 0;
     };
 
     // Returns false when a new bucket is needed and the store is full.
@@ -271,16 +257,13 @@ private:
             const BucketBudget& budget = *request.budget;
             nowMs = request.now / kNanosPerMilli;
             ttlMs = toMillisCeil(std::max(budget.slotTtl, Algo::freshAfter(limit)));
-            scope = findScope(shard, scopeFingerprint(budget.scope, request.partition,
-                                                      partitionHash, store.seed()));
+            scope = shard.scopes.find(
+                scopeFingerprint(budget.scope, request.partition, partitionHash, store.seed()));
             if (scope) {
-                if (auto* m = scope->members.find(keyFp); m && m->state + ttlMs > nowMs) {
-                    member = true;
-                } else if (scope->members.size() >= budget.cap) {
-                    expireMembers(*scope, nowMs, ttlMs);
-                }
+                member = scope->holds(keyFp, nowMs, ttlMs);
+                if (!member && scope->size() >= budget.cap) scope->expire(nowMs, ttlMs);
             }
-            std::uint64_t held = scope ? scope->members.size() : 0;
+            const std::uint64_t held = scope ? scope->size() : 0;
             if (!member && held >= budget.cap) {
                 chargeFp =
                     store.keyFingerprint(budget.fallbackKey, request.partition, partitionHash);
@@ -352,34 +335,17 @@ private:
                      std::uint64_t partitionHash, MemoryStoreImpl& store, std::uint64_t keyFp,
                      bool member, std::int64_t nowMs, std::int64_t ttlMs) {
         if (!request.budget) return;
-        if (member) {
-            scope->members.find(keyFp)->state = nowMs;
-            scope->earliestUseMs = std::min(scope->earliestUseMs, nowMs);  // a clock stepping back
-            scope->latestUseMs = std::max(scope->latestUseMs, nowMs);
-            scope->ttlMs = ttlMs;
-            return;
-        }
         const BucketBudget& budget = *request.budget;
-        if (scope && scope->members.size() >= budget.cap) return;  // charged to the fallback
-        if (!scope) {
-            scope = new (std::nothrow) ScopeSet;
-            if (!scope) return;
-            const std::uint64_t scopeFp =
-                scopeFingerprint(budget.scope, request.partition, partitionHash, store.seed());
-            if (shard.scopes.wouldGrow()) sweepScopes(shard, request.now, /*all=*/false);
-            if (!shard.scopes.insert(scopeFp, scope)) {
-                delete scope;
-                return;
+        if (!member) {
+            if (scope && scope->size() >= budget.cap) return;  // charged to the fallback
+            if (!scope) {
+                scope = shard.scopes.create(
+                    scopeFingerprint(budget.scope, request.partition, partitionHash, store.seed()),
+                    nowMs);
+                if (!scope) return;
             }
         }
-        if (auto* stale = scope->members.find(keyFp)) {
-            stale->state = nowMs;  // an expired slot of the same key, reused
-        } else {
-            scope->members.insert(keyFp, nowMs);
-        }
-        scope->earliestUseMs = std::min(scope->earliestUseMs, nowMs);
-        scope->latestUseMs = std::max(scope->latestUseMs, nowMs);
-        scope->ttlMs = ttlMs;
+        scope->use(keyFp, nowMs, ttlMs);
     }
 
     // The scope's fingerprint. A scope named like its partition (the peerless "global") reuses
@@ -388,50 +354,6 @@ private:
                                           std::uint64_t partitionHash, std::uint64_t seed) {
         if (scope == partition) return nonZero(remix(partitionHash ^ 0x5C0BEULL));
         return nonZero(hashOf(scope, partitionHash ^ ~seed));
-    }
-
-    static ScopeSet* findScope(Shard& shard, std::uint64_t scopeFp) {
-        auto* slot = shard.scopes.find(scopeFp);
-        return slot ? slot->state : nullptr;
-    }
-
-    // Drops members unused for ttlMs; cheap to call often (skips while none can have expired).
-    static void expireMembers(ScopeSet& scope, std::int64_t nowMs, std::int64_t ttlMs) {
-        if (scope.earliestUseMs + ttlMs > nowMs) return;
-        std::int64_t earliest = std::numeric_limits<std::int64_t>::max();
-        scope.members.rebuild(scope.members.capacity(), [&](const auto& m) {
-            if (m.state + ttlMs <= nowMs) return false;
-            earliest = std::min(earliest, m.state);
-            return true;
-        });
-        scope.earliestUseMs = earliest;
-    }
-
-    // Deletes scopes whose every slot has expired: all of them, or a couple per call.
-    void sweepScopes(Shard& shard, Nanos now, bool all) {
-        const std::int64_t nowMs = now / kNanosPerMilli;
-        auto expired = [&](ScopeSet* s) {
-            expireMembers(*s, nowMs, s->ttlMs);
-            return s->members.size() == 0;
-        };
-        if (all) {
-            shard.scopes.rebuild(shard.scopes.capacity(), [&](const auto& s) {
-                if (!expired(s.state)) return true;
-                delete s.state;
-                return false;
-            });
-            return;
-        }
-        for (int i = 0; i < 2; ++i) {
-            auto* s = shard.scopes.occupiedFrom(shard.scopeCursor);
-            if (!s) return;
-            if (expired(s->state)) {
-                delete s->state;
-                shard.scopes.erase(s);
-            } else {
-                ++shard.scopeCursor;
-            }
-        }
     }
 
     // Looks at a couple of slots past a cursor and evicts the idle ones, so that memory follows

@@ -1,0 +1,133 @@
+#pragma once
+
+// Bucket budgets in the memory store: a scope ("peer:198.51.100.7", "global") holds a slot per
+// bucket it admitted, stamped with the bucket's last use; a slot unused for the scope's TTL
+// expires. The memory store keeps a shard's scopes in the shard, so the budget check and the
+// consumption take one lock. Not thread-safe.
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <new>
+
+#include "memory/flat_table.h"
+#include "ratelab/store.h"
+
+namespace ratelab::memory {
+
+/// One scope's slots: bucket fingerprint -> last use, in whole milliseconds.
+class ScopeSet {
+public:
+    /// Slots held, expired ones included until expire() drops them.
+    std::uint64_t size() const { return slots_.size(); }
+    std::size_t bytes() const { return sizeof(ScopeSet) + slots_.bytes(); }
+
+    /// Whether `bucket` holds a slot still live at nowMs.
+    bool holds(std::uint64_t bucket, std::int64_t nowMs, std::int64_t ttlMs) {
+        const auto* slot = slots_.find(bucket);
+        return slot && slot->state + ttlMs > nowMs;
+    }
+
+    /// Drops the slots unused for ttlMs. Cheap to call often: skips while none can have expired.
+    void expire(std::int64_t nowMs, std::int64_t ttlMs) {
+        if (earliestUseMs_ + ttlMs > nowMs) return;
+        std::int64_t earliest = std::numeric_limits<std::int64_t>::max();
+        slots_.rebuild(slots_.capacity(), [&](const auto& slot) {
+            if (slot.state + ttlMs <= nowMs) return false;
+            earliest = std::min(earliest, slot.state);
+            return true;
+        });
+        earliestUseMs_ = earliest;
+    }
+
+    /// Marks `bucket` used at nowMs: refreshes its slot, or takes a new one. The scope's TTL
+    /// becomes ttlMs (the latest use decides when the whole scope may go).
+    void use(std::uint64_t bucket, std::int64_t nowMs, std::int64_t ttlMs) {
+        if (auto* slot = slots_.find(bucket)) {
+            slot->state = nowMs;
+        } else {
+            slots_.insert(bucket, nowMs);
+        }
+        earliestUseMs_ = std::min(earliestUseMs_, nowMs);  // also when a clock steps back
+        ttlMs_ = ttlMs;
+    }
+
+    /// Whether every slot has expired at nowMs (dropping them on the way).
+    bool expiredAll(std::int64_t nowMs) {
+        expire(nowMs, ttlMs_);
+        return slots_.size() == 0;
+    }
+
+private:
+    // Rotation asks mostly about buckets a scope lacks, which walks a whole probe run: keep the
+    // runs short with a lower load than the bucket tables'.
+    FlatTable<std::int64_t, 50> slots_;
+    std::int64_t ttlMs_ = 0;
+    std::int64_t earliestUseMs_ = std::numeric_limits<std::int64_t>::max();  ///< a lower bound
+};
+
+/// A shard's scopes by fingerprint; owns them.
+class BudgetScopes {
+public:
+    BudgetScopes() = default;
+    BudgetScopes(const BudgetScopes&) = delete;
+    BudgetScopes& operator=(const BudgetScopes&) = delete;
+    ~BudgetScopes() {
+        scopes_.forEach([](auto& slot) { delete slot.state; });
+    }
+
+    ScopeSet* find(std::uint64_t scope) {
+        auto* slot = scopes_.find(scope);
+        return slot ? slot->state : nullptr;
+    }
+
+    /// A new, empty scope; null when memory cannot be had. Before the table grows it drops a
+    /// couple of wholly expired scopes, so memory follows the live scopes.
+    ScopeSet* create(std::uint64_t scope, std::int64_t nowMs) {
+        if (scopes_.wouldGrow()) sweep(nowMs, /*all=*/false);
+        auto* set = new (std::nothrow) ScopeSet;
+        if (!set) return nullptr;
+        if (!scopes_.insert(scope, set)) {
+            delete set;
+            return nullptr;
+        }
+        return set;
+    }
+
+    /// Deletes scopes whose every slot has expired: all of them, or a couple past a cursor.
+    void sweep(std::int64_t nowMs, bool all) {
+        if (all) {
+            scopes_.rebuild(scopes_.capacity(), [&](const auto& slot) {
+                if (!slot.state->expiredAll(nowMs)) return true;
+                delete slot.state;
+                return false;
+            });
+            return;
+        }
+        for (int i = 0; i < 2; ++i) {
+            auto* slot = scopes_.occupiedFrom(cursor_);
+            if (!slot) return;
+            if (slot->state->expiredAll(nowMs)) {
+                delete slot->state;
+                scopes_.erase(slot);
+            } else {
+                ++cursor_;
+            }
+        }
+    }
+
+    void addStats(KeyspaceStats& stats) {
+        stats.bytes += static_cast<std::int64_t>(scopes_.bytes());
+        scopes_.forEach([&](auto& slot) {
+            stats.scopes += 1;
+            stats.budgetSlots += static_cast<std::int64_t>(slot.state->size());
+            stats.bytes += static_cast<std::int64_t>(slot.state->bytes());
+        });
+    }
+
+private:
+    FlatTable<ScopeSet*> scopes_;
+    std::uint64_t cursor_ = 0;
+};
+
+}  // namespace ratelab::memory
