@@ -7,26 +7,18 @@
 #include <string>
 #include <string_view>
 
+#include "engine/limiter_fixture.h"
 #include "ratelab/policy.h"
 #include "ratelab/policy_file.h"
 #include "sim/scenario.h"
 
 namespace ratelab::simtest {
 
-inline Policy tokenBucket(std::string name, std::int64_t capacity, double refillPerSecond) {
-    Policy p;
-    p.name = std::move(name);
-    p.algorithm = Algorithm::TokenBucket;
-    p.capacity = capacity;
-    p.refillPerSecond = refillPerSecond;
-    return p;
-}
+using testing::policySet;
 
-inline PolicySet policySet(std::vector<Policy> policies) {
-    PolicySet set;
-    set.policies = std::move(policies);
-    compileLimits(set);
-    return set;
+/// A token bucket policy on every path.
+inline Policy tokenBucket(std::string name, std::int64_t capacity, double refillPerSecond) {
+    return testing::tokenBucketPolicy(std::move(name), capacity, refillPerSecond);
 }
 
 /// Parses a scenario written in a test; fails the test with the diagnostics otherwise.

@@ -58,19 +58,20 @@ std::string_view closest(std::string_view unknown, const Range& known) {
     return bestDistance <= allowed ? best : std::string_view();
 }
 
-std::string number(double value) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.17g", value);
-    // Prefer the shortest text that reads back the same.
+}  // namespace
+
+std::string numberText(double x) {
+    char buffer[40];
+    if (std::isfinite(x) && std::floor(x) == x && std::fabs(x) < 1e15) {
+        std::snprintf(buffer, sizeof buffer, "%.0f", x);
+        return buffer;
+    }
     for (int precision = 1; precision <= 17; ++precision) {
-        char shorter[32];
-        std::snprintf(shorter, sizeof shorter, "%.*g", precision, value);
-        if (std::strtod(shorter, nullptr) == value) return shorter;
+        std::snprintf(buffer, sizeof buffer, "%.*g", precision, x);
+        if (std::strtod(buffer, nullptr) == x) return buffer;
     }
     return buffer;
 }
-
-}  // namespace
 
 void Reader::error(const Value& at, std::string message) {
     errorAt(at.position(), at.pointer(), std::move(message));
@@ -186,7 +187,8 @@ bool ObjectReader::readNumber(std::string_view key, double& out, double min, dou
     bool below = minExclusive ? !(x > min) : !(x >= min);
     if (below || !(x <= max) || !std::isfinite(x)) {
         reader_.error(*v, std::string(key) + " must be " + (minExclusive ? "above " : "at least ") +
-                              number(min) + " and at most " + number(max) + ", found " + number(x));
+                              numberText(min) + " and at most " + numberText(max) + ", found " +
+                              numberText(x));
         return false;
     }
     out = x;

@@ -36,6 +36,10 @@ private:
     std::vector<Diagnostic>& out_;
 };
 
+/// The shortest text of `x` that reads back the same; whole numbers below 1e15 without an
+/// exponent ("1000000000", not "1e+09").
+std::string numberText(double x);
+
 /// The closest of `known` to `unknown` by edit distance, or "" when none is close.
 std::string_view closestKey(std::string_view unknown,
                             std::initializer_list<std::string_view> known);

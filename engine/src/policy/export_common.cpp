@@ -186,6 +186,13 @@ std::string identifier(std::string_view name) {
     return out;
 }
 
+std::string UniqueNames::take(const std::string& base) {
+    std::string name = base;
+    for (int n = 2; !taken_.insert(name).second; ++n)
+        name = base + "_" + std::to_string(n);
+    return name;
+}
+
 std::string commentLines(std::string_view first, std::string_view text,
                          std::string_view continuation) {
     constexpr std::size_t kWidth = 96;

@@ -4,6 +4,7 @@
 // in requests, the header comment, and the checks every target makes alike.
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,6 +79,15 @@ std::string describe(const Policy& p);
 
 /// `name` with every character outside [A-Za-z0-9_] replaced by '_'.
 std::string identifier(std::string_view name);
+
+/// Names made unique within one exported file: `base`, then `base_2`, `base_3`, ...
+class UniqueNames {
+public:
+    std::string take(const std::string& base);
+
+private:
+    std::set<std::string> taken_;
+};
 
 /// Comment lines (`prefix` + text) wrapped at about 96 columns; lines after the first start
 /// with `continuation` when it is given.

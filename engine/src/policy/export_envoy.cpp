@@ -117,15 +117,6 @@ private:
         proxies_ += "\n";
     }
 
-    std::string uniqueName(const std::string& base) {
-        std::string name = base;
-        for (int n = 2; std::find(names_.begin(), names_.end(), name) != names_.end(); ++n) {
-            name = base + "_" + std::to_string(n);
-        }
-        names_.push_back(name);
-        return name;
-    }
-
     void policy(std::size_t i) {
         const Policy& p = set_.policies[i];
         std::vector<std::string> common = commonChecks(
@@ -196,7 +187,7 @@ private:
         }
 
         // Actions and descriptor entries.
-        const std::string name = uniqueName(identifier(p.name));
+        const std::string name = names_.take(identifier(p.name));
         std::string scope;  // header_value_match action for the route and methods
         std::string scopeEntry;
         if (!matchesEveryPath(p.match) || !p.match.methods.empty()) {
@@ -352,7 +343,7 @@ private:
     ExportNotes notes_;
     std::string body_;
     std::string proxies_;
-    std::vector<std::string> names_;
+    UniqueNames names_;
 };
 
 }  // namespace

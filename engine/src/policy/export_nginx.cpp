@@ -5,7 +5,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <set>
 
 #include "policy/export_common.h"
 #include "policy/export_targets.h"
@@ -128,13 +127,6 @@ private:
         body_ += "real_ip_recursive on;\n";
     }
 
-    std::string uniqueName(const std::string& base) {
-        std::string name = base;
-        for (int n = 2; !names_.insert(name).second; ++n)
-            name = base + "_" + std::to_string(n);
-        return name;
-    }
-
     // The address key: $binary_remote_addr, or a map to the engine's address groups.
     bool addressKey(std::size_t i, const std::string& var, std::string& key, std::string& out) {
         const Policy& p = set_.policies[i];
@@ -181,7 +173,7 @@ private:
         out += approximationComments(common);
         if (refuseSlidingWindow(p, i, notes_, "nginx's leaky bucket")) return;
         const std::string base = identifier(p.name);
-        const std::string zone = uniqueName("ratelab_" + base);
+        const std::string zone = names_.take("ratelab_" + base);
         const std::string prefix = "$" + zone;
 
         // The key before scoping.
@@ -333,7 +325,7 @@ private:
     const PolicySet& set_;
     ExportNotes notes_;
     std::string body_;
-    std::set<std::string> names_;
+    UniqueNames names_;
 };
 
 }  // namespace

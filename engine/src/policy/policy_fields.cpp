@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 
 namespace ratelab::policy {
 
@@ -41,19 +40,6 @@ std::string quoted(std::string_view s) {
         }
     }
     return out + "\"";
-}
-
-std::string numberText(double x) {
-    char buffer[40];
-    if (std::isfinite(x) && std::floor(x) == x && std::fabs(x) < 1e15) {
-        std::snprintf(buffer, sizeof buffer, "%.0f", x);
-        return buffer;
-    }
-    for (int precision = 1; precision <= 17; ++precision) {
-        std::snprintf(buffer, sizeof buffer, "%.*g", precision, x);
-        if (std::strtod(buffer, nullptr) == x) return buffer;
-    }
-    return buffer;
 }
 
 bool readWhole(Diagnostics& sink, const json::Value& v, std::string_view what, std::int64_t& out,

@@ -84,7 +84,6 @@ std::size_t codePoints(std::string_view s);
 /// Quotes `s` for a message: printable ASCII as is, other bytes as \xNN, cut after 80 bytes.
 std::string quoted(std::string_view s);
 
-/// Shortest text of `x` that reads back the same ("0.1", "1e-07", "3").
-std::string numberText(double x);
+using json::numberText;  // shortest text that reads back the same
 
 }  // namespace ratelab::policy
