@@ -13,6 +13,7 @@ packages=(
     redis-server redis-tools nginx-light
     fonts-dejavu-core xvfb xauth
     python3-jsonschema
+    clang-16 libclang-rt-16-dev   # the libFuzzer harnesses (tests/fuzz, scripts/fuzz.sh)
 )
 
 missing=()

@@ -2,8 +2,10 @@
 # Installs what ratelab needs, builds it and runs every test: the Release build's whole CTest
 # suite (labels engine, identity, policy, sim, redis, gui), then the engine, identity, policy and
 # simulator suites again under AddressSanitizer and UndefinedBehaviorSanitizer (the Redis and GUI
-# suites measure timeouts and frame gaps, which a sanitizer's slowdown would distort). The tests
-# start their own redis-server and nginx on loopback.
+# suites measure timeouts and frame gaps, which a sanitizer's slowdown would distort), then a
+# fixed-length smoke of every libFuzzer harness (scripts/fuzz.sh --smoke, when clang++-16 is
+# there; scripts/setup-debian.sh installs it). The tests start their own redis-server and nginx
+# on loopback.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
@@ -23,3 +25,9 @@ mapfile -t targets < <(ctest --test-dir build-asan -N --label-regex "$sanitized"
 cmake --build build-asan --parallel "$(nproc)" --target ratelab-cli "${targets[@]}"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure --parallel "$(nproc)" --label-regex "$sanitized"
+
+if command -v clang++-16 >/dev/null 2>&1; then
+    scripts/fuzz.sh --smoke
+else
+    echo "test.sh: clang++-16 not found; the fuzz smoke did not run" >&2
+fi
