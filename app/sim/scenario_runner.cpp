@@ -187,7 +187,13 @@ void ScenarioRunner::Impl::closeSample() {
     s.start = sampleStart;
     s.end = sampleEnd;
     s.classes = current;
-    for (const auto& store : innerStores) {
+    std::vector<const Store*> stores;
+    for (const auto& store : innerStores)
+        stores.push_back(store.get());
+    for (const auto& limiter : limiters) {
+        if (const Store* local = limiter->localStore()) stores.push_back(local);
+    }
+    for (const Store* store : stores) {
         KeyspaceStats k = store->keyspace();
         s.keyspace.buckets += k.buckets;
         s.keyspace.budgetSlots += k.budgetSlots;
@@ -240,13 +246,22 @@ void ScenarioRunner::Impl::decideNext() {
     c.offered += 1;
     a.offered += 1;
     bool failedOpen = false;
+    bool decidedLocally = false;
     for (std::size_t i = 0; i < check.used; ++i) {
         const PolicyOutcome o = check.policies[i].outcome;
+        c.outcomes[static_cast<std::size_t>(o)] += 1;
+        a.outcomes[static_cast<std::size_t>(o)] += 1;
         if (o == PolicyOutcome::FailedOpen || o == PolicyOutcome::FailedClosed ||
-            o == PolicyOutcome::StoreRefused) {
+            o == PolicyOutcome::StoreRefused || o == PolicyOutcome::StoreFull ||
+            o == PolicyOutcome::DecidedLocally) {
             ++storeErrors;
             failedOpen = failedOpen || o == PolicyOutcome::FailedOpen;
+            decidedLocally = decidedLocally || o == PolicyOutcome::DecidedLocally;
         }
+    }
+    if (decidedLocally) {
+        c.decidedLocally += 1;
+        a.decidedLocally += 1;
     }
     switch (check.status) {
         case 200:
@@ -268,6 +283,10 @@ void ScenarioRunner::Impl::decideNext() {
         default:
             c.failedClosed += 1;
             a.failedClosed += 1;
+            if (check.code == RefusalCode::StoreFull) {
+                c.storeFull += 1;
+                a.storeFull += 1;
+            }
             break;
     }
 

@@ -3,10 +3,12 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <array>
 #include <random>
 
 #include "http/response.h"
 #include "identity/key_deriver.h"
+#include "ratelab/memory_store.h"
 
 namespace ratelab {
 
@@ -19,6 +21,7 @@ int statusOf(RefusalCode code) {
             return 412;
         case RefusalCode::StoreUnavailable:
         case RefusalCode::StoreRefused:
+        case RefusalCode::StoreFull:
             return 503;
         case RefusalCode::RateLimited:
         case RefusalCode::CostExceedsCapacity:
@@ -27,6 +30,17 @@ int statusOf(RefusalCode code) {
             break;
     }
     return 200;
+}
+
+// A reachable store that refused: 503 under every policy, whatever on_store_error says.
+void storeFailed(const ConsumeResult& result, PolicyResult& r, RefusalCode& refusal) {
+    if (result.status == StoreStatus::Full) {
+        r.outcome = PolicyOutcome::StoreFull;
+        refusal = RefusalCode::StoreFull;
+    } else if (result.status == StoreStatus::Refused) {
+        r.outcome = PolicyOutcome::StoreRefused;
+        refusal = RefusalCode::StoreRefused;
+    }
 }
 
 bool isIn(const std::vector<std::string>& list, std::string_view value) {
@@ -51,6 +65,8 @@ std::string_view refusalCodeName(RefusalCode code) {
             return "store_unavailable";
         case RefusalCode::StoreRefused:
             return "store_refused";
+        case RefusalCode::StoreFull:
+            return "store_full";
     }
     return "";
 }
@@ -77,6 +93,10 @@ std::string_view policyOutcomeName(PolicyOutcome outcome) {
             return "failed_closed";
         case PolicyOutcome::StoreRefused:
             return "store_refused";
+        case PolicyOutcome::DecidedLocally:
+            return "decided_locally";
+        case PolicyOutcome::StoreFull:
+            return "store_full";
     }
     return "";
 }
@@ -88,12 +108,16 @@ struct Limiter::Impl {
         std::uint32_t firstLimitId = 0;
         std::vector<std::string> limitNames;  // per tier ("api/premium"), or just "api"
         bool matchesEverything = false;       // "/" with no methods: skip matching per request
+        std::vector<Limit> localLimits;       // per tier: on_store_error "local"'s limit
     };
 
     PolicySet policies;
     std::shared_ptr<Store> store;
     LimiterOptions options;
     std::vector<Compiled> compiled;
+    // Where policies with on_store_error "local" decide while the shared store is unreachable:
+    // this process's own memory, created when the first such policy appears.
+    std::unique_ptr<Store> local;
 
     Impl(PolicySet p, std::shared_ptr<Store> s, LimiterOptions o)
         : policies(std::move(p)), store(std::move(s)), options(o) {
@@ -103,7 +127,7 @@ struct Limiter::Impl {
         }
         std::uint32_t nextId = 0;
         for (const Policy& policy : policies.policies) {
-            Compiled c{identity::KeyDeriver(policy), nextId, {}, false};
+            Compiled c{identity::KeyDeriver(policy), nextId, {}, false, {}};
             const RouteMatch& m = policy.match;
             c.matchesEverything = m.methods.empty() && m.pathPattern.empty() &&
                                   (m.pathPrefix.empty() || m.pathPrefix == "/");
@@ -115,6 +139,27 @@ struct Limiter::Impl {
             }
             nextId += static_cast<std::uint32_t>(c.limitNames.size());
             compiled.push_back(std::move(c));
+            compileLocal(compiled.size() - 1);
+        }
+    }
+
+    // The per-replica limits of policy i, and the local store they need.
+    void compileLocal(std::size_t i) {
+        const Policy& policy = policies.policies[i];
+        Compiled& c = compiled[i];
+        c.localLimits.clear();
+        if (policy.onStoreError != StoreErrorRule::Local) return;
+        const int replicas = policies.store.replicas;
+        if (policy.tiers && !policy.tiers->tiers.empty()) {
+            for (const Tier& tier : policy.tiers->tiers)
+                c.localLimits.push_back(perReplicaLimit(tier.limit, replicas));
+        } else {
+            c.localLimits.push_back(perReplicaLimit(policy.limit, replicas));
+        }
+        if (!local) {
+            MemoryStoreOptions memory;
+            memory.maxBuckets = policies.store.maxBuckets;
+            local = makeMemoryStore(memory);
         }
     }
 
@@ -170,7 +215,7 @@ struct Limiter::Impl {
         if (storeResult && storeResult->status != StoreStatus::Ok) {
             observer->onStoreError(StoreErrorEvent{policy.name, request.path, hashView,
                                                    storeResult->status, storeResult->error,
-                                                   r.outcome, now});
+                                                   r.outcome, now, r.decision});
         } else {
             observer->onLimitHit(
                 LimitEvent{policy.name, request.path, hashView, r.outcome, r.decision, now});
@@ -188,6 +233,9 @@ const PolicySet& Limiter::policies() const {
 }
 Store& Limiter::store() const {
     return *impl_->store;
+}
+const Store* Limiter::localStore() const {
+    return impl_->local.get();
 }
 
 std::uint32_t Limiter::limitId(std::size_t policyIndex, std::size_t tier) const {
@@ -217,6 +265,7 @@ void Limiter::retune(std::size_t policyIndex, const Policy& updated) {
                              tier.windowMs > 0 ? tier.windowMs : p.windowMs, p.delay, p.nodelay);
         }
     }
+    impl_->compileLocal(policyIndex);
 }
 
 void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
@@ -262,7 +311,8 @@ void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
         } else {
             r.tier = impl.tierOf(policy, request);
             const Limit& limit = http::limitOf(impl.policies, r);
-            const BucketBudget budget = derived.budget();
+            // Per thread, like `derived` whose strings it views: no per-request zero fill.
+            thread_local std::array<BucketBudget, kMaxBudgetLevels> budgets;
             // Built in one expression: member-wise assignment after a default construction
             // costs an 88-byte zero fill (rep stos) per request.
             const ConsumeRequest consume{
@@ -271,7 +321,7 @@ void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
                 &limit,
                 derived.partition(),
                 derived.key,
-                derived.hasBudget() ? &budget : nullptr,
+                derived.budget(budgets),
                 request.cost > 0 ? request.cost : policy.cost,
                 now,
                 policy.storeTimeout,
@@ -279,12 +329,10 @@ void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
             ConsumeResult result = impl.store->consume(consume);
             r.chargedFallback = result.chargedFallback;
             if (out.captureKeys) {
-                r.key = result.chargedFallback ? derived.fallbackKey : derived.key;
-                r.scope = derived.scope;
+                r.key = derived.chargedKey(result.chargedLevel);
+                r.scope = derived.scope();
             }
-            const std::string_view chargedKey = result.chargedFallback
-                                                    ? std::string_view(derived.fallbackKey)
-                                                    : std::string_view(derived.key);
+            const std::string_view chargedKey = derived.chargedKey(result.chargedLevel);
             if (result.status == StoreStatus::Ok) {
                 r.decision = result.decision;
                 if (result.decision.allowed) {
@@ -298,15 +346,37 @@ void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
                     refusal = RefusalCode::RateLimited;
                     impl.report(policy, request, chargedKey, r, nullptr, now);
                 }
-            } else {
-                if (result.status == StoreStatus::Refused) {
-                    r.outcome = PolicyOutcome::StoreRefused;
-                    refusal = RefusalCode::StoreRefused;
-                } else if (policy.onStoreError == StoreErrorRule::Deny) {
-                    r.outcome = PolicyOutcome::FailedClosed;
-                    refusal = RefusalCode::StoreUnavailable;
+            } else if (result.status == StoreStatus::Transport &&
+                       policy.onStoreError == StoreErrorRule::Local) {
+                // The shared store is unreachable: decide on this process's share of the limit.
+                // The next request asks the shared store again (its client backs off a stalled
+                // server, so that costs little), so decisions return to it once it answers.
+                ConsumeRequest onLocal = consume;
+                onLocal.limit = &compiled.localLimits[r.tier];
+                const ConsumeResult local = impl.local->consume(onLocal);
+                r.chargedFallback = local.chargedFallback;
+                if (local.status == StoreStatus::Ok) {
+                    r.outcome = PolicyOutcome::DecidedLocally;
+                    r.decision = local.decision;
+                    if (!local.decision.allowed) {
+                        refusal = local.decision.reason == DenyReason::CostExceedsCapacity
+                                      ? RefusalCode::CostExceedsCapacity
+                                      : RefusalCode::RateLimited;
+                    }
+                    impl.report(policy, request, chargedKey, r, &result, now);
                 } else {
-                    r.outcome = PolicyOutcome::FailedOpen;
+                    storeFailed(local, r, refusal);
+                    impl.report(policy, request, chargedKey, r, &local, now);
+                }
+            } else {
+                storeFailed(result, r, refusal);
+                if (result.status == StoreStatus::Transport) {
+                    if (policy.onStoreError == StoreErrorRule::Deny) {
+                        r.outcome = PolicyOutcome::FailedClosed;
+                        refusal = RefusalCode::StoreUnavailable;
+                    } else {
+                        r.outcome = PolicyOutcome::FailedOpen;
+                    }
                 }
                 impl.report(policy, request, chargedKey, r, &result, now);
             }

@@ -14,6 +14,8 @@ std::string_view statusName(StoreStatus status) {
             return "transport";
         case StoreStatus::Refused:
             return "refused";
+        case StoreStatus::Full:
+            return "full";
     }
     return "";
 }
@@ -138,6 +140,14 @@ void JsonLogObserver::onStoreError(const StoreErrorEvent& event) {
     http::appendJsonString(line, statusName(event.status));
     line += ",\"error\":";
     http::appendJsonString(line, event.error);
+    if (event.outcome == PolicyOutcome::DecidedLocally) {
+        line += event.decision.allowed ? ",\"allowed\":true" : ",\"allowed\":false";
+        if (!event.decision.allowed) {
+            line += ",\"retry_after_ms\":";
+            http::appendInt(line,
+                            (event.decision.retryAfter + kNanosPerMilli - 1) / kNanosPerMilli);
+        }
+    }
     lineEnd(line, event.now, suppressed);
     sink_(line);
 }

@@ -22,11 +22,12 @@ enum class RefusalCode : std::uint8_t {
     IdentityUnavailable,  ///< 412: no principal, credential or peer to key on
     ForwardedMalformed,   ///< 412: a trusted proxy sent a forwarded header that does not parse
     StoreUnavailable,     ///< 503: transport error under `deny`
-    StoreRefused,         ///< 503: the store refused (full, out of memory, read-only)
+    StoreRefused,         ///< 503: the store refused (out of memory, read-only, script error)
+    StoreFull,            ///< 503: the store had no room for a new bucket
 };
 
 /// "rate_limited", "cost_exceeds_capacity", "identity_unavailable", "forwarded_malformed",
-/// "store_unavailable", "store_refused"; "" for None.
+/// "store_unavailable", "store_refused", "store_full"; "" for None.
 std::string_view refusalCodeName(RefusalCode code);
 
 /// One matching policy's part in a decision.
@@ -51,7 +52,7 @@ struct Check {
     /// One per matching policy, in order, up to and including the first that refused: like
     /// nested middleware, a refused request does not spend the quota of later policies.
     std::vector<PolicyResult> policies;
-    std::size_t used = 0;                ///< entries of `policies` that belong to this decision
+    std::size_t used = 0;  ///< entries of `policies` that belong to this decision
 };
 
 struct HttpHeader {
@@ -100,6 +101,9 @@ public:
 
     const PolicySet& policies() const;
     Store& store() const;
+    /// Where policies with on_store_error "local" decide while the shared store is unreachable;
+    /// null when no policy does.
+    const Store* localStore() const;
 
     /// Replaces one policy's numbers (capacity, refill, window, cost, mode, headers) in place,
     /// as the workbench sliders do; buckets keep their state. The policy's name, key rules and

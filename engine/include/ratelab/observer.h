@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -19,10 +20,25 @@ enum class PolicyOutcome : std::uint8_t {
     ForwardedMalformed,   ///< a trusted proxy's forwarded header is malformed: 412 (fail closed)
     FailedOpen,           ///< store transport error under fail_open_on_transport: passed
     FailedClosed,         ///< store transport error under deny: 503
-    StoreRefused,         ///< the store refused (full, OOM, ...): 503 under every policy
+    StoreRefused,         ///< the store refused (OOM, read-only, ...): 503 under every policy
+    /// The shared store was unreachable and the policy's on_store_error is `local`: the
+    /// process's own memory store decided on the per-replica limit. The decision says whether
+    /// it passed (refused: 429, or cost above the local capacity).
+    DecidedLocally,
+    /// The store had no room for a new bucket (its cap reached with nothing idle, or Redis out
+    /// of memory) and no enclosing bucket to charge instead: 503 under every policy.
+    StoreFull,
 };
 
-/// "passed", "throttled", "shadow_throttled", ...
+/// How many outcomes there are: PolicyOutcome values are 0 .. kPolicyOutcomeCount - 1, in the
+/// order above. Reports, metrics and charts enumerate outcomes with it, so a new outcome shows
+/// up everywhere.
+inline constexpr std::size_t kPolicyOutcomeCount =
+    static_cast<std::size_t>(PolicyOutcome::StoreFull) + 1;
+
+/// "passed", "throttled", "shadow_throttled", "cost_exceeds_capacity", "bypassed",
+/// "no_identity", "forwarded_malformed", "failed_open", "failed_closed", "store_refused",
+/// "decided_locally", "store_full".
 std::string_view policyOutcomeName(PolicyOutcome outcome);
 
 /// A request a policy refused or would have refused (shadow), or could not key.
@@ -42,8 +58,10 @@ struct StoreErrorEvent {
     std::string_view keyHash;
     StoreStatus status;
     std::string_view error;
-    PolicyOutcome outcome;  ///< FailedOpen, FailedClosed or StoreRefused
+    PolicyOutcome outcome;  ///< FailedOpen, FailedClosed, StoreRefused, StoreFull or DecidedLocally
     Nanos now;
+    /// DecidedLocally: what the local store decided (allowed, retry time); empty otherwise.
+    Decision decision{};
 };
 
 /// Receives limit hits and store failures. Called on the deciding thread, so implementations

@@ -21,8 +21,7 @@ namespace ratelab {
 /// request path once a policy has been seen.
 class PolicyCounters final : public LimitObserver {
 public:
-    static constexpr std::size_t kOutcomes =
-        static_cast<std::size_t>(PolicyOutcome::StoreRefused) + 1;
+    static constexpr std::size_t kOutcomes = kPolicyOutcomeCount;
 
     void onLimitHit(const LimitEvent& event) override;
     void onStoreError(const StoreErrorEvent& event) override;
@@ -53,6 +52,8 @@ private:
 ///    "retry_after_ms":1000,"t_ms":12345}
 ///   {"event":"store_error","policy":"api","route":"/x","key":"...","outcome":"failed_open",
 ///    "status":"transport","error":"connection refused","t_ms":12345}
+/// A store error decided on the local store (outcome "decided_locally") also carries
+/// "allowed" and, when refused, "retry_after_ms".
 /// Keys are the limiter's keyed hashes, never keys or credentials. A flood cannot flood the log:
 /// each (policy, event kind) writes at most `linesPerSecond` lines per second of event time and
 /// then one line saying how many it suppressed. Thread-safe.

@@ -202,16 +202,17 @@ public:
         Shard& shard = shards_[partitionHash >> shardShift_];
         shard.lock.lock();
         if (!(shard.limit == *request.limit)) shard.limit = *request.limit;
-        bool decided = consumeLocked(store, shard, request, partitionHash, keyFp, out);
+        bool decided = consumeLocked(store, shard, request, partitionHash, keyFp, out, false);
         shard.lock.unlock();
         if (decided) return;
-        // The store is full. Evict idle state everywhere once, then decide again.
+        // The store is full. Evict idle state everywhere once, then decide again, charging an
+        // enclosing bucket that exists before refusing (the refusal is the last resort).
         store.sweepAll(request.now);
         shard.lock.lock();
-        decided = consumeLocked(store, shard, request, partitionHash, keyFp, out);
+        decided = consumeLocked(store, shard, request, partitionHash, keyFp, out, true);
         shard.lock.unlock();
         if (decided) return;
-        out.status = StoreStatus::Refused;
+        out.status = StoreStatus::Full;
         out.error = "memory store full: " + std::to_string(store.maxBuckets()) +
                     " live buckets and none idle";
     }
@@ -243,35 +244,74 @@ private:
         std::uint64_t evictCursor = 0;
     };
 
-    // Returns false when a new bucket is needed and the store is full.
-    bool consumeLocked(MemoryStoreImpl& store, Shard& shard, const ConsumeRequest& request,
-                       std::uint64_t partitionHash, std::uint64_t keyFp, ConsumeResult& out) {
-        const Limit& limit = *request.limit;
-        std::uint64_t chargeFp = keyFp;
-        ScopeSet* scope = nullptr;
+    // A budget chain as the shard sees it: per level its scope (null until it holds a slot), and
+    // per candidate (the key, then each level's fallback) its bucket fingerprint.
+    struct Chain {
+        std::size_t levels = 0;
+        std::array<const BucketBudget*, kMaxBudgetLevels> budget{};
+        std::array<std::uint64_t, kMaxBudgetLevels> scopeFp{};
+        std::array<ScopeSet*, kMaxBudgetLevels> scope{};
+        std::array<std::uint64_t, kMaxBudgetLevels + 1> candidate{};
+        std::size_t charged = 0;  // the candidate charged: 0 the key, i level i's fallback
         std::int64_t nowMs = 0;
         std::int64_t ttlMs = 0;
-        bool member = false;
-        out.chargedFallback = false;
-        if (request.budget) {
-            const BucketBudget& budget = *request.budget;
-            nowMs = request.now / kNanosPerMilli;
-            ttlMs = toMillisCeil(std::max(budget.slotTtl, Algo::freshAfter(limit)));
-            scope = shard.scopes.find(
-                scopeFingerprint(budget.scope, request.partition, partitionHash, store.seed()));
-            if (scope) {
-                member = scope->holds(keyFp, nowMs, ttlMs);
-                if (!member && scope->size() >= budget.cap) scope->expire(nowMs, ttlMs);
+    };
+
+    // Whether level i's scope (0-based) admits candidate c: a live member, or a scope with room
+    // once its expired slots are dropped.
+    static bool admits(Chain& chain, std::size_t i, std::uint64_t c) {
+        ScopeSet* scope = chain.scope[i];
+        if (!scope) return true;
+        if (scope->holds(c, chain.nowMs, chain.ttlMs)) return true;
+        const std::uint32_t cap = chain.budget[i]->cap;
+        if (scope->size() >= cap) scope->expire(chain.nowMs, chain.ttlMs);
+        return scope->size() < cap;
+    }
+
+    // Picks the candidate to charge (BucketBudget: the innermost one that every scope above it
+    // admits; the outermost fallback always).
+    void chooseCandidate(MemoryStoreImpl& store, Shard& shard, const ConsumeRequest& request,
+                         std::uint64_t partitionHash, std::uint64_t keyFp, Chain& chain) {
+        chain.candidate[0] = keyFp;
+        if (!request.budget) return;
+        chain.nowMs = request.now / kNanosPerMilli;
+        chain.ttlMs =
+            toMillisCeil(std::max(request.budget->slotTtl, Algo::freshAfter(*request.limit)));
+        for (const BucketBudget* b = request.budget; b && chain.levels < kMaxBudgetLevels;
+             b = b->next) {
+            const std::size_t i = chain.levels++;
+            chain.budget[i] = b;
+            chain.scopeFp[i] =
+                scopeFingerprint(b->scope, request.partition, partitionHash, store.seed());
+            chain.scope[i] = shard.scopes.find(chain.scopeFp[i]);
+        }
+        for (std::size_t k = 0; k <= chain.levels; ++k) {
+            if (k > 0) {
+                chain.candidate[k] = store.keyFingerprint(chain.budget[k - 1]->fallbackKey,
+                                                          request.partition, partitionHash);
             }
-            const std::uint64_t held = scope ? scope->size() : 0;
-            if (!member && held >= budget.cap) {
-                chargeFp =
-                    store.keyFingerprint(budget.fallbackKey, request.partition, partitionHash);
-                out.chargedFallback = true;
+            bool admitted = true;
+            for (std::size_t i = k; i < chain.levels && admitted; ++i)
+                admitted = admits(chain, i, chain.candidate[k]);
+            if (admitted) {
+                chain.charged = k;
+                return;
             }
         }
+    }
 
-        Slot* slot = shard.buckets.find(chargeFp);
+    // Returns false when a new bucket is needed and the store is full. With `lastResort`, a full
+    // store first charges the nearest enclosing bucket of the chain that already exists (a /64
+    // collapses onto its /48's bucket, say): a new client is limited with its network before it
+    // is refused.
+    bool consumeLocked(MemoryStoreImpl& store, Shard& shard, const ConsumeRequest& request,
+                       std::uint64_t partitionHash, std::uint64_t keyFp, ConsumeResult& out,
+                       bool lastResort) {
+        const Limit& limit = *request.limit;
+        Chain chain;
+        chooseCandidate(store, shard, request, partitionHash, keyFp, chain);
+
+        Slot* slot = shard.buckets.find(chain.candidate[chain.charged]);
         if (!slot) {
             // Decide on a fresh state first: a refusal of a new key stores nothing.
             State fresh{};
@@ -280,17 +320,29 @@ private:
             if (oom) return refuseOutOfMemory(out);
             if (std::memcmp(&fresh, &kFreshState, sizeof(State)) == 0) {
                 out.decision = d;
-                recordScope(shard, scope, request, partitionHash, store, keyFp, member, nowMs,
-                            ttlMs);
+                charged(chain, out);
+                recordScopes(shard, chain);
                 return true;
             }
             if (!store.reserveBucket()) {
                 Algo::release(fresh);
-                return false;
+                if (!lastResort) return false;
+                for (std::size_t k = chain.charged + 1; k <= chain.levels && !slot; ++k) {
+                    chain.candidate[k] = store.keyFingerprint(chain.budget[k - 1]->fallbackKey,
+                                                              request.partition, partitionHash);
+                    slot = shard.buckets.find(chain.candidate[k]);
+                    if (slot) chain.charged = k;
+                }
+                if (!slot) return false;
+                decideExisting(store, *slot, request, out);
+                if (out.status != StoreStatus::Ok) return true;
+                charged(chain, out);
+                refreshMemberships(chain);
+                return true;
             }
             evictSome(store, shard, request.now);
             if (shard.buckets.wouldGrow()) growDroppingIdle(store, shard, request.now);
-            slot = shard.buckets.insert(chargeFp, fresh);
+            slot = shard.buckets.insert(chain.candidate[chain.charged], fresh);
             if (!slot) {
                 store.releaseBuckets(1);
                 Algo::release(fresh);
@@ -304,8 +356,14 @@ private:
             if (out.status != StoreStatus::Ok) return true;
         }
         out.status = StoreStatus::Ok;
-        recordScope(shard, scope, request, partitionHash, store, keyFp, member, nowMs, ttlMs);
+        charged(chain, out);
+        recordScopes(shard, chain);
         return true;
+    }
+
+    static void charged(const Chain& chain, ConsumeResult& out) {
+        out.chargedLevel = static_cast<std::uint8_t>(chain.charged);
+        out.chargedFallback = chain.charged > 0;
     }
 
     void decideExisting(MemoryStoreImpl& store, Slot& slot, const ConsumeRequest& request,
@@ -330,22 +388,27 @@ private:
         return true;
     }
 
-    // After the bucket was decided: a member's slot is refreshed, a new key takes a free slot.
-    void recordScope(Shard& shard, ScopeSet* scope, const ConsumeRequest& request,
-                     std::uint64_t partitionHash, MemoryStoreImpl& store, std::uint64_t keyFp,
-                     bool member, std::int64_t nowMs, std::int64_t ttlMs) {
-        if (!request.budget) return;
-        const BucketBudget& budget = *request.budget;
-        if (!member) {
-            if (scope && scope->size() >= budget.cap) return;  // charged to the fallback
-            if (!scope) {
-                scope = shard.scopes.create(
-                    scopeFingerprint(budget.scope, request.partition, partitionHash, store.seed()),
-                    nowMs);
-                if (!scope) return;
-            }
+    // After the bucket was decided: the charged key takes or refreshes its slot in every scope
+    // above it (chooseCandidate made sure each admits it); scopes at or below a charged
+    // fallback stay untouched.
+    void recordScopes(Shard& shard, Chain& chain) {
+        const std::uint64_t c = chain.candidate[chain.charged];
+        for (std::size_t i = chain.charged; i < chain.levels; ++i) {
+            ScopeSet*& scope = chain.scope[i];
+            if (!scope) scope = shard.scopes.create(chain.scopeFp[i], chain.nowMs);
+            if (scope) scope->use(c, chain.nowMs, chain.ttlMs);
         }
-        scope->use(keyFp, nowMs, ttlMs);
+    }
+
+    // A last-resort charge of an existing enclosing bucket takes no slot it was not given: it
+    // refreshes the scopes that already hold it, so that no scope grows past its cap.
+    static void refreshMemberships(Chain& chain) {
+        const std::uint64_t c = chain.candidate[chain.charged];
+        for (std::size_t i = chain.charged; i < chain.levels; ++i) {
+            ScopeSet* scope = chain.scope[i];
+            if (scope && scope->holds(c, chain.nowMs, chain.ttlMs))
+                scope->use(c, chain.nowMs, chain.ttlMs);
+        }
     }
 
     // The scope's fingerprint. A scope named like its partition (the peerless "global") reuses
