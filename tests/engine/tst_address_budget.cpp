@@ -112,12 +112,12 @@ private slots:
             Verdict v = limiter.decide(request.view(), 2 * kSecond);
             if (addressBudget) {
                 QCOMPARE(v.status, 200);
-                QCOMPARE(v.check.policies[0].outcome, PolicyOutcome::Passed);
-                QCOMPARE(v.check.policies[0].decision.remaining, std::int64_t(19));
+                QCOMPARE(v.check.policies()[0].outcome, PolicyOutcome::Passed);
+                QCOMPARE(v.check.policies()[0].decision.remaining, std::int64_t(19));
             } else {
                 QCOMPARE(v.status, 503);
                 QCOMPARE(v.code, RefusalCode::StoreFull);
-                QCOMPARE(v.check.policies[0].outcome, PolicyOutcome::StoreFull);
+                QCOMPARE(v.check.policies()[0].outcome, PolicyOutcome::StoreFull);
                 QVERIFY(v.body.find("\"code\":\"store_full\"") != std::string::npos);
             }
         }

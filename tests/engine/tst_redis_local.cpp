@@ -30,7 +30,7 @@ Counted send(std::vector<std::unique_ptr<Limiter>>& replicas, const char* client
     for (int i = 0; i < n; ++i) {
         replicas[static_cast<std::size_t>(i) % replicas.size()]->check(request.view(), now, check);
         c.allowed += check.allowed;
-        const PolicyOutcome o = check.policies[0].outcome;
+        const PolicyOutcome o = check.policies()[0].outcome;
         c.local += o == PolicyOutcome::DecidedLocally;
         c.shared += o == PolicyOutcome::Passed || o == PolicyOutcome::Throttled;
     }
@@ -110,7 +110,7 @@ private slots:
             Check check;
             for (auto& replica : replicas) {
                 replica->check(probe.view(), now, check);
-                recovered += check.policies[0].outcome == PolicyOutcome::Passed;
+                recovered += check.policies()[0].outcome == PolicyOutcome::Passed;
             }
         }
         QCOMPARE(recovered, 4);

@@ -8,6 +8,7 @@
 
 #include "ratelab/ip_address.h"
 #include "ratelab/limit.h"
+#include "ratelab/validation_record.h"
 
 namespace ratelab {
 
@@ -169,32 +170,6 @@ struct TrustedProxies {
     std::vector<Cidr> cidrs;                 ///< direct peers whose forwarded header is read
     std::string header = "x-forwarded-for";  ///< x-forwarded-for, forwarded or x-real-ip
     friend bool operator==(const TrustedProxies&, const TrustedProxies&) = default;
-};
-
-/// One expectation checked in a replay, as embedded in a validated export.
-struct ValidationExpectation {
-    std::string metric;
-    std::optional<double> min;
-    std::optional<double> max;
-    double actual = 0;
-    bool pass = false;
-    friend bool operator==(const ValidationExpectation&, const ValidationExpectation&) = default;
-};
-
-/// A scenario a policy was replayed against before export, and how it went.
-struct ValidationRun {
-    std::string scenario;
-    std::uint64_t seed = 0;
-    std::int64_t requests = 0;
-    bool pass = false;
-    std::vector<ValidationExpectation> expectations;
-    friend bool operator==(const ValidationRun&, const ValidationRun&) = default;
-};
-
-struct ValidationRecord {
-    std::string generator;  ///< "ratelab 0.1.0"
-    std::vector<ValidationRun> runs;
-    friend bool operator==(const ValidationRecord&, const ValidationRecord&) = default;
 };
 
 /// A whole policy file: the store, the trusted proxies and the policies, in match order.
