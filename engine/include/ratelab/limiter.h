@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,6 +94,17 @@ public:
     /// Decides without rendering text. Never throws.
     void check(const RequestView& request, Nanos now, Check& out) const;
 
+    /// Decides requests[i] into out[i], with exactly the results of calling check() on each in
+    /// turn (requests on the same key are decided in order), but with one store call per batch
+    /// where it can: keys are derived for every request first, then the store hashes and
+    /// prefetches every bucket before deciding them in order (memory), or pipelines them
+    /// (Redis). A request that more than one policy may charge is answered before the requests
+    /// after it are sent. Never throws. REQUIRES: out.size() >= requests.size().
+    void checkBatch(std::span<const RequestView> requests, Nanos now, std::span<Check> out) const;
+    /// As above, request i decided at times[i]. REQUIRES: times.size() >= requests.size().
+    void checkBatch(std::span<const RequestView> requests, std::span<const Nanos> times,
+                    std::span<Check> out) const;
+
     /// Decides and renders status, headers and body into `out`, reusing its buffers. With
     /// `explain`, also fills each policy's key and scope in out.check. Never throws.
     void decide(const RequestView& request, Nanos now, Verdict& out, bool explain = false) const;
@@ -111,6 +123,7 @@ public:
 
 private:
     struct Impl;
+    struct Batch;
     std::unique_ptr<Impl> impl_;
 };
 

@@ -67,6 +67,10 @@ public:
     void consumeBatch(std::span<const ConsumeRequest> requests,
                       std::span<ConsumeResult> results) override {
         const std::size_t n = requests.size();
+        if (n == 1) {  // no pipeline to build
+            results[0] = consume(requests[0]);
+            return;
+        }
         const auto started = Clock::now();
         std::vector<EncodedRequest> encoded(n);  // never reallocated: views into their text
         std::vector<ScriptCall> calls;
