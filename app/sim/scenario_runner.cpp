@@ -31,7 +31,8 @@ struct ScenarioRunner::Impl final : LimitObserver {
         , mix(scenario.actors, seed, scenario.duration) {}
 
     void build();
-    void decideNext();
+    std::int64_t decideBatch(Nanos before, std::int64_t room);
+    void account(std::size_t j);
     void closeSample();
     void applyChangesThrough(Nanos t);
     Nanos nextBoundary() const {
@@ -41,7 +42,7 @@ struct ScenarioRunner::Impl final : LimitObserver {
     }
 
     void onLimitHit(const LimitEvent& event) override {
-        LogEntry& e = pushLog();
+        LogEntry& e = pushLog(event.request);
         e.at = event.now;
         e.policy.assign(event.policy);
         e.outcome = event.outcome;
@@ -50,7 +51,7 @@ struct ScenarioRunner::Impl final : LimitObserver {
         e.error.clear();
     }
     void onStoreError(const StoreErrorEvent& event) override {
-        LogEntry& e = pushLog();
+        LogEntry& e = pushLog(event.request);
         e.at = event.now;
         e.policy.assign(event.policy);
         e.outcome = event.outcome;
@@ -58,8 +59,9 @@ struct ScenarioRunner::Impl final : LimitObserver {
         e.retryAfter = 0;
         e.error.assign(event.error);
     }
-    // The ring keeps the newest logCapacity entries; strings reuse their capacity.
-    LogEntry& pushLog() {
+    // The ring keeps the newest logCapacity entries; strings reuse their capacity. `request`
+    // is the event's index in the checkBatch() call that reported it.
+    LogEntry& pushLog(std::uint32_t request) {
         std::size_t index = (logHead + logCount) % log.size();
         if (logCount < log.size()) {
             ++logCount;
@@ -67,7 +69,7 @@ struct ScenarioRunner::Impl final : LimitObserver {
             logHead = (logHead + 1) % log.size();
         }
         LogEntry& e = log[index];
-        e.actor.assign(scenario.actors[static_cast<std::size_t>(currentActor)].name);
+        e.actor.assign(scenario.actors[static_cast<std::size_t>(eventActors[request])].name);
         return e;
     }
 
@@ -83,8 +85,17 @@ struct ScenarioRunner::Impl final : LimitObserver {
     std::vector<std::unique_ptr<Limiter>> limiters;   // one per replica
 
     TrafficMix mix;
-    RequestSlot slot;
-    Check check;
+    // The batch being decided: request j was generated into slots[j] at times[j] by actors[j],
+    // for replica replicaOf[j], and decided into checks[j].
+    std::size_t batchSize = 1;
+    bool replicasInterchangeable = true;  // one limiter may decide for every replica
+    std::vector<RequestSlot> slots;
+    std::vector<RequestView> views;
+    std::vector<Nanos> times;
+    std::vector<int> actors;
+    std::vector<std::size_t> replicaOf;
+    std::vector<Check> checks;
+    const int* eventActors = nullptr;           // actors of the requests being decided
     std::vector<const ScenarioEvent*> changes;  // policy_change events in time order
     std::size_t nextChange = 0;
 
@@ -108,7 +119,6 @@ struct ScenarioRunner::Impl final : LimitObserver {
     std::vector<LogEntry> log;
     std::size_t logHead = 0;
     std::size_t logCount = 0;
-    int currentActor = 0;
 
     bool measuring = false;
     WallClock::time_point wallMark;
@@ -133,7 +143,6 @@ void ScenarioRunner::Impl::build() {
         [](const ScenarioEvent* a, const ScenarioEvent* b) { return a->from < b->from; });
 
     if (options.logCapacity > 0) log.resize(options.logCapacity);
-    check.captureKeys = options.decisions != nullptr;
 
     MemoryStoreOptions memory;
     memory.maxBuckets = scenario.maxBuckets > 0 ? scenario.maxBuckets : policies.store.maxBuckets;
@@ -164,7 +173,25 @@ void ScenarioRunner::Impl::build() {
         auto fault = std::make_shared<FaultStore>(inner, faults);
         std::shared_ptr<Store> store = fault->hasFaults() ? fault : inner;
         limiters.push_back(std::make_unique<Limiter>(policies, store, limiterOptions));
+        replicasInterchangeable =
+            replicasInterchangeable && &limiters.back()->store() == &limiters.front()->store();
     }
+
+    // Replicas with a store each (or faults of their own) decide their own requests one at a
+    // time, in order; replicas that share one store undecorated are the same limiter, so one of
+    // them decides every batch.
+    batchSize = options.batchSize > 0                 ? options.batchSize
+                : shared && shared->kind() == "redis" ? 256
+                                                      : 64;
+    if (!replicasInterchangeable) batchSize = 1;
+    slots.resize(batchSize);
+    views.resize(batchSize);
+    times.resize(batchSize);
+    actors.resize(batchSize);
+    replicaOf.resize(batchSize);
+    checks.resize(batchSize);
+    for (Check& c : checks)
+        c.captureKeys = options.decisions != nullptr;
 }
 
 void ScenarioRunner::Impl::applyChangesThrough(Nanos t) {
@@ -227,14 +254,40 @@ void ScenarioRunner::Impl::closeSample() {
     if (sampleStart >= scenario.duration) sampleEnd = ActorTraffic::kNever;
 }
 
-void ScenarioRunner::Impl::decideNext() {
-    const Nanos at = mix.nextTime();
-    const int actor = mix.emit(slot);
-    currentActor = actor;
-    const std::size_t replica = nextReplica;
-    nextReplica = nextReplica + 1 == limiters.size() ? 0 : nextReplica + 1;
-    limiters[replica]->check(slot.view(), at, check);
+// Generates and decides the requests due before `before`, at most `room` of them and at most a
+// batch. Traffic is open-loop (no request depends on a decision), so a batch can be generated
+// ahead of its decisions.
+std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) {
+    std::size_t n = 0;
+    while (n < batchSize && static_cast<std::int64_t>(n) < room) {
+        const Nanos at = mix.nextTime();
+        if (at >= before) break;
+        times[n] = at;
+        actors[n] = mix.emit(slots[n]);
+        views[n] = slots[n].view();
+        replicaOf[n] = nextReplica;
+        nextReplica = nextReplica + 1 == limiters.size() ? 0 : nextReplica + 1;
+        ++n;
+    }
+    if (n == 1 || !replicasInterchangeable) {
+        for (std::size_t j = 0; j < n; ++j) {
+            eventActors = &actors[j];
+            limiters[replicaOf[j]]->check(views[j], times[j], checks[j]);
+        }
+    } else if (n > 1) {
+        eventActors = actors.data();
+        limiters.front()->checkBatch(std::span(views).first(n), std::span(times).first(n),
+                                     std::span(checks).first(n));
+    }
+    for (std::size_t j = 0; j < n; ++j)
+        account(j);
+    return static_cast<std::int64_t>(n);
+}
 
+// Counts request j of the batch just decided and streams its decision.
+void ScenarioRunner::Impl::account(std::size_t j) {
+    const Check& check = checks[j];
+    const int actor = actors[j];
     ClassCounters& c = current[actorClass[static_cast<std::size_t>(actor)]];
     ClassCounters& a = actorTotals[static_cast<std::size_t>(actor)];
     c.offered += 1;
@@ -274,20 +327,20 @@ void ScenarioRunner::Impl::decideNext() {
     if (options.decisions) {
         DecisionRecord d;
         d.seq = requests;
-        d.at = at;
+        d.at = times[j];
         d.allowed = check.allowed;
         d.status = check.status;
         d.retryAfter = check.retryAfter;
         d.actor = actor;
-        d.replica = static_cast<int>(replica);
+        d.replica = static_cast<int>(replicaOf[j]);
         d.remaining = -1;
         for (std::size_t i = 0; i < check.used; ++i) {
             const Decision& decision = check.policies[i].decision;
             if (d.remaining < 0 || decision.remaining < d.remaining)
                 d.remaining = decision.remaining;
         }
-        if (!slot.clientText.empty()) {
-            d.key = slot.clientText;
+        if (!slots[j].clientText.empty()) {
+            d.key = slots[j].clientText;
         } else if (check.used > 0) {
             d.key = check.policies[0].key;
         }
@@ -369,8 +422,8 @@ std::int64_t ScenarioRunner::advance(Nanos until, std::int64_t maxRequests) {
             m.now = std::max(m.now, t);
             break;
         }
-        m.decideNext();
-        ++decided;
+        // Requests at the next sample end or policy change wait for it.
+        decided += m.decideBatch(std::min(m.nextBoundary(), until), maxRequests - decided);
     }
     if (m.measuring) {
         m.sampleWallNanos += wallNanos(m.wallMark, WallClock::now());

@@ -163,7 +163,8 @@ struct Limiter::Impl {
     }
 
     void report(const Policy& policy, const RequestView& request, std::string_view key,
-                const PolicyResult& r, const ConsumeResult* storeResult, Nanos now) const {
+                const PolicyResult& r, const ConsumeResult* storeResult, Nanos now,
+                std::uint32_t index) const {
         LimitObserver* observer = options.observer;
         if (!observer) return;
         char hash[16];
@@ -172,10 +173,10 @@ struct Limiter::Impl {
         if (storeResult && storeResult->status != StoreStatus::Ok) {
             observer->onStoreError(StoreErrorEvent{policy.name, request.path, hashView,
                                                    storeResult->status, storeResult->error,
-                                                   r.outcome, now});
+                                                   r.outcome, now, index});
         } else {
             observer->onLimitHit(
-                LimitEvent{policy.name, request.path, hashView, r.outcome, r.decision, now});
+                LimitEvent{policy.name, request.path, hashView, r.outcome, r.decision, now, index});
         }
     }
 };
@@ -496,6 +497,7 @@ struct Limiter::Batch {
     // Limit hits and store failures of request i, in policy order.
     void reportEvents(std::size_t i) const {
         const Check& c = out[i];
+        const auto index = static_cast<std::uint32_t>(i);
         for (std::size_t ri = 0; ri < c.used; ++ri) {
             const PolicyResult& r = c.policies[ri];
             const Policy& policy = impl.policies.policies[r.policy];
@@ -506,17 +508,18 @@ struct Limiter::Batch {
                     break;
                 case PolicyOutcome::NoIdentity:
                 case PolicyOutcome::ForwardedMalformed:
-                    impl.report(policy, requests[i], {}, r, nullptr, timeOf(i));
+                    impl.report(policy, requests[i], {}, r, nullptr, timeOf(i), index);
                     break;
                 case PolicyOutcome::Throttled:
                 case PolicyOutcome::ShadowThrottled:
                 case PolicyOutcome::CostExceedsCapacity:
-                    impl.report(policy, requests[i], chargedKey(k), r, nullptr, timeOf(i));
+                    impl.report(policy, requests[i], chargedKey(k), r, nullptr, timeOf(i), index);
                     break;
                 case PolicyOutcome::FailedOpen:
                 case PolicyOutcome::FailedClosed:
                 case PolicyOutcome::StoreRefused:
-                    impl.report(policy, requests[i], chargedKey(k), r, &work.results[k], timeOf(i));
+                    impl.report(policy, requests[i], chargedKey(k), r, &work.results[k], timeOf(i),
+                                index);
                     break;
             }
         }

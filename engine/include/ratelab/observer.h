@@ -33,6 +33,7 @@ struct LimitEvent {
     PolicyOutcome outcome;
     Decision decision;
     Nanos now;
+    std::uint32_t request = 0;  ///< the request's index in its checkBatch() call; 0 from check()
 };
 
 /// A store call that failed, and what the policy's rule made of it.
@@ -44,6 +45,7 @@ struct StoreErrorEvent {
     std::string_view error;
     PolicyOutcome outcome;  ///< FailedOpen, FailedClosed or StoreRefused
     Nanos now;
+    std::uint32_t request = 0;  ///< the request's index in its checkBatch() call; 0 from check()
 };
 
 /// Receives limit hits and store failures. Called on the deciding thread, so implementations
