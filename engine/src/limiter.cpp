@@ -9,6 +9,7 @@
 
 #include "http/response.h"
 #include "identity/key_deriver.h"
+#include "policy/tier_limit.h"
 
 namespace ratelab {
 
@@ -36,52 +37,6 @@ bool isIn(const std::vector<std::string>& list, std::string_view value) {
 }
 
 }  // namespace
-
-std::string_view refusalCodeName(RefusalCode code) {
-    switch (code) {
-        case RefusalCode::None:
-            return "";
-        case RefusalCode::RateLimited:
-            return "rate_limited";
-        case RefusalCode::CostExceedsCapacity:
-            return "cost_exceeds_capacity";
-        case RefusalCode::IdentityUnavailable:
-            return "identity_unavailable";
-        case RefusalCode::ForwardedMalformed:
-            return "forwarded_malformed";
-        case RefusalCode::StoreUnavailable:
-            return "store_unavailable";
-        case RefusalCode::StoreRefused:
-            return "store_refused";
-    }
-    return "";
-}
-
-std::string_view policyOutcomeName(PolicyOutcome outcome) {
-    switch (outcome) {
-        case PolicyOutcome::Passed:
-            return "passed";
-        case PolicyOutcome::Throttled:
-            return "throttled";
-        case PolicyOutcome::ShadowThrottled:
-            return "shadow_throttled";
-        case PolicyOutcome::CostExceedsCapacity:
-            return "cost_exceeds_capacity";
-        case PolicyOutcome::Bypassed:
-            return "bypassed";
-        case PolicyOutcome::NoIdentity:
-            return "no_identity";
-        case PolicyOutcome::ForwardedMalformed:
-            return "forwarded_malformed";
-        case PolicyOutcome::FailedOpen:
-            return "failed_open";
-        case PolicyOutcome::FailedClosed:
-            return "failed_closed";
-        case PolicyOutcome::StoreRefused:
-            return "store_refused";
-    }
-    return "";
-}
 
 struct Limiter::Impl {
     // What the limiter keeps per policy, beside the policy itself.
@@ -329,7 +284,7 @@ struct Limiter::Batch {
             c.status = 200;
             c.code = RefusalCode::None;
             c.retryAfter = 0;
-            c.used = 0;
+            c.used_ = 0;
             work.requests[i].context.reset(requests[i], impl.policies.trustedProxies);
             work.requests[i].nextPolicy = 0;
         }
@@ -361,9 +316,9 @@ struct Limiter::Batch {
                 !policy.match.matches(request.method, request.path)) {
                 continue;
             }
-            if (c.used == c.policies.size()) c.policies.emplace_back();
-            const std::size_t resultIndex = c.used++;
-            PolicyResult& r = c.policies[resultIndex];
+            if (c.used_ == c.results_.size()) c.results_.emplace_back();
+            const std::size_t resultIndex = c.used_++;
+            PolicyResult& r = c.results_[resultIndex];
             std::int32_t& call = work.callOf[i * policyCount + resultIndex];
             call = -1;
             r.policy = static_cast<std::uint32_t>(p);
@@ -393,7 +348,7 @@ struct Limiter::Batch {
                 continue;
             }
             r.tier = impl.tierOf(policy, request);
-            const Limit& limit = http::limitOf(impl.policies, r);
+            const Limit& limit = limitOf(policy, r.tier);
             const bool budgeted = key.hasBudget();
             if (budgeted) work.budgets[k] = key.budget();
             // Built in one expression: member-wise assignment after a default construction
@@ -446,7 +401,7 @@ struct Limiter::Batch {
     void resolve(std::size_t k) {
         const CallOwner owner = work.owners[k];
         Check& c = out[owner.request];
-        PolicyResult& r = c.policies[owner.result];
+        PolicyResult& r = c.results_[owner.result];
         const Policy& policy = impl.policies.policies[r.policy];
         const ConsumeResult& result = work.results[k];
         r.chargedFallback = result.chargedFallback;
@@ -498,8 +453,8 @@ struct Limiter::Batch {
     void reportEvents(std::size_t i) const {
         const Check& c = out[i];
         const auto index = static_cast<std::uint32_t>(i);
-        for (std::size_t ri = 0; ri < c.used; ++ri) {
-            const PolicyResult& r = c.policies[ri];
+        for (std::size_t ri = 0; ri < c.used_; ++ri) {
+            const PolicyResult& r = c.results_[ri];
             const Policy& policy = impl.policies.policies[r.policy];
             const std::int32_t k = work.callOf[i * policyCount + ri];
             switch (r.outcome) {
@@ -559,7 +514,7 @@ void Limiter::decide(const RequestView& request, Nanos now, Verdict& out, bool e
         out.body.clear();
     } else {
         out.contentType = "application/problem+json";
-        const PolicyResult& refusing = out.check.policies[out.check.used - 1];
+        const PolicyResult& refusing = out.check.policies().back();
         const std::int64_t cost =
             request.cost > 0 ? request.cost : impl_->policies.policies[refusing.policy].cost;
         http::renderProblem(impl_->policies, out.check, cost, out.body);

@@ -34,8 +34,7 @@ std::string describe(const ConsumeResult& r) {
 std::string describe(const Check& c) {
     std::string s = std::to_string(c.allowed) + " " + std::to_string(c.status) + " " +
                     std::to_string(static_cast<int>(c.code)) + " " + std::to_string(c.retryAfter);
-    for (std::size_t i = 0; i < c.used; ++i) {
-        const PolicyResult& r = c.policies[i];
+    for (const PolicyResult& r : c.policies()) {
         s += " [" + std::to_string(r.policy) + " " + std::to_string(r.tier) + " " +
              std::string(policyOutcomeName(r.outcome)) + " " + describe(r.decision) + " " +
              std::to_string(r.chargedFallback) + " " + r.key + " " + r.scope + "]";
@@ -317,7 +316,7 @@ void TestCheckBatch::limiterBatchEqualsOneByOne() {
                                      .arg(QString::fromStdString(describe(one)))
                                      .arg(QString::fromStdString(describe(checks[i])))));
             }
-            if (!one.allowed && one.used > 1) ++refusedMidway;
+            if (!one.allowed && one.policies().size() > 1) ++refusedMidway;
             ++compared;
         }
     }
@@ -347,7 +346,7 @@ void TestCheckBatch::oneTimeForTheWholeBatch() {
     QCOMPARE(checks[3].status, 429);
     QCOMPARE(checks[3].retryAfter, kNanosPerSecond);
     QCOMPARE(checks[4].allowed, false);
-    QCOMPARE(checks[2].policies[0].decision.remaining, std::int64_t(0));
+    QCOMPARE(checks[2].policies()[0].decision.remaining, std::int64_t(0));
 }
 
 QTEST_APPLESS_MAIN(TestCheckBatch)
