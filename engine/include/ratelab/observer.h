@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -20,7 +21,13 @@ enum class PolicyOutcome : std::uint8_t {
     FailedOpen,           ///< store transport error under fail_open_on_transport: passed
     FailedClosed,         ///< store transport error under deny: 503
     StoreRefused,         ///< the store refused (full, OOM, ...): 503 under every policy
+    // A new outcome goes above this line, and kPolicyOutcomeCount follows the last one.
 };
+
+/// How many outcomes there are: PolicyOutcome values run from 0 to kPolicyOutcomeCount - 1, so
+/// counters, metrics and charts enumerate them all (with policyOutcomeName) without a list.
+inline constexpr std::size_t kPolicyOutcomeCount =
+    static_cast<std::size_t>(PolicyOutcome::StoreRefused) + 1;
 
 /// "passed", "throttled", "shadow_throttled", ...
 std::string_view policyOutcomeName(PolicyOutcome outcome);
@@ -29,7 +36,13 @@ std::string_view policyOutcomeName(PolicyOutcome outcome);
 struct LimitEvent {
     std::string_view policy;
     std::string_view route;    ///< the request path
-    std::string_view keyHash;  ///< 16 hex digits of a keyed hash of the bucket key; never the key
+    /// 16 hex digits of a fast keyed hash of the bucket key, for correlating events inside the
+    /// process (the workbench's event log). Output that leaves the process names `key` with a
+    /// KeyNamer (HMAC-SHA-256) instead.
+    std::string_view keyHash;
+    /// The bucket key charged ("ip:198.51.100.7", "auth:<sha256>"): derived, never a raw
+    /// credential, yet it holds addresses. Never write it out as it is; name it (key_namer.h).
+    std::string_view key;
     PolicyOutcome outcome;
     Decision decision;
     Nanos now;
@@ -39,7 +52,8 @@ struct LimitEvent {
 struct StoreErrorEvent {
     std::string_view policy;
     std::string_view route;
-    std::string_view keyHash;
+    std::string_view keyHash;  ///< as in LimitEvent
+    std::string_view key;      ///< as in LimitEvent
     StoreStatus status;
     std::string_view error;
     PolicyOutcome outcome;  ///< FailedOpen, FailedClosed or StoreRefused
