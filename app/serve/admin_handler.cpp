@@ -1,6 +1,6 @@
 #include "serve/admin_handler.h"
 
-#include "http/json_text.h"
+#include "json/json_text.h"
 
 namespace ratelab::serve {
 
@@ -10,7 +10,7 @@ void appendList(std::string& out, const std::vector<std::string>& items) {
     out += '[';
     for (std::size_t i = 0; i < items.size(); ++i) {
         if (i > 0) out += ',';
-        http::appendJsonString(out, items[i]);
+        json::appendJsonString(out, items[i]);
     }
     out += ']';
 }
@@ -26,10 +26,10 @@ void answer(Response& response, int status, std::string_view type, std::string_v
 std::string reloadResultJson(const ReloadResult& result) {
     std::string out = result.ok ? "{\"reloaded\":true" : "{\"reloaded\":false";
     out += ",\"generation\":";
-    http::appendInt(out, static_cast<std::int64_t>(result.generation));
+    json::appendInt(out, static_cast<std::int64_t>(result.generation));
     if (!result.ok) {
         out += ",\"error\":";
-        http::appendJsonString(out, result.error);
+        json::appendJsonString(out, result.error);
     } else {
         out += ",\"kept\":";
         appendList(out, result.kept);

@@ -2,7 +2,7 @@
 
 #include <ctime>
 
-#include "http/json_text.h"
+#include "json/json_text.h"
 #include "serve/metrics.h"
 #include "serve/policy_runtime.h"
 #include "serve/request_target.h"
@@ -80,7 +80,7 @@ void DecisionHandler::answerUndescribed(const ServerRequest& request, Response& 
                                         std::string_view why) {
     std::string body = "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,";
     body += "\"code\":\"request_undescribed\",\"detail\":";
-    http::appendJsonString(body, std::string(why) + ": no request to decide");
+    json::appendJsonString(body, std::string(why) + ": no request to decide");
     body += "}";
     response.start(400);
     response.header("X-Ratelab-Status", "400");
@@ -110,8 +110,7 @@ void DecisionHandler::handle(const ServerRequest& request, Response& response) {
     const Nanos latency = monotonicNow() - started;
     const Verdict& v = w.verdict;
     const Check& check = v.check;
-    for (std::size_t i = 0; i < check.used; ++i) {
-        const PolicyResult& r = check.policies[i];
+    for (const PolicyResult& r : check.policies()) {
         metrics_.countDecision(request.worker, generation.metricSlots[r.policy], r.outcome);
     }
     metrics_.countRequest(request.worker, v.status, latency);

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "ratelab/limit.h"
-#include "ratelab/observer.h"
+#include "ratelab/limit_observer.h"
 #include "ratelab/store.h"
 #include "serve/http_server.h"
 

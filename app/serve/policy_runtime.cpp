@@ -1,7 +1,7 @@
 #include "serve/policy_runtime.h"
 
 #include "ratelab/policy_file.h"
-#include "ratelab/stores.h"
+#include "ratelab/store_factory.h"
 #include "serve/metrics.h"
 
 namespace ratelab::serve {

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "http/json_text.h"
+#include "json/json_text.h"
 #include "serve/request_parser.h"
 
 namespace ratelab::serve {
@@ -67,7 +67,7 @@ void writeServerError(std::string& out, int status, std::string_view detail,
     body += "\",\"status\":";
     appendNumber(body, status);
     body += ",\"detail\":";
-    http::appendJsonString(body, detail);
+    json::appendJsonString(body, detail);
     body += "}";
     const ResponseFraming framing{false, false, false, date};
     Response response(out, framing);

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "http/json_text.h"
+#include "json/json_text.h"
 #include "log_line.h"
 
 namespace ratelab::serve {
@@ -12,17 +12,17 @@ LogLine::LogLine(std::string_view level, std::string_view event)
 
 LogLine& LogLine::field(std::string_view name, std::string_view value) {
     line_ += ',';
-    http::appendJsonString(line_, name);
+    json::appendJsonString(line_, name);
     line_ += ':';
-    http::appendJsonString(line_, value);
+    json::appendJsonString(line_, value);
     return *this;
 }
 
 LogLine& LogLine::field(std::string_view name, std::int64_t value) {
     line_ += ',';
-    http::appendJsonString(line_, name);
+    json::appendJsonString(line_, name);
     line_ += ':';
-    http::appendInt(line_, value);
+    json::appendInt(line_, value);
     return *this;
 }
 

@@ -12,7 +12,7 @@
 
 #include "ratelab/diagnostic.h"
 #include "ratelab/key_namer.h"
-#include "ratelab/observers.h"
+#include "ratelab/json_log_observer.h"
 #include "serve/admin_handler.h"
 #include "serve/decision_handler.h"
 #include "serve/http_server.h"

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "http/json_text.h"
+#include "json/json_text.h"
 
 namespace ratelab::logging {
 
@@ -35,9 +35,9 @@ std::string lineStart(Nanos unixNanos, std::string_view level, std::string_view 
     std::string line = "{\"time\":\"";
     appendRfc3339(line, unixNanos);
     line += "\",\"level\":";
-    http::appendJsonString(line, level);
+    json::appendJsonString(line, level);
     line += ",\"event\":";
-    http::appendJsonString(line, event);
+    json::appendJsonString(line, event);
     return line;
 }
 

@@ -278,7 +278,8 @@ private slots:
             QVERIFY(good.answered());
         }
         QCOMPARE(s.sidecar->decisionServer().stats().refusedConnections, std::int64_t(30));
-        held.pop_back();  // one leaves: one more fits
+        held.pop_back();  // one leaves: once the server has seen it go, one more fits
+        QVERIFY(s.waitForOpenConnections(19));
         RawClient next(s.port());
         QVERIFY(next.send(get("/")));
         QCOMPARE(next.read().status, 200);

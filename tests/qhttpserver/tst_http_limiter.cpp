@@ -1,6 +1,6 @@
-// The QHttpServer adapter (app/http/http_limiter.cpp), over real HTTP on loopback: statuses,
-// headers and bodies as a client sees them. Time is injected. (`ratelab-cli serve` has its own
-// server and its own tests in tests/serve.)
+// The QHttpServer adapter (app/qhttpserver/qhttpserver.cpp), over real HTTP on loopback:
+// statuses, headers and bodies as a client sees them. Time is injected. (`ratelab-cli serve` has
+// its own server and its own tests in tests/serve.)
 
 #include <QHttpServer>
 #include <QJsonDocument>
@@ -9,8 +9,8 @@
 #include <QNetworkReply>
 #include <QtTest>
 
-#include "http/http_limiter.h"
 #include "ratelab/memory_store.h"
+#include "ratelab/qhttpserver.h"
 
 using namespace ratelab;
 
