@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Installs what ratelab needs, builds it and runs every test: the Release build's whole CTest
-# suite (labels engine, identity, policy, sim, redis, gui), then the engine, identity, policy and
-# simulator suites again under AddressSanitizer and UndefinedBehaviorSanitizer (the Redis and GUI
-# suites measure timeouts and frame gaps, which a sanitizer's slowdown would distort). The tests
-# start their own redis-server and nginx on loopback.
+# suite (labels engine, identity, policy, sim, redis, gui, serve), then the engine, identity,
+# policy, simulator and serve suites again under AddressSanitizer and UndefinedBehaviorSanitizer
+# (the Redis and GUI suites measure timeouts and frame gaps, which a sanitizer's slowdown would
+# distort). The tests start their own redis-server, nginx and HAProxy on loopback.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
 scripts/build.sh
 ctest --test-dir build --output-on-failure --parallel "$(nproc)"
 
-sanitized='engine|identity|policy|sim'
+sanitized='engine|identity|policy|sim|serve'
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S . -B build-asan -G Ninja "${launcher[@]}" \

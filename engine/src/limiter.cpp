@@ -52,15 +52,28 @@ struct Limiter::Impl {
     LimiterOptions options;
     std::vector<Compiled> compiled;
 
-    Impl(PolicySet p, std::shared_ptr<Store> s, LimiterOptions o)
+    std::uint32_t nextLimitId = 0;  // never reused, so a fresh policy never meets old buckets
+
+    Impl(PolicySet p, std::shared_ptr<Store> s, LimiterOptions o, const Impl* previous = nullptr)
         : policies(std::move(p)), store(std::move(s)), options(o) {
         if (options.keyHashSecret == 0) {
             std::random_device device;
             options.keyHashSecret = (static_cast<std::uint64_t>(device()) << 32) ^ device();
         }
-        std::uint32_t nextId = 0;
+        if (previous) nextLimitId = previous->nextLimitId;
         for (const Policy& policy : policies.policies) {
-            Compiled c{identity::KeyDeriver(policy), nextId, {}, false};
+            std::uint32_t firstId = nextLimitId;
+            bool carried = false;
+            if (previous) {
+                for (std::size_t j = 0; j < previous->policies.policies.size(); ++j) {
+                    if (keepsBucketState(previous->policies.policies[j], policy)) {
+                        firstId = previous->compiled[j].firstLimitId;
+                        carried = true;
+                        break;
+                    }
+                }
+            }
+            Compiled c{identity::KeyDeriver(policy), firstId, {}, false};
             const RouteMatch& m = policy.match;
             c.matchesEverything = m.methods.empty() && m.pathPattern.empty() &&
                                   (m.pathPrefix.empty() || m.pathPrefix == "/");
@@ -70,7 +83,7 @@ struct Limiter::Impl {
             } else {
                 c.limitNames.push_back(policy.name);
             }
-            nextId += static_cast<std::uint32_t>(c.limitNames.size());
+            if (!carried) nextLimitId += static_cast<std::uint32_t>(c.limitNames.size());
             compiled.push_back(std::move(c));
         }
     }
@@ -126,12 +139,13 @@ struct Limiter::Impl {
         keyHash(key, hash);
         std::string_view hashView(hash, key.empty() ? 0 : sizeof hash);
         if (storeResult && storeResult->status != StoreStatus::Ok) {
-            observer->onStoreError(StoreErrorEvent{policy.name, request.path, hashView,
+            observer->onStoreError(StoreErrorEvent{policy.name, request.path, hashView, key,
                                                    storeResult->status, storeResult->error,
                                                    r.outcome, now, index});
         } else {
             observer->onLimitHit(
-                LimitEvent{policy.name, request.path, hashView, r.outcome, r.decision, now, index});
+                LimitEvent{policy.name, request.path, hashView, key, r.outcome, r.decision, now,
+                           index});
         }
     }
 };
@@ -139,7 +153,26 @@ struct Limiter::Impl {
 Limiter::Limiter(PolicySet policies, std::shared_ptr<Store> store, LimiterOptions options)
     : impl_(std::make_unique<Impl>(std::move(policies), std::move(store), options)) {}
 
+Limiter::Limiter(PolicySet policies, const Limiter& previous, LimiterOptions options)
+    : impl_(std::make_unique<Impl>(std::move(policies), previous.impl_->store, options,
+                                   previous.impl_.get())) {}
+
 Limiter::~Limiter() = default;
+
+bool keepsBucketState(const Policy& before, const Policy& after) {
+    if (before.name != after.name || before.algorithm != after.algorithm ||
+        !(before.key == after.key) || before.tiers.has_value() != after.tiers.has_value()) {
+        return false;
+    }
+    if (!before.tiers) return true;
+    const std::vector<Tier>& a = before.tiers->tiers;
+    const std::vector<Tier>& b = after.tiers->tiers;
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i].name != b[i].name) return false;
+    }
+    return true;
+}
 
 const PolicySet& Limiter::policies() const {
     return impl_->policies;

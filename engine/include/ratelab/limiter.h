@@ -23,6 +23,11 @@ struct LimiterOptions {
     std::uint64_t keyHashSecret = 0;
 };
 
+/// Whether a bucket of policy `before` means the same thing under `after`, so that a limiter
+/// taking over from another (a policy reload) may keep it: the same name, algorithm, key rules
+/// and tier names. Numbers, routes, budgets, modes, headers and bypasses may differ.
+bool keepsBucketState(const Policy& before, const Policy& after);
+
 /// The engine's front door: matches policies, derives keys, consumes from the store, applies
 /// store-error rules, shadow mode and bypasses, and renders verdicts.
 /// check() and decide() are thread-safe when the store is (both shipped stores are).
@@ -30,6 +35,12 @@ class Limiter {
 public:
     /// REQUIRES: `policies` validated and compiled (loading a policy file does both).
     Limiter(PolicySet policies, std::shared_ptr<Store> store, LimiterOptions options = {});
+    /// A limiter for `policies` that takes over `previous`'s store and bucket state, for
+    /// reloading a policy file while serving: a policy that keepsBucketState() with the policy
+    /// of `previous` of the same name decides on that policy's buckets; every other policy
+    /// starts with fresh ones (limit ids `previous` never used). `previous` may go on deciding
+    /// meanwhile. REQUIRES: `policies` validated and compiled.
+    Limiter(PolicySet policies, const Limiter& previous, LimiterOptions options = {});
     ~Limiter();
     Limiter(const Limiter&) = delete;
     Limiter& operator=(const Limiter&) = delete;
