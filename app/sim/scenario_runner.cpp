@@ -298,8 +298,8 @@ void ScenarioRunner::Impl::decideNext() {
     c.offered += 1;
     a.offered += 1;
     bool failedOpen = false;
-    for (std::size_t i = 0; i < check.used; ++i) {
-        const PolicyOutcome o = check.policies[i].outcome;
+    for (const PolicyResult& r : check.policies()) {
+        const PolicyOutcome o = r.outcome;
         if (o == PolicyOutcome::FailedOpen || o == PolicyOutcome::FailedClosed ||
             o == PolicyOutcome::StoreRefused) {
             ++storeErrors;
@@ -339,12 +339,12 @@ void ScenarioRunner::Impl::decideNext() {
         d.actor = actor;
         d.replica = static_cast<int>(replica);
         d.remaining = -1;
-        for (std::size_t i = 0; i < check.used; ++i) {
-            const Decision& decision = check.policies[i].decision;
+        for (const PolicyResult& r : check.policies()) {
+            const Decision& decision = r.decision;
             if (d.remaining < 0 || decision.remaining < d.remaining)
                 d.remaining = decision.remaining;
         }
-        if (check.used > 0) d.key = check.policies[0].key;
+        if (!check.policies().empty()) d.key = check.policies().front().key;
         d.client = slot.clientText;
         d.logFile = slot.logFile;
         d.logLine = slot.logLine;

@@ -380,7 +380,7 @@ void TestAccessLog::proxiedLinesAreKeyedByTheClient() {
         view.headers = line.headers;
         view.peer = &*line.address;
         const Verdict v = limiter.decide(view, 0, true);
-        QCOMPARE(d.keys[i], v.check.policies[0].key);
+        QCOMPARE(d.keys[i], v.check.policies()[0].key);
     }
     std::set<std::string> keys(d.keys.begin(), d.keys.end());
     QCOMPARE(keys,
