@@ -34,6 +34,8 @@ struct ScenarioRunner::Impl final : LimitObserver {
     std::int64_t decideBatch(Nanos before, std::int64_t room);
     void account(std::size_t j);
     void closeSample();
+    void mergeSamples();
+    void endWithTraffic();
     void applyChangesThrough(Nanos t);
     Nanos nextBoundary() const {
         Nanos change =
@@ -100,6 +102,7 @@ struct ScenarioRunner::Impl final : LimitObserver {
     std::size_t nextChange = 0;
 
     Nanos now = 0;
+    Nanos lastRequestAt = 0;
     std::int64_t requests = 0;
     std::int64_t storeErrors = 0;  // store calls that failed: injected or the store's own
     std::size_t nextReplica = 0;
@@ -184,6 +187,10 @@ void ScenarioRunner::Impl::build() {
                 : shared && shared->kind() == "redis" ? 256
                                                       : 64;
     if (!replicasInterchangeable) batchSize = 1;
+    // A replayed log's cursor keeps one line's views alive at a time (replay_source.h), so a
+    // replay generates and decides its requests one by one.
+    for (const Actor& a : scenario.actors)
+        if (a.recorded) batchSize = 1;
     slots.resize(batchSize);
     views.resize(batchSize);
     times.resize(batchSize);
@@ -214,13 +221,19 @@ void ScenarioRunner::Impl::closeSample() {
     s.start = sampleStart;
     s.end = sampleEnd;
     s.classes = current;
-    for (const auto& store : innerStores) {
-        KeyspaceStats k = store->keyspace();
-        s.keyspace.buckets += k.buckets;
-        s.keyspace.budgetSlots += k.budgetSlots;
-        s.keyspace.scopes += k.scopes;
-        s.keyspace.bytes += k.bytes;
-        s.keyspace.maxBuckets += k.maxBuckets;
+    // The memory stores change only when consumed from: over an idle stretch (a replayed log's
+    // quiet night) the figures are the previous sample's, without walking every shard again.
+    if (!samples.empty() && requests == requestsAtSampleStart && !options.store) {
+        s.keyspace = samples.back().keyspace;
+    } else {
+        for (const auto& store : innerStores) {
+            KeyspaceStats k = store->keyspace();
+            s.keyspace.buckets += k.buckets;
+            s.keyspace.budgetSlots += k.budgetSlots;
+            s.keyspace.scopes += k.scopes;
+            s.keyspace.bytes += k.bytes;
+            s.keyspace.maxBuckets += k.maxBuckets;
+        }
     }
     const std::int64_t errors = storeErrors;
     s.storeErrors = errors - errorsAtSampleStart;
@@ -251,7 +264,55 @@ void ScenarioRunner::Impl::closeSample() {
 
     sampleStart = sampleEnd;
     sampleEnd = std::min(sampleEnd + scenario.sampleInterval, scenario.duration);
-    if (sampleStart >= scenario.duration) sampleEnd = ActorTraffic::kNever;
+    if (sampleStart >= scenario.duration) {
+        sampleEnd = ActorTraffic::kNever;
+    } else if (scenario.maxSamples > 0 &&
+               static_cast<std::int64_t>(samples.size()) >= scenario.maxSamples) {
+        mergeSamples();
+    }
+}
+
+// Pairs of samples become one of twice the interval. The closed samples are an even number
+// of whole intervals from 0, so the open one starts on a boundary of the doubled interval.
+void ScenarioRunner::Impl::mergeSamples() {
+    std::vector<Sample> merged;
+    merged.reserve(samples.size() / 2 + 1);
+    for (std::size_t i = 0; i < samples.size(); i += 2) {
+        Sample m = std::move(samples[i]);
+        if (i + 1 < samples.size()) {
+            const Sample& b = samples[i + 1];
+            m.end = b.end;
+            for (std::size_t c = 0; c < m.classes.size(); ++c)
+                m.classes[c] += b.classes[c];
+            m.keyspace = b.keyspace;
+            m.storeErrors += b.storeErrors;
+            m.wallNanosPerRequest = b.wallNanosPerRequest;
+        }
+        merged.push_back(std::move(m));
+    }
+    samples = std::move(merged);
+    samplesTaken = std::min(samplesTaken, samples.size());
+    scenario.sampleInterval *= 2;
+    sampleEnd = std::min(sampleStart + scenario.sampleInterval, scenario.duration);
+    // Peaks are over samples: those of the merged ones, as a run at this interval has them.
+    std::fill(totals.peakAllowed.begin(), totals.peakAllowed.end(), 0);
+    totals.maxBuckets = totals.maxBudgetSlots = totals.maxBytes = 0;
+    for (const Sample& x : samples) {
+        for (std::size_t c = 0; c < x.classes.size(); ++c)
+            totals.peakAllowed[c] = std::max(totals.peakAllowed[c], x.classes[c].allowed);
+        totals.maxBuckets = std::max(totals.maxBuckets, x.keyspace.buckets);
+        totals.maxBudgetSlots = std::max(totals.maxBudgetSlots, x.keyspace.budgetSlots);
+        totals.maxBytes = std::max(totals.maxBytes, x.keyspace.bytes);
+    }
+}
+
+// A streamed replay has run dry: the sample holding its last request is the last.
+void ScenarioRunner::Impl::endWithTraffic() {
+    const Nanos interval = scenario.sampleInterval;
+    const Nanos end = requests > 0 ? (lastRequestAt / interval + 1) * interval : interval;
+    scenario.duration = std::min(scenario.duration, end);
+    scenario.endsWithTraffic = false;
+    if (sampleEnd != ActorTraffic::kNever) sampleEnd = std::min(sampleEnd, scenario.duration);
 }
 
 // Generates and decides the requests due before `before`, at most `room` of them and at most a
@@ -263,6 +324,7 @@ std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) 
         const Nanos at = mix.nextTime();
         if (at >= before) break;
         times[n] = at;
+        lastRequestAt = at;
         actors[n] = mix.emit(slots[n]);
         views[n] = slots[n].view();
         replicaOf[n] = nextReplica;
@@ -339,11 +401,10 @@ void ScenarioRunner::Impl::account(std::size_t j) {
             if (d.remaining < 0 || decision.remaining < d.remaining)
                 d.remaining = decision.remaining;
         }
-        if (!slots[j].clientText.empty()) {
-            d.key = slots[j].clientText;
-        } else if (!check.policies().empty()) {
-            d.key = check.policies().front().key;
-        }
+        if (!check.policies().empty()) d.key = check.policies().front().key;
+        d.client = slots[j].clientText;
+        d.logFile = slots[j].logFile;
+        d.logLine = slots[j].logLine;
         options.decisions->onDecision(d);
     }
     ++requests;
@@ -394,6 +455,10 @@ std::int64_t ScenarioRunner::advance(Nanos until, std::int64_t maxRequests) {
     std::int64_t decided = 0;
     for (;;) {
         const Nanos t = m.mix.nextTime();
+        if (t == ActorTraffic::kNever && m.scenario.endsWithTraffic) {
+            m.endWithTraffic();
+            until = std::min(until, m.scenario.duration);
+        }
         // Before the request at `t`: samples that end by then close, and policy changes due by
         // then apply (a change at exactly `until` waits for the next call, since requests at
         // `until` belong to it).
