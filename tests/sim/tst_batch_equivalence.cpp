@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include <QDir>
+#include <QTemporaryDir>
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
@@ -181,8 +182,21 @@ void TestBatchEquivalence::replay() {
                       address.c_str(), t / 3600, t / 60 % 60, t % 60);
         log += line;
     }
-    auto traffic = std::make_shared<const RecordedTraffic>(
-        parseAccessLog(log, LogFormat::Combined, "test.log"));
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string path = dir.filePath("test.log").toStdString();
+    {
+        std::FILE* f = std::fopen(path.c_str(), "wb");
+        QVERIFY(f != nullptr);
+        QCOMPARE(std::fwrite(log.data(), 1, log.size(), f), log.size());
+        std::fclose(f);
+    }
+    ReplayInput input;
+    input.files = {path};
+    input.format = LogFormatOptions{LogFormat::Combined, {}, {}};
+    LogReading reading;
+    std::shared_ptr<const RecordedTraffic> traffic = loadAccessLog(input, reading);
+    QVERIFY(traffic != nullptr);
     const Scenario s = makeReplayScenario(traffic, kNanosPerSecond);
     const PolicySet policies = policySet({tokenBucket("api", 5, 0.5)});
     const RunText one = run(s, policies, 1);
