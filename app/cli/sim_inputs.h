@@ -15,6 +15,7 @@
 #include "ratelab/diagnostic.h"
 #include "ratelab/policy.h"
 #include "ratelab/store.h"
+#include "sim/log_stream.h"
 #include "sim/metrics.h"
 #include "sim/scenario.h"
 
@@ -32,7 +33,8 @@ std::optional<PolicySet> loadPolicy(const std::string& path, bool warnings = tru
 
 /// Parses the command line with QCommandLineParser::parse(); on a bad option or a missing
 /// positional argument prints "ratelab-cli CMD: what is wrong" and the usage, and returns false.
-/// `--help` prints the help and exits 0.
+/// `positionals` is the exact count, or when negative, the least. `--help` prints the help and
+/// exits 0.
 bool parseCommandLine(QCommandLineParser& parser, const QStringList& arguments, const char* command,
                       const char* synopsis, int positionals);
 
@@ -51,10 +53,13 @@ std::optional<std::shared_ptr<Store>> storeFromOption(const std::string& option,
 std::string shortCount(double value);
 
 /// Streams decisions as CSV `seq,ts_ms,key,allowed,remaining,retry_after_ms` with a large
-/// buffer. `epochMs` is added to the virtual time (a replay's start; 0 for runs).
+/// buffer; a replay's rows add `file,line`, the log line each request came from.
 class DecisionCsvWriter final : public sim::DecisionSink {
 public:
-    DecisionCsvWriter(std::FILE* out, std::int64_t epochMs);
+    /// A run: ts_ms is the virtual time.
+    explicit DecisionCsvWriter(std::FILE* out);
+    /// A replay: ts_ms is the logged time. `reading` must outlive the writer.
+    DecisionCsvWriter(std::FILE* out, const sim::LogReading* reading);
     void onDecision(const sim::DecisionRecord& d) override;
     /// Flushes; false when any write failed.
     bool finish();
@@ -62,7 +67,7 @@ public:
 private:
     void flush();
     std::FILE* out_;
-    std::int64_t epochMs_;
+    const sim::LogReading* reading_ = nullptr;
     std::string buffer_;
     bool ok_ = true;
 };

@@ -3,7 +3,7 @@
 // repeats a password.
 
 #include "fuzz_check.h"
-#include "ratelab/policy_file.h"
+#include "ratelab/redis_url.h"
 #include "redis/endpoint.h"
 
 using namespace ratelab;

@@ -35,11 +35,11 @@ enum class PolicyOutcome : std::uint8_t {
     /// The store had no room for a new bucket (its cap reached with nothing idle, or Redis out
     /// of memory) and no enclosing bucket to charge instead: 503 under every policy.
     StoreFull,
+    // A new outcome goes above this line, and kPolicyOutcomeCount follows the last one.
 };
 
-/// How many outcomes there are: PolicyOutcome values are 0 .. kPolicyOutcomeCount - 1, in the
-/// order above. Reports, metrics and charts enumerate outcomes with it, so a new outcome shows
-/// up everywhere.
+/// How many outcomes there are: PolicyOutcome values run from 0 to kPolicyOutcomeCount - 1, so
+/// counters, metrics and charts enumerate them all (with policyOutcomeName) without a list.
 inline constexpr std::size_t kPolicyOutcomeCount =
     static_cast<std::size_t>(PolicyOutcome::StoreFull) + 1;
 
