@@ -35,7 +35,7 @@ cmake -S . -B build-fuzz -G Ninja "${launcher[@]}" -DCMAKE_CXX_COMPILER="$cxx" \
       -DRATELAB_BUILD_BENCH=OFF -DRATELAB_INSTALL=OFF >/dev/null
 cmake --build build-fuzz --parallel "$(nproc)" --target fuzzers
 
-harnesses=(policy scenario access_log forwarded ip redis_url)
+harnesses=(policy scenario access_log forwarded ip redis_url http_request)
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 failed=0
