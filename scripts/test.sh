@@ -3,9 +3,7 @@
 # suite (labels engine, identity, policy, sim, redis, gui, serve), then the engine, identity,
 # policy, simulator and serve suites again under AddressSanitizer and UndefinedBehaviorSanitizer
 # (the Redis and GUI suites measure timeouts and frame gaps, which a sanitizer's slowdown would
-# distort), then a fixed-length smoke of every libFuzzer harness (scripts/fuzz.sh --smoke, when
-# clang++-16 is there; scripts/setup-debian.sh installs it). The tests start their own
-# redis-server, nginx and HAProxy on loopback.
+# distort). The tests start their own redis-server, nginx and HAProxy on loopback.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
@@ -29,9 +27,3 @@ mapfile -t targets < <(ctest --test-dir build-asan -N --label-regex "$sanitized"
 cmake --build build-asan --parallel "$(nproc)" --target ratelab-cli "${targets[@]}"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure --parallel "$(nproc)" --label-regex "$sanitized"
-
-if command -v clang++-16 >/dev/null 2>&1; then
-    scripts/fuzz.sh --smoke
-else
-    echo "test.sh: clang++-16 not found; the fuzz smoke did not run" >&2
-fi

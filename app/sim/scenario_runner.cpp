@@ -176,8 +176,10 @@ void ScenarioRunner::Impl::build() {
         auto fault = std::make_shared<FaultStore>(inner, faults);
         std::shared_ptr<Store> store = fault->hasFaults() ? fault : inner;
         limiters.push_back(std::make_unique<Limiter>(policies, store, limiterOptions));
-        replicasInterchangeable =
-            replicasInterchangeable && &limiters.back()->store() == &limiters.front()->store();
+        // A replica with a store of its own for outages (on_store_error "local") is itself.
+        replicasInterchangeable = replicasInterchangeable &&
+                                  &limiters.back()->store() == &limiters.front()->store() &&
+                                  !limiters.back()->localStore();
     }
 
     // Replicas with a store each (or faults of their own) decide their own requests one at a

@@ -126,8 +126,12 @@ struct Limiter::Impl {
             c.localLimits.push_back(perReplicaLimit(policy.limit, replicas));
         }
         if (!local) {
+            // Seeded from the key-hash secret: random in a server, fixed where a simulator
+            // fixes the secret, so that its runs (and reports) repeat.
             MemoryStoreOptions memory;
             memory.maxBuckets = policies.store.maxBuckets;
+            memory.hashSeed = options.keyHashSecret ^ 0x6c6f63616c;
+            if (memory.hashSeed == 0) memory.hashSeed = 1;
             local = makeMemoryStore(memory);
         }
     }

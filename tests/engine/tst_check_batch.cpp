@@ -368,12 +368,8 @@ void TestCheckBatch::limiterBatchEqualsOneByOne() {
     if (set != "default" && set != "local") QVERIFY(refusedMidway > 100);
     if (set == "local") {
         QVERIFY(single.localStore() && batched.localStore());
-        // The local stores' seeds are random, so their tables' sizes (bytes) may differ.
-        const KeyspaceStats a = single.localStore()->keyspace();
-        const KeyspaceStats b = batched.localStore()->keyspace();
-        QCOMPARE(a.buckets, b.buckets);
-        QCOMPARE(a.budgetSlots, b.budgetSlots);
-        QCOMPARE(a.scopes, b.scopes);
+        // Both local stores are seeded from the same key-hash secret (9).
+        QVERIFY(sameKeyspace(single.localStore()->keyspace(), batched.localStore()->keyspace()));
         QVERIFY(single.localStore()->keyspace().buckets > 0);
         QVERIFY(decidedLocally > 1000);
         QVERIFY(networkCharged > 1000);
