@@ -163,6 +163,12 @@ struct StoreConfig {
     /// numbers on its own while the shared store is unreachable, so that together the replicas
     /// admit about what the shared limit admits.
     int replicas = 1;
+    /// redis AUTH: where the password is, never the password. At most one of passwordEnv
+    /// (an environment variable's name) and passwordFile (an absolute path); username (a
+    /// Redis 6 ACL user) needs one of them. makeStore reads the secret.
+    std::string username;
+    std::string passwordEnv;
+    std::string passwordFile;
     friend bool operator==(const StoreConfig&, const StoreConfig&) = default;
 };
 
