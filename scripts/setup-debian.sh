@@ -17,6 +17,7 @@ packages=(
     python3-prometheus-client   # /metrics read by a real Prometheus parser
     fonts-dejavu-core xvfb xauth
     python3-jsonschema
+    clang-16 libclang-rt-16-dev   # the libFuzzer harnesses (tests/fuzz, scripts/fuzz.sh)
 )
 
 missing=()
