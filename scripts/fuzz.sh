@@ -60,9 +60,10 @@ for h in "${harnesses[@]}"; do
     nice -n 19 "build-fuzz/tests/fuzz/fuzz_$h" "${args[@]}" >"$log" 2>&1 || status=$?
     elapsed=$(( $(date +%s) - start ))
     if [ "$smoke" -eq 1 ]; then rm -rf "$scratch"; fi
+    # A harness that stopped early (a finding, a bad dictionary) may print none of these.
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-    ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+    cov=$( (grep -o 'cov: [0-9]*' "$log" || true) | tail -1 | cut -d' ' -f2)
+    ft=$( (grep -o 'ft: [0-9]*' "$log" || true) | tail -1 | cut -d' ' -f2)
     verdict=ok
     if [ "$status" -ne 0 ]; then
         verdict="FAILED (exit $status; see $log and $findings)"
