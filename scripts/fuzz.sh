@@ -6,7 +6,7 @@
 #                               the other, niced; new inputs go to build-fuzz/corpus/<harness>,
 #                               findings to build-fuzz/findings/<harness>; a table at the end
 #   scripts/fuzz.sh --smoke     what scripts/test.sh runs: each harness for a fixed number of
-#                               executions (RATELAB_FUZZ_SMOKE_RUNS, default 20000)
+#                               executions (RATELAB_FUZZ_SMOKE_RUNS, default 20000), seed 1
 #
 # Exits 1 when a harness found a crash, a leak, a timeout or a broken property.
 set -euo pipefail
@@ -49,9 +49,10 @@ for h in "${harnesses[@]}"; do
           -max_len=16384)
     if [ -f "tests/fuzz/dict/$h.dict" ]; then args+=(-dict="tests/fuzz/dict/$h.dict"); fi
     if [ "$smoke" -eq 1 ]; then
-        # A scratch corpus, so that the smoke never grows build-fuzz/corpus.
+        # A scratch corpus, so that the smoke never grows build-fuzz/corpus, and a fixed seed,
+        # so that every run of it tries the same inputs.
         scratch="$(mktemp -d)"
-        args+=(-runs="${RATELAB_FUZZ_SMOKE_RUNS:-20000}" "$scratch" "tests/fuzz/corpus/$h")
+        args+=(-seed=1 -runs="${RATELAB_FUZZ_SMOKE_RUNS:-20000}" "$scratch" "tests/fuzz/corpus/$h")
     else
         args+=(-max_total_time="$seconds" "$work" "tests/fuzz/corpus/$h")
     fi
