@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <limits>
 #include <unordered_map>
 
+#include "io/text_file.h"
 #include "sim/report.h"
 
 namespace ratelab::sim {
@@ -418,19 +418,13 @@ RecordedTraffic parseAccessLog(std::string_view text, LogFormat format, std::str
 
 std::optional<RecordedTraffic> loadAccessLog(const std::string& path,
                                              std::optional<LogFormat> format, std::string& error) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        error = path + ": cannot open the file";
+    std::optional<std::string> text =
+        io::readTextFile(path, std::numeric_limits<std::size_t>::max(), &error);
+    if (!text) {
+        error = path + ": " + error;
         return std::nullopt;
     }
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (in.bad()) {
-        error = path + ": cannot read the file";
-        return std::nullopt;
-    }
-    const std::string text = buffer.str();
-    return parseAccessLog(text, format ? *format : detectLogFormat(text), path);
+    return parseAccessLog(*text, format ? *format : detectLogFormat(*text), path);
 }
 
 Scenario makeReplayScenario(std::shared_ptr<const RecordedTraffic> traffic, Nanos sampleInterval) {

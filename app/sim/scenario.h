@@ -14,6 +14,7 @@
 #include "ratelab/ip_address.h"
 #include "ratelab/limit.h"
 #include "ratelab/policy.h"
+#include "ratelab/policy_file.h"
 
 namespace ratelab::sim {
 
@@ -168,6 +169,8 @@ struct Scenario {
     /// The policy file as written in the scenario, and resolved against the scenario's folder.
     std::string policy;
     std::string policyPath;
+    int policyLine = 0;  ///< where the scenario names its policy, for errors about that file
+    int policyColumn = 0;
     std::vector<Actor> actors;
     std::vector<ScenarioEvent> events;
     std::vector<Expectation> expectations;
@@ -179,6 +182,7 @@ struct Scenario {
 struct ScenarioLoadResult {
     std::optional<Scenario> scenario;     ///< set when there is no error
     std::vector<Diagnostic> diagnostics;  ///< every problem found, FILE:LINE:COLUMN
+    bool unreadable = false;  ///< the file could not be read; the one diagnostic says why
     bool ok() const { return scenario.has_value(); }
 };
 
@@ -188,6 +192,12 @@ ScenarioLoadResult loadScenarioFile(const std::string& path);
 
 /// The same on text in memory; `fileName` names it in diagnostics and resolves `policy`.
 ScenarioLoadResult parseScenarioText(std::string_view text, std::string_view fileName);
+
+/// Loads the policy file the scenario names (policyPath). When that file cannot be read, the
+/// one diagnostic points at the scenario's line naming it, and `unreadable` is set.
+/// REQUIRES: !scenario.policyPath.empty().
+PolicyLoadResult loadScenarioPolicy(const Scenario& scenario,
+                                    const PolicyCheckOptions& options = {});
 
 /// Checks what needs the policy: policy_change events name existing policies and set valid
 /// numbers. Diagnostics point into the scenario file.

@@ -1,8 +1,13 @@
 // Loading policy files in process: defaults, compiled limits, lint rules, version comparisons,
 // checks on sets built in code, Redis URLs, and route patterns against their regex translation.
 
+#include <sys/stat.h>
+
 #include <QRegularExpression>
+#include <QTemporaryDir>
 #include <QtTest>
+#include <cstdio>
+#include <thread>
 
 #include <string>
 #include "redis/endpoint.h"
@@ -465,6 +470,37 @@ private slots:
 
     // The exports translate routes to regular expressions; they must match what the engine
     // matches (RouteMatch::matches) on every path, trailing slashes and near misses included.
+    // A file that cannot be read says why, and is told apart from an invalid one; a pipe is read
+    // to its end (a process substitution has no size to seek to).
+    void unreadableFilesSayWhy() {
+        PolicyLoadResult missing = loadPolicyFile("/nonexistent/p.json");
+        QVERIFY(missing.unreadable);
+        QCOMPARE(missing.diagnostics.size(), std::size_t(1));
+        QCOMPARE(formatDiagnostic(missing.diagnostics[0]),
+                 std::string("/nonexistent/p.json: error: cannot open the file: No such file or "
+                             "directory"));
+        PolicyLoadResult directory = loadPolicyFile(RATELAB_SOURCE_DIR "/resources");
+        QVERIFY(directory.unreadable);
+        QCOMPARE(formatDiagnostic(directory.diagnostics.at(0)),
+                 std::string(RATELAB_SOURCE_DIR "/resources: error: is a directory"));
+        PolicyLoadResult invalid = parsePolicyText("{", "x.json");
+        QVERIFY(!invalid.ok() && !invalid.unreadable);
+
+        QTemporaryDir dir;
+        const std::string fifo = dir.filePath("policy.pipe").toStdString();
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        std::thread writer([&] {
+            std::FILE* out = std::fopen(fifo.c_str(), "wb");
+            const std::string text = R"({ "version": 1, "policies": [ { "name": "api" } ] })";
+            std::fwrite(text.data(), 1, text.size(), out);
+            std::fclose(out);
+        });
+        PolicyLoadResult piped = loadPolicyFile(fifo);
+        writer.join();
+        QVERIFY2(piped.ok(), piped.diagnostics.empty() ? "" : piped.diagnostics[0].message.c_str());
+        QCOMPARE(piped.policies->policies.at(0).name, std::string("api"));
+    }
+
     void routeRegexAgreesWithRouteMatch_data() {
         QTest::addColumn<QString>("prefix");
         QTest::addColumn<QString>("pattern");

@@ -314,7 +314,11 @@ void TestAccessLog::longLogsGetLongerSamples() {
 void TestAccessLog::unreadableFile() {
     std::string error;
     QVERIFY(!loadAccessLog("/nonexistent/access.log", std::nullopt, error));
-    QCOMPARE(error, std::string("/nonexistent/access.log: cannot open the file"));
+    QCOMPARE(error, std::string("/nonexistent/access.log: cannot open the file: No such file or "
+                                "directory"));
+    // A directory says so, rather than that no request could be read from it.
+    QVERIFY(!loadAccessLog(RATELAB_SOURCE_DIR "/tests/data/logs", std::nullopt, error));
+    QCOMPARE(error, std::string(RATELAB_SOURCE_DIR "/tests/data/logs: is a directory"));
 }
 
 QTEST_APPLESS_MAIN(TestAccessLog)

@@ -155,6 +155,7 @@ namespace {
 PolicyLoadResult check(json::Document document, std::string_view fileName,
                        const PolicyCheckOptions& options) {
     PolicyLoadResult result;
+    result.unreadable = document.unreadable;
     result.diagnostics = std::move(document.diagnostics);
     result.levels.assign(result.diagnostics.size(), CheckLevel::Syntax);
     if (!document.root) return result;
