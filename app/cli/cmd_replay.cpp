@@ -1,14 +1,16 @@
 // ratelab-cli replay: a recorded access log through a policy; what the policy would have done,
 // per request (--decisions) and in sum (the report). Unparsed lines are listed, never dropped.
 
-#include <QCommandLineParser>
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cinttypes>
 
 #include "cli/command.h"
+#include "cli/decision_csv.h"
+#include "cli/inputs.h"
+#include "cli/outputs.h"
 #include "cli/progress.h"
-#include "cli/sim_inputs.h"
 #include "sim/access_log.h"
 #include "sim/report.h"
 #include "sim/scenario_runner.h"
@@ -17,60 +19,37 @@ namespace ratelab::cli {
 
 namespace {
 
-constexpr const char* kSynopsis =
-    "replay ACCESS.log --policy P.json [--format combined|common|csv] [--decisions OUT.csv] "
-    "[--json REPORT.json] [--sample-ms N] [--quiet]";
-
 // Unparsed lines printed on stderr; the report lists up to kMaxUnparsedListed.
 constexpr std::size_t kPrintedUnparsed = 20;
 
-int replayLog(const QStringList& arguments) {
-    QCommandLineParser parser;
-    parser.addPositionalArgument("ACCESS.log", "The access log to replay.");
-    const QCommandLineOption policyOption("policy", "Policy file.", "P.json");
-    const QCommandLineOption formatOption(
-        "format", "combined, common or csv (default: guessed from the first line).", "FORMAT");
-    const QCommandLineOption decisionsOption(
-        "decisions", "Write seq,ts_ms,key,allowed,remaining,retry_after_ms per request.",
-        "OUT.csv");
-    const QCommandLineOption jsonOption("json", "Write the report as JSON (- for stdout).",
-                                        "REPORT.json");
-    const QCommandLineOption sampleOption("sample-ms", "Sample interval (default 1000).", "N");
-    const QCommandLineOption quietOption("quiet", "Print nothing on success but errors.");
-    parser.addOptions(
-        {policyOption, formatOption, decisionsOption, jsonOption, sampleOption, quietOption});
-    if (!parseCommandLine(parser, arguments, "replay", kSynopsis, 1)) return kBadInput;
-    const bool quiet = parser.isSet(quietOption);
-    if (!parser.isSet(policyOption)) return badInput("replay", "--policy P.json is required");
-
-    std::optional<PolicySet> policies =
-        loadPolicy(parser.value(policyOption).toStdString(), !quiet);
-    if (!policies) return kBadInput;
-
+int replayLog(const Arguments& args) {
+    const bool quiet = args.isSet("quiet");
+    Result<PolicySet> policies = loadPolicy(args.value("policy"), !quiet);
+    if (!policies) return policies.failure();
     Nanos sampleInterval = kNanosPerSecond;
-    if (parser.isSet(sampleOption)) {
-        bool ok = false;
-        const qlonglong ms = parser.value(sampleOption).toLongLong(&ok);
-        if (!ok || ms < 1 || ms > 86'400'000) {
-            return badInput("replay", "--sample-ms \"" + parser.value(sampleOption).toStdString() +
-                                          "\": expected 1 to 86400000");
+    if (args.isSet("sample-ms")) {
+        const std::string text = args.value("sample-ms");
+        std::int64_t ms = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+        if (ec != std::errc() || end != text.data() + text.size() || ms < 1 || ms > 86'400'000) {
+            return fail(kUsage, "--sample-ms \"" + text + "\": expected 1 to 86400000");
         }
         sampleInterval = ms * kNanosPerMilli;
     }
-
-    const std::string logPath = parser.positionalArguments().at(0).toStdString();
-    std::string error;
+    const std::string logPath =
+        args.positionals().front() == "-" ? kStdinName : args.positionals().front();
     std::optional<sim::LogFormat> format;
-    if (parser.isSet(formatOption)) {
-        format = sim::parseLogFormat(parser.value(formatOption).toStdString());
+    if (args.isSet("format")) {
+        format = sim::parseLogFormat(args.value("format"));
         if (!format) {
-            return badInput("replay", "--format \"" + parser.value(formatOption).toStdString() +
-                                          "\": expected combined, common or csv");
+            return fail(kUsage, "--format \"" + args.value("format") +
+                                    "\": expected combined, common or csv");
         }
     }
     const auto started = std::chrono::steady_clock::now();
-    std::optional<sim::RecordedTraffic> traffic = sim::loadAccessLog(logPath, format, error);
-    if (!traffic) return badInput("replay", error);
+    Result<sim::RecordedTraffic> traffic =
+        loadAccessLogArgument(args.positionals().front(), format);
+    if (!traffic) return traffic.failure();
     for (std::size_t i = 0; i < traffic->unparsed.size() && i < kPrintedUnparsed; ++i) {
         std::fprintf(stderr, "%s:%" PRId64 ": cannot parse (%s): %s\n", logPath.c_str(),
                      traffic->unparsed[i].line, std::string(logFormatName(traffic->format)).c_str(),
@@ -84,19 +63,19 @@ int replayLog(const QStringList& arguments) {
                          : "");
     }
     if (traffic->requests.empty()) {
-        return badInput("replay", logPath + ": no request could be read from the log");
+        return fail(kInvalidInput, logPath + ": no request could be read from the log");
     }
 
     auto shared = std::make_shared<const sim::RecordedTraffic>(std::move(*traffic));
     sim::RunnerOptions options;
     options.measureWallTime = false;
-    std::FILE* decisionsFile = nullptr;
+    std::unique_ptr<OutputStream> decisionsFile;
     std::unique_ptr<DecisionCsvWriter> decisions;
-    const std::string decisionsPath = parser.value(decisionsOption).toStdString();
-    if (parser.isSet(decisionsOption)) {
-        decisionsFile = decisionsPath == "-" ? stdout : std::fopen(decisionsPath.c_str(), "wb");
-        if (!decisionsFile) return badInput("replay", decisionsPath + ": cannot write");
-        decisions = std::make_unique<DecisionCsvWriter>(decisionsFile, shared->startEpochMs);
+    if (args.isSet("decisions")) {
+        decisionsFile = std::make_unique<OutputStream>(args.value("decisions"));
+        if (!decisionsFile->file()) return kIoError;
+        decisions =
+            std::make_unique<DecisionCsvWriter>(decisionsFile->file(), shared->startEpochMs);
         options.decisions = decisions.get();
     }
     sim::ScenarioRunner runner(sim::makeReplayScenario(shared, sampleInterval), *policies, options);
@@ -110,23 +89,18 @@ int replayLog(const QStringList& arguments) {
                 shortCount(static_cast<double>(runner.totals().requests)) + " lines");
         }
     }
-    bool decisionsOk = true;
     if (decisions) {
-        decisionsOk = decisions->finish();
-        if (decisionsFile != stdout && std::fclose(decisionsFile) != 0) decisionsOk = false;
-        if (!decisionsOk) return badInput("replay", decisionsPath + ": cannot write");
+        if (ExitCode e = decisionsFile->close(decisions->finish())) return e;
     }
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     sim::Timing timing{wall, wall > 0 ? static_cast<double>(runner.totals().requests) / wall : 0};
     sim::Report report = sim::buildReport(runner, timing);
     report.replay = sim::replayInfo(*shared);
-    if (parser.isSet(jsonOption) &&
-        !writeTextFile(parser.value(jsonOption).toStdString(), sim::reportJson(report), error)) {
-        return badInput("replay", error);
+    if (args.isSet("json")) {
+        if (ExitCode e = writeOutput(args.value("json"), sim::reportJson(report))) return e;
     }
-    const bool stdoutTaken = parser.value(jsonOption) == "-" || decisionsPath == "-";
-    if (!quiet && !stdoutTaken) {
+    if (!quiet && !args.stdoutTaken()) {
         std::printf("%s: %" PRId64 " lines (%s), %" PRId64 " replayed, %" PRId64
                     " unparsed, %" PRId64 " clients (%" PRId64 " host names)\n",
                     logPath.c_str(), shared->lines,
@@ -138,8 +112,31 @@ int replayLog(const QStringList& arguments) {
     return kSuccess;
 }
 
+Command replayCommand() {
+    Command c;
+    c.name = "replay";
+    c.summary = "replay an access log through a policy";
+    c.description =
+        "Replays a recorded access log through a policy on the log's own clock: what the policy "
+        "would have done, per request (--decisions) and in sum (the report). Unparsed lines are "
+        "listed with their numbers, never dropped silently.";
+    c.positionals = {{"ACCESS.log", "The access log to replay.", Option::Kind::Input}};
+    c.options = {
+        Option::input("policy", "P.json", "The policy file.").asRequired(),
+        Option::value("format", "FORMAT",
+                      "combined, common or csv (default: guessed from the first line)."),
+        Option::output("decisions", "OUT.csv",
+                       "Write seq,ts_ms,key,allowed,remaining,retry_after_ms per request."),
+        Option::output("json", "REPORT.json", "Write the report as JSON."),
+        Option::value("sample-ms", "N", "Sample interval in ms (default 1000)."),
+        Option::flag("quiet", "Print nothing on success but errors."),
+    };
+    c.run = &replayLog;
+    return c;
+}
+
 }  // namespace
 
-RATELAB_CLI_COMMAND({"replay", kSynopsis, "replay an access log through a policy", &replayLog});
+RATELAB_CLI_COMMAND(replayCommand());
 
 }  // namespace ratelab::cli

@@ -3,14 +3,13 @@
 // a problem+json body); passes carry the policy's rate-limit headers too. Limit hits and store
 // failures are logged as JSON lines on stderr.
 
-#include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QHostAddress>
 #include <QHttpServer>
 #include <cstdio>
 
 #include "cli/command.h"
-#include "cli/sim_inputs.h"
+#include "cli/inputs.h"
 #include "ratelab/json_log_observer.h"
 #include "ratelab/qhttpserver.h"
 #include "ratelab/store_factory.h"
@@ -18,8 +17,6 @@
 namespace ratelab::cli {
 
 namespace {
-
-constexpr const char* kSynopsis = "serve --policy P.json [--listen HOST:PORT] [--quiet]";
 
 // "127.0.0.1:8080", "[::1]:8080", "localhost:0" (0: any free port).
 bool parseListen(const QString& text, QHostAddress& address, quint16& port) {
@@ -38,34 +35,24 @@ bool parseListen(const QString& text, QHostAddress& address, quint16& port) {
     return address.setAddress(host);
 }
 
-int serve(const QStringList& arguments) {
-    QCommandLineParser parser;
-    const QCommandLineOption policyOption("policy", "Policy file.", "P.json");
-    const QCommandLineOption listenOption(
-        "listen", "Address and port to listen on (default 127.0.0.1:8080; port 0: any free one).",
-        "HOST:PORT", "127.0.0.1:8080");
-    const QCommandLineOption quietOption("quiet", "Do not log limit hits and store failures.");
-    parser.addOptions({policyOption, listenOption, quietOption});
-    if (!parseCommandLine(parser, arguments, "serve", kSynopsis, 0)) return kBadInput;
-    if (!parser.isSet(policyOption)) return badInput("serve", "--policy P.json is required");
-
-    std::optional<PolicySet> policies = loadPolicy(parser.value(policyOption).toStdString());
-    if (!policies) return kBadInput;
+int serve(const Arguments& args) {
+    const std::string listen = args.value("listen", "127.0.0.1:8080");
     QHostAddress address;
     quint16 port = 0;
-    if (!parseListen(parser.value(listenOption), address, port)) {
-        return badInput("serve", "--listen \"" + parser.value(listenOption).toStdString() +
-                                     "\": expected HOST:PORT, e.g. 127.0.0.1:8080");
+    if (!parseListen(QString::fromStdString(listen), address, port)) {
+        return fail(kUsage, "--listen \"" + listen + "\": expected HOST:PORT, e.g. 127.0.0.1:8080");
     }
+    Result<PolicySet> policies = loadPolicy(args.value("policy"));
+    if (!policies) return policies.failure();
     std::string error;
     std::shared_ptr<Store> store = makeStore(policies->store, &error);
-    if (!store) return badInput("serve", "the policy's store: " + error);
+    if (!store) return fail(kInvalidInput, "the policy's store: " + error);
 
     JsonLogObserver log([](std::string_view line) {
         std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
     });
     LimiterOptions options;
-    if (!parser.isSet(quietOption)) options.observer = &log;
+    if (!args.isSet("quiet")) options.observer = &log;
     const qt::HttpLimiter limiter(
         std::make_shared<const Limiter>(std::move(*policies), store, options));
 
@@ -76,9 +63,7 @@ int serve(const QStringList& arguments) {
                                      "text/plain");
         });
     const quint16 listening = server.listen(address, port);
-    if (listening == 0) {
-        return badInput("serve", "cannot listen on " + parser.value(listenOption).toStdString());
-    }
+    if (listening == 0) return fail(kIoError, "cannot listen on " + listen);
     const QString host = address.protocol() == QAbstractSocket::IPv6Protocol
                              ? "[" + address.toString() + "]"
                              : address.toString();
@@ -87,9 +72,27 @@ int serve(const QStringList& arguments) {
     return QCoreApplication::exec();
 }
 
+Command serveCommand() {
+    Command c;
+    c.name = "serve";
+    c.summary = "answer HTTP requests through a policy, to try it with curl";
+    c.description =
+        "Answers every path with \"ok\" unless the policy refuses the request (429, 412 or 503 "
+        "with a problem+json body); passes carry the policy's rate-limit headers too. Limit "
+        "hits and store failures are logged as JSON lines on stderr.";
+    c.options = {
+        Option::input("policy", "P.json", "The policy file.").asRequired(),
+        Option::value("listen", "HOST:PORT",
+                      "Address and port to listen on (default 127.0.0.1:8080; port 0: any free "
+                      "one)."),
+        Option::flag("quiet", "Do not log limit hits and store failures."),
+    };
+    c.run = &serve;
+    return c;
+}
+
 }  // namespace
 
-RATELAB_CLI_COMMAND({"serve", kSynopsis,
-                     "answer HTTP requests through a policy, to try it with curl", &serve});
+RATELAB_CLI_COMMAND(serveCommand());
 
 }  // namespace ratelab::cli

@@ -9,6 +9,7 @@
 #include <QProcess>
 #include <QtTest>
 
+#include "cli_fixture.h"
 #include "ratelab/memory_store.h"
 #include "ratelab/qhttpserver.h"
 
@@ -112,7 +113,7 @@ private slots:
     // `ratelab-cli serve` answers every path through the policy file's limits.
     void serveCommandAnswersThroughThePolicy() {
         QProcess serve;
-        serve.start(QStringLiteral(RATELAB_BINARY_DIR "/app/cli/ratelab-cli"),
+        serve.start(testing::cliPath(),
                     {"serve", "--policy",
                      QStringLiteral(RATELAB_SOURCE_DIR "/resources/policies/default.json"),
                      "--listen", "127.0.0.1:0", "--quiet"});
@@ -137,12 +138,12 @@ private slots:
 
     void serveRefusesABadListenAddress() {
         QProcess serve;
-        serve.start(QStringLiteral(RATELAB_BINARY_DIR "/app/cli/ratelab-cli"),
+        serve.start(testing::cliPath(),
                     {"serve", "--policy",
                      QStringLiteral(RATELAB_SOURCE_DIR "/resources/policies/default.json"),
                      "--listen", "nowhere"});
         QVERIFY(serve.waitForFinished(10'000));
-        QCOMPARE(serve.exitCode(), 2);
+        QCOMPARE(serve.exitCode(), 64);
         QVERIFY(serve.readAllStandardError().contains("expected HOST:PORT"));
     }
 };

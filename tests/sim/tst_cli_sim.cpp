@@ -1,32 +1,22 @@
-// ratelab-cli run, replay and sweep as a user (or CI) runs them: exit codes 0/1/2, FILE:LINE:COLUMN
-// errors, reports, decisions, validated policies, and silence when stderr is not a terminal.
+// ratelab-cli run, replay and sweep as a user (or CI) runs them: exit codes 0/1/2/64/74,
+// FILE:LINE:COLUMN errors, reports, decisions, validated policies, and silence when stderr is not
+// a terminal.
 
 #include <QtTest>
 
-#include <QProcess>
 #include <QTemporaryDir>
 #include <nlohmann/json.hpp>
+
+#include "cli_fixture.h"
 
 namespace {
 
 const QString kRoot = RATELAB_SOURCE_DIR;
-const QString kCli = QString(RATELAB_BINARY_DIR) + "/app/cli/ratelab-cli";
 
-struct Result {
-    int exitCode = -1;
-    QString out;
-    QString err;
-};
+using Result = ratelab::testing::CliRun;
 
 Result cli(const QStringList& arguments) {
-    QProcess p;
-    p.start(kCli, arguments);
-    if (!p.waitForFinished(120'000)) qFatal("ratelab-cli did not finish");
-    Result r;
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    return ratelab::testing::runCli(arguments);
 }
 
 QString scenario(const char* name) {
@@ -49,11 +39,12 @@ class TestCliSim : public QObject {
     Q_OBJECT
 
 private slots:
-    void initTestCase() { QVERIFY2(QFile::exists(kCli), qPrintable(kCli)); }
+    void initTestCase() { QVERIFY(QFile::exists(ratelab::testing::cliPath())); }
     void malformedScenario_data();
     void malformedScenario();
     void badCommandLine_data();
     void badCommandLine();
+    void scenarioWithMissingPolicy();
     void runExitCodes();
     void quietWhenNotATerminal();
     void reportsAreDeterministic();
@@ -117,42 +108,77 @@ void TestCliSim::malformedScenario() {
 
 void TestCliSim::badCommandLine_data() {
     QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<int>("exitCode");
     QTest::addColumn<QString>("message");
     const QString s = scenario("header-rotation");
-    QTest::newRow("unknown option") << QStringList{"run", s, "--bogus"} << "Unknown option 'bogus'";
-    QTest::newRow("missing scenario") << QStringList{"run"} << "missing argument";
-    QTest::newRow("two scenarios") << QStringList{"run", s, s} << "unexpected argument";
-    QTest::newRow("bad seed") << QStringList{"run", s, "--seed", "-3"} << "--seed \"-3\"";
-    QTest::newRow("bad store") << QStringList{"run", s, "--store", "mongodb://x"} << "--store";
-    QTest::newRow("missing policy file") << QStringList{"run", s, "--policy", "/nonexistent/p.json"}
-                                         << "/nonexistent/p.json: error: cannot open the file";
+    const QString policy = kRoot + "/resources/policies/default.json";
+    const QString log = kRoot + "/tests/data/logs/sample_common.log";
+    QTest::newRow("unknown option")
+        << QStringList{"run", s, "--bogus"} << 64 << "Unknown option 'bogus'";
+    QTest::newRow("missing scenario") << QStringList{"run"} << 64 << "missing SCENARIO.json";
+    QTest::newRow("two scenarios") << QStringList{"run", s, s} << 64 << "unexpected argument";
+    QTest::newRow("bad seed") << QStringList{"run", s, "--seed", "-3"} << 64 << "--seed \"-3\"";
+    QTest::newRow("bad store") << QStringList{"run", s, "--store", "mongodb://x"} << 64
+                               << "--store";
+    QTest::newRow("missing policy file")
+        << QStringList{"run", s, "--policy", "/nonexistent/p.json"} << 74
+        << "/nonexistent/p.json: error: cannot open the file: No such file or directory";
     QTest::newRow("replay without policy")
-        << QStringList{"replay", kRoot + "/tests/data/logs/sample_common.log"}
-        << "--policy P.json is required";
+        << QStringList{"replay", log} << 64 << "--policy P.json is required";
     QTest::newRow("replay, unknown format")
-        << QStringList{"replay",   kRoot + "/tests/data/logs/sample_common.log",
-                       "--policy", kRoot + "/resources/policies/default.json",
-                       "--format", "w3c"}
+        << QStringList{"replay", log, "--policy", policy, "--format", "w3c"} << 64
         << "--format \"w3c\"";
     QTest::newRow("replay, missing log")
-        << QStringList{"replay", "/nonexistent/access.log", "--policy",
-                       kRoot + "/resources/policies/default.json"}
-        << "/nonexistent/access.log: cannot open the file";
-    QTest::newRow("sweep without axis") << QStringList{"sweep", s} << "--vary";
+        << QStringList{"replay", "/nonexistent/access.log", "--policy", policy} << 74
+        << "/nonexistent/access.log: cannot open the file: No such file or directory";
+    QTest::newRow("replay, a directory")
+        << QStringList{"replay", kRoot + "/tests/data/logs", "--policy", policy} << 74
+        << "/tests/data/logs: is a directory";
+    QTest::newRow("run, a directory")
+        << QStringList{"run", kRoot + "/scenarios"} << 74 << "/scenarios: error: is a directory";
+    QTest::newRow("sweep without axis") << QStringList{"sweep", s} << 64 << "--vary";
     QTest::newRow("sweep, unknown field")
-        << QStringList{"sweep", s, "--vary", "burst=1:2:1"} << "cannot vary \"burst\"";
+        << QStringList{"sweep", s, "--vary", "burst=1:2:1"} << 64 << "cannot vary \"burst\"";
     QTest::newRow("sweep, backwards range")
-        << QStringList{"sweep", s, "--vary", "capacity=10:1:1"} << "FROM <= TO";
+        << QStringList{"sweep", s, "--vary", "capacity=10:1:1"} << 64 << "FROM <= TO";
     QTest::newRow("sweep, unknown policy")
-        << QStringList{"sweep", s, "--vary", "login.capacity=1:2:1"} << "names policy \"login\"";
+        << QStringList{"sweep", s, "--vary", "login.capacity=1:2:1"} << 64
+        << "names policy \"login\"";
 }
 
+// Usage errors exit 64, unreadable inputs 74; each message says what is wrong.
 void TestCliSim::badCommandLine() {
     QFETCH(QStringList, arguments);
+    QFETCH(int, exitCode);
     QFETCH(QString, message);
     Result r = cli(arguments);
-    QCOMPARE(r.exitCode, 2);
+    QCOMPARE(r.exitCode, exitCode);
     QVERIFY2(r.err.contains(message), qPrintable(r.err));
+}
+
+// The scenario names a policy file that is not there: the error points at the scenario's line
+// naming it, and the exit code says the file could not be read.
+void TestCliSim::scenarioWithMissingPolicy() {
+    const QString path = dir_.filePath("orphan.json");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(
+        "{ \"name\": \"orphan\", \"duration_s\": 5,\n  \"policy\": \"gone.json\",\n"
+        "  \"actors\": [ { \"name\": \"a\", \"arrival\": {\"kind\":\"constant\",\"rate_per_s\":1} "
+        "} ] }");
+    f.close();
+    for (const char* command : {"run", "sweep"}) {
+        QStringList args{command, path};
+        if (QString(command) == "sweep")
+            args << "--vary"
+                 << "capacity=1:2:1";
+        const Result r = cli(args);
+        QCOMPARE(r.exitCode, 74);
+        QVERIFY2(r.err.startsWith(path + ":2:13: error: policy file \"gone.json\" (" +
+                                  dir_.filePath("gone.json") +
+                                  "): cannot open the file: No such file or directory"),
+                 qPrintable(r.err));
+    }
 }
 
 // 0 when every expectation holds, 1 when one fails.
