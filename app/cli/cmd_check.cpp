@@ -8,6 +8,8 @@
 
 #include "cli/command.h"
 #include "cli/inputs.h"
+#include "identity/headers.h"
+#include "policy/policy_names.h"
 #include "ratelab/ip_address.h"
 #include "ratelab/limiter.h"
 #include "ratelab/memory_store.h"
@@ -20,27 +22,6 @@ namespace {
 // The decision is taken at this fixed time on a fresh store, so the same arguments always
 // print the same verdict.
 constexpr Nanos kCheckTime = 1000 * kNanosPerSecond;
-
-bool isTokenChar(char c) {
-    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
-    return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool isToken(std::string_view text) {
-    if (text.empty()) return false;
-    for (char c : text) {
-        if (!isTokenChar(c)) return false;
-    }
-    return true;
-}
-
-std::string_view trimOws(std::string_view v) {
-    while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
-        v.remove_prefix(1);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\t'))
-        v.remove_suffix(1);
-    return v;
-}
 
 // Everything the RequestView borrows, owned for the length of the command.
 struct RequestText {
@@ -83,7 +64,8 @@ std::string readRequest(const Arguments& args, RequestText& text) {
     }
     if (args.isSet("method")) {
         text.method = args.value("method");
-        if (!isToken(text.method)) return "--method: \"" + text.method + "\" is not an HTTP method";
+        if (!policy::isValidToken(text.method))
+            return "--method: \"" + text.method + "\" is not an HTTP method";
     }
     if (args.isSet("path")) {
         text.path = args.value("path");
@@ -97,11 +79,11 @@ std::string readRequest(const Arguments& args, RequestText& text) {
         // Messages never echo the argument: a header line may hold a credential.
         if (colon == std::string::npos) return "--header: expected 'Name: value', found no ':'";
         std::string name = line.substr(0, colon);
-        if (!isToken(name)) {
+        if (!policy::isValidToken(name)) {
             return "--header: the text before ':' is not a header name (letters, digits and "
                    "!#$%&'*+-.^_`|~ only)";
         }
-        std::string_view value = trimOws(std::string_view(line).substr(colon + 1));
+        std::string_view value = identity::trimOws(std::string_view(line).substr(colon + 1));
         if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos) {
             return "--header " + name + ": the value holds CR, LF or NUL";
         }

@@ -6,8 +6,8 @@
 #include <QSaveFile>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "policy_tuning.h"
 #include "ratelab/policy_file.h"
+#include "ratelab/policy_tuning.h"
 #include "resource_locator.h"
 #include "sim/access_log.h"
 #include "sim/report.h"
@@ -382,14 +382,14 @@ void Workbench::sendLiveEdit(std::size_t policyIndex) {
     const PolicySet& running = runPolicies_;
     const PolicySet& edited = document_.policies();
     if (policyIndex >= running.policies.size() || policyIndex >= edited.policies.size()) return;
-    if (!isLiveTunable(running.policies[policyIndex], edited.policies[policyIndex])) {
+    if (!canRetune(running.policies[policyIndex], edited.policies[policyIndex])) {
         structuralEdit_ = true;
         emit statusMessage(
             tr("This change alters how requests are matched or keyed: it applies "
                "when you press Reset."));
         return;
     }
-    session_.retune(policyIndex, edited.policies[policyIndex]);
+    session_.retune(policyIndex, tuningOf(edited.policies[policyIndex]));
 }
 
 }  // namespace ratelab::gui

@@ -15,6 +15,7 @@
 #include "ratelab/limit.h"
 #include "ratelab/policy.h"
 #include "ratelab/policy_file.h"
+#include "ratelab/policy_tuning.h"
 
 namespace ratelab::sim {
 
@@ -130,8 +131,8 @@ struct PolicyChange {
     std::optional<std::int64_t> cost;
     std::optional<PolicyMode> mode;
 
-    /// `policy` with the changes applied and its limit recompiled.
-    Policy apply(const Policy& policy) const;
+    /// `policy`'s tunable fields with the changes applied: what Limiter::retune takes.
+    PolicyTuning tuning(const Policy& policy) const;
 };
 
 struct ScenarioEvent {

@@ -7,7 +7,7 @@
 
 #include "http/response.h"
 #include "identity/key_deriver.h"
-#include "policy/tier_limit.h"
+#include "policy/compiled_policy.h"
 
 namespace ratelab {
 
@@ -37,18 +37,10 @@ bool isIn(const std::vector<std::string>& list, std::string_view value) {
 }  // namespace
 
 struct Limiter::Impl {
-    // What the limiter keeps per policy, beside the policy itself.
-    struct Compiled {
-        identity::KeyDeriver deriver;
-        std::uint32_t firstLimitId = 0;
-        std::vector<std::string> limitNames;  // per tier ("api/premium"), or just "api"
-        bool matchesEverything = false;       // "/" with no methods: skip matching per request
-    };
-
     PolicySet policies;
     std::shared_ptr<Store> store;
     LimiterOptions options;
-    std::vector<Compiled> compiled;
+    std::vector<CompiledPolicy> compiled;  // one per policy, in order
 
     Impl(PolicySet p, std::shared_ptr<Store> s, LimiterOptions o)
         : policies(std::move(p)), store(std::move(s)), options(o) {
@@ -58,18 +50,8 @@ struct Limiter::Impl {
         }
         std::uint32_t nextId = 0;
         for (const Policy& policy : policies.policies) {
-            Compiled c{identity::KeyDeriver(policy), nextId, {}, false};
-            const RouteMatch& m = policy.match;
-            c.matchesEverything = m.methods.empty() && m.pathPattern.empty() &&
-                                  (m.pathPrefix.empty() || m.pathPrefix == "/");
-            if (policy.tiers && !policy.tiers->tiers.empty()) {
-                for (const Tier& tier : policy.tiers->tiers)
-                    c.limitNames.push_back(policy.name + "/" + tier.name);
-            } else {
-                c.limitNames.push_back(policy.name);
-            }
-            nextId += static_cast<std::uint32_t>(c.limitNames.size());
-            compiled.push_back(std::move(c));
+            compiled.push_back(compilePolicy(policy, nextId));
+            nextId += static_cast<std::uint32_t>(compiled.back().limitNames.size());
         }
     }
 
@@ -149,29 +131,10 @@ std::uint32_t Limiter::limitId(std::size_t policyIndex, std::size_t tier) const 
     return impl_->compiled[policyIndex].firstLimitId + static_cast<std::uint32_t>(tier);
 }
 
-void Limiter::retune(std::size_t policyIndex, const Policy& updated) {
-    Policy& p = impl_->policies.policies[policyIndex];
-    p.capacity = updated.capacity;
-    p.refillPerSecond = updated.refillPerSecond;
-    p.windowMs = updated.windowMs;
-    p.delay = updated.delay;
-    p.nodelay = updated.nodelay;
-    p.cost = updated.cost;
-    p.mode = updated.mode;
-    p.headers = updated.headers;
-    p.onStoreError = updated.onStoreError;
-    p.storeTimeout = updated.storeTimeout;
-    p.limit =
-        compileLimit(p.algorithm, p.capacity, p.refillPerSecond, p.windowMs, p.delay, p.nodelay);
-    if (p.tiers && updated.tiers && updated.tiers->tiers.size() == p.tiers->tiers.size()) {
-        p.tiers = updated.tiers;
-        for (Tier& tier : p.tiers->tiers) {
-            tier.limit =
-                compileLimit(p.algorithm, tier.capacity > 0 ? tier.capacity : p.capacity,
-                             tier.refillPerSecond > 0 ? tier.refillPerSecond : p.refillPerSecond,
-                             tier.windowMs > 0 ? tier.windowMs : p.windowMs, p.delay, p.nodelay);
-        }
-    }
+void Limiter::retune(std::size_t policyIndex, const PolicyTuning& tuning) {
+    Policy& policy = impl_->policies.policies[policyIndex];
+    applyTuning(policy, tuning);
+    impl_->compiled[policyIndex].limits = compileLimits(policy);
 }
 
 void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
@@ -216,7 +179,7 @@ void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
             impl.report(policy, request, {}, r, nullptr, now);
         } else {
             r.tier = impl.tierOf(policy, request);
-            const Limit& limit = limitOf(policy, r.tier);
+            const Limit& limit = compiled.limit(r.tier);
             const BucketBudget budget = derived.budget();
             // Built in one expression: member-wise assignment after a default construction
             // costs an 88-byte zero fill (rep stos) per request.
@@ -285,7 +248,8 @@ void Limiter::decide(const RequestView& request, Nanos now, Verdict& out, bool e
     out.allowed = out.check.allowed;
     out.status = out.check.status;
     out.code = out.check.code;
-    const std::size_t count = http::renderHeaders(impl_->policies, out.check, out.headers, 0);
+    const std::size_t count =
+        http::renderHeaders(impl_->policies, impl_->compiled, out.check, out.headers, 0);
     out.headers.resize(count);
     if (out.allowed) {
         out.contentType.clear();

@@ -55,11 +55,10 @@ private slots:
         QVERIFY(r.diagnostics.empty());
         PolicySet expected;
         expected.policies.emplace_back().name = "a";
-        compileLimits(expected);
         QVERIFY(*r.policies == expected);
         const Policy& p = r.policies->policies[0];
         QCOMPARE(p.capacity, std::int64_t(20));
-        QCOMPARE(p.limit.emissionInterval, kNanosPerSecond);
+        QCOMPARE(compileLimit(p).emissionInterval, kNanosPerSecond);
         QCOMPARE(p.budget.perPeer, 128u);
         QCOMPARE(p.storeTimeout, 500 * kNanosPerMilli);
         QCOMPARE(r.policies->store.maxBuckets, std::int64_t(1'000'000));
@@ -96,7 +95,7 @@ private slots:
         QFETCH(qint64, delay);
         PolicyLoadResult r = parsePolicyText(onePolicy(members.toStdString()), "l.json");
         QVERIFY2(r.ok(), qPrintable(dump(r)));
-        const Limit& limit = r.policies->policies[0].limit;
+        const Limit limit = compileLimit(r.policies->policies[0]);
         QCOMPARE(limit.capacity, capacity);
         QCOMPARE(limit.emissionInterval, interval);
         QCOMPARE(limit.window, window);
@@ -114,9 +113,11 @@ private slots:
         const TierConfig& tiers = *r.policies->policies[0].tiers;
         QCOMPARE(tiers.tiers.size(), std::size_t(2));
         QCOMPARE(tiers.tiers[0].name, std::string("free"));
-        QCOMPARE(tiers.tiers[1].limit.capacity, std::int64_t(5000));
-        QCOMPARE(tiers.tiers[1].limit.window, 1000 * kNanosPerMilli);
-        QCOMPARE(tiers.tiers[0].limit.window, 60'000 * kNanosPerMilli);
+        const std::vector<Limit> limits = compileLimits(r.policies->policies[0]);
+        QCOMPARE(limits.size(), std::size_t(2));  // one per tier, in tier order
+        QCOMPARE(limits[1].capacity, std::int64_t(5000));
+        QCOMPARE(limits[1].window, 1000 * kNanosPerMilli);
+        QCOMPARE(limits[0].window, 60'000 * kNanosPerMilli);
     }
 
     // Each lint rule fires on its trap, at the field to change, and says what to do.

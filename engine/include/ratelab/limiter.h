@@ -8,6 +8,7 @@
 #include "ratelab/limit.h"
 #include "ratelab/limit_observer.h"
 #include "ratelab/policy.h"
+#include "ratelab/policy_tuning.h"
 #include "ratelab/request.h"
 #include "ratelab/store.h"
 #include "ratelab/verdict.h"
@@ -27,7 +28,8 @@ struct LimiterOptions {
 /// check() and decide() are thread-safe when the store is (both shipped stores are).
 class Limiter {
 public:
-    /// REQUIRES: `policies` validated and compiled (loading a policy file does both).
+    /// Compiles each policy once (compileLimits). REQUIRES: `policies` validated (loading a
+    /// policy file does it).
     Limiter(PolicySet policies, std::shared_ptr<Store> store, LimiterOptions options = {});
     ~Limiter();
     Limiter(const Limiter&) = delete;
@@ -44,10 +46,11 @@ public:
     const PolicySet& policies() const;
     Store& store() const;
 
-    /// Replaces one policy's numbers (capacity, refill, window, cost, mode, headers) in place,
-    /// as the workbench sliders do; buckets keep their state. The policy's name, key rules and
-    /// algorithm stay. REQUIRES: `updated` validated. Not thread-safe with check()/decide().
-    void retune(std::size_t policyIndex, const Policy& updated);
+    /// Replaces one policy's tunable fields (policy_tuning.h: numbers, cost, mode, headers,
+    /// store-error rule) in place, as the workbench sliders do, and recompiles its limits;
+    /// buckets keep their state. Ask canRetune() first when the change comes as a whole edited
+    /// policy. REQUIRES: the tuned policy validates. Not thread-safe with check()/decide().
+    void retune(std::size_t policyIndex, const PolicyTuning& tuning);
 
     /// The limitId a policy's tier uses in the store. Stable for the limiter's life.
     std::uint32_t limitId(std::size_t policyIndex, std::size_t tier = 0) const;

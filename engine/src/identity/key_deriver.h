@@ -86,6 +86,17 @@ struct DerivedKey {
     BucketBudget budget() const { return BucketBudget{scope, fallbackKey, cap, slotTtl}; }
 };
 
+/// Whether keys of this configuration can come from input the caller writes, and are therefore
+/// held by a bucket budget: the Authorization header under `default` (unverified_authorization
+/// "budget"), a named header, a composite with a header or method part. The key deriver budgets
+/// exactly these; the policy checks, lints and exports ask here.
+bool keysFromCallerInput(const KeyConfig& key);
+
+/// keysFromCallerInput() and the budget enabled: whether the engine budgets this policy's keys.
+inline bool budgetApplies(const KeyConfig& key, const BudgetConfig& budget) {
+    return budget.enabled && keysFromCallerInput(key);
+}
+
 /// The text a composite key's `route` part stands for: the policy's route pattern, or its path
 /// prefix. The policy's route, not the request's path, so that "/login/" or "/login/x" cannot
 /// mint a fresh per-account bucket under a policy matching "/login".

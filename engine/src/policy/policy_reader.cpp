@@ -465,7 +465,7 @@ void readPolicy(Diagnostics& sink, const json::Value& object, Policy& p) {
         }
         return;
     }
-    std::string algorithm(nameOf(kAlgorithms, p.algorithm));
+    std::string algorithm(algorithmName(p.algorithm));
     if (capacityOk && p.capacity < 1) {
         sink.error(
             CheckLevel::Schema, *f.get("capacity"),

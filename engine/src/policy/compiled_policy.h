@@ -1,0 +1,30 @@
+#pragma once
+
+// What the limiter runs for one policy, beside the policy as written: built once by
+// compilePolicy() when the limiter is made, and its limits rebuilt only by a retune.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "identity/key_deriver.h"
+#include "ratelab/limit.h"
+#include "ratelab/policy.h"
+
+namespace ratelab {
+
+struct CompiledPolicy {
+    identity::KeyDeriver deriver;
+    std::vector<Limit> limits;            ///< compileLimits(): one per tier, or the policy's own
+    std::vector<std::string> limitNames;  ///< per tier ("api/premium"), or just "api"
+    std::uint32_t firstLimitId = 0;       ///< the store's id of limits[0]; tiers follow
+    bool matchesEverything = false;       ///< "/" with no methods: skip matching per request
+
+    /// The limit a PolicyResult's tier was decided under.
+    const Limit& limit(std::uint32_t tier) const { return limits[tier < limits.size() ? tier : 0]; }
+};
+
+/// Compiles `policy`, its store ids starting at `firstLimitId`. REQUIRES: `policy` validated.
+CompiledPolicy compilePolicy(const Policy& policy, std::uint32_t firstLimitId);
+
+}  // namespace ratelab
