@@ -1,5 +1,6 @@
-// ratelab-cli replay: a recorded access log through a policy; what the policy would have done,
-// per request (--decisions) and in sum (the report). Unparsed lines are listed, never dropped.
+// ratelab-cli replay: recorded access logs through a policy; what the policy would have done,
+// per request (--decisions) and in sum (the report). The logs are streamed in bounded memory;
+// every line is replayed, replayed with a warning, or listed as not replayed.
 
 #include <algorithm>
 #include <charconv>
@@ -9,6 +10,7 @@
 #include "cli/command.h"
 #include "cli/decision_csv.h"
 #include "cli/inputs.h"
+#include "cli/log_options.h"
 #include "cli/outputs.h"
 #include "cli/progress.h"
 #include "sim/access_log.h"
@@ -19,54 +21,46 @@ namespace ratelab::cli {
 
 namespace {
 
-// Unparsed lines printed on stderr; the report lists up to kMaxUnparsedListed.
-constexpr std::size_t kPrintedUnparsed = 20;
+// Lines of each kind printed on stderr; the report lists up to kMaxListedLines.
+constexpr std::size_t kPrintedLines = 20;
 
-int replayLog(const Arguments& args) {
+// A number option in [min, max], or kUsage (printed).
+template <class T>
+Result<T> numberOption(const Arguments& args, const char* name, T fallback, T min, T max,
+                       const char* expected) {
+    if (!args.isSet(name)) return fallback;
+    const std::string text = args.value(name);
+    T value{};
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || !(value >= min) || value > max) {
+        return fail(kUsage, std::string("--") + name + " \"" + text + "\": expected " + expected);
+    }
+    return value;
+}
+
+int replayLogs(const Arguments& args) {
     const bool quiet = args.isSet("quiet");
+    Result<std::int64_t> sampleMs =
+        numberOption<std::int64_t>(args, "sample-ms", 1000, 1, 86'400'000, "1 to 86400000");
+    if (!sampleMs) return sampleMs.failure();
+    Result<sim::ReplayInput> read = readLogInput(args);
+    if (!read) return read.failure();
     Result<PolicySet> policies = loadPolicy(args.value("policy"), !quiet);
     if (!policies) return policies.failure();
-    Nanos sampleInterval = kNanosPerSecond;
-    if (args.isSet("sample-ms")) {
-        const std::string text = args.value("sample-ms");
-        std::int64_t ms = 0;
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
-        if (ec != std::errc() || end != text.data() + text.size() || ms < 1 || ms > 86'400'000) {
-            return fail(kUsage, "--sample-ms \"" + text + "\": expected 1 to 86400000");
-        }
-        sampleInterval = ms * kNanosPerMilli;
-    }
-    const std::string logPath =
-        args.positionals().front() == "-" ? kStdinName : args.positionals().front();
-    std::optional<sim::LogFormat> format;
-    if (args.isSet("format")) {
-        format = sim::parseLogFormat(args.value("format"));
-        if (!format) {
-            return fail(kUsage, "--format \"" + args.value("format") +
-                                    "\": expected combined, common or csv");
-        }
-    }
+
+    const sim::ReplayInput& input = *read;
     const auto started = std::chrono::steady_clock::now();
-    Result<sim::RecordedTraffic> traffic =
-        loadAccessLogArgument(args.positionals().front(), format);
-    if (!traffic) return traffic.failure();
-    for (std::size_t i = 0; i < traffic->unparsed.size() && i < kPrintedUnparsed; ++i) {
-        std::fprintf(stderr, "%s:%" PRId64 ": cannot parse (%s): %s\n", logPath.c_str(),
-                     traffic->unparsed[i].line, std::string(logFormatName(traffic->format)).c_str(),
-                     traffic->unparsed[i].reason.c_str());
+    sim::LogReading reading;
+    auto stream = std::make_shared<sim::LogStream>(input, reading);
+    if (!stream->start()) {
+        printDiagnostics({*reading.error});
+        return reading.unreadable ? kIoError : kInvalidInput;
     }
-    if (traffic->unparsedCount > 0) {
-        std::fprintf(stderr, "%s: %" PRId64 " of %" PRId64 " lines could not be parsed%s\n",
-                     logPath.c_str(), traffic->unparsedCount, traffic->lines,
-                     traffic->unparsedCount > static_cast<std::int64_t>(kPrintedUnparsed)
-                         ? " (the report lists their line numbers)"
-                         : "");
-    }
-    if (traffic->requests.empty()) {
-        return fail(kInvalidInput, logPath + ": no request could be read from the log");
+    if (!quiet && !reading.detection.empty()) {
+        std::fprintf(stderr, "%s: format %s\n", input.files.front().c_str(),
+                     reading.detection.c_str());
     }
 
-    auto shared = std::make_shared<const sim::RecordedTraffic>(std::move(*traffic));
     sim::RunnerOptions options;
     options.measureWallTime = false;
     std::unique_ptr<OutputStream> decisionsFile;
@@ -74,39 +68,55 @@ int replayLog(const Arguments& args) {
     if (args.isSet("decisions")) {
         decisionsFile = std::make_unique<OutputStream>(args.value("decisions"));
         if (!decisionsFile->file()) return kIoError;
-        decisions =
-            std::make_unique<DecisionCsvWriter>(decisionsFile->file(), shared->startEpochMs);
+        decisions = std::make_unique<DecisionCsvWriter>(decisionsFile->file(), &reading);
         options.decisions = decisions.get();
     }
-    sim::ScenarioRunner runner(sim::makeReplayScenario(shared, sampleInterval), *policies, options);
+    sim::ScenarioRunner runner(
+        sim::makeReplayScenario(std::make_shared<sim::StreamedLog>(stream, input.files.front()),
+                                *sampleMs * kNanosPerMilli),
+        *policies, options);
     {
-        ProgressBar progress(logPath);
-        const std::int64_t total = static_cast<std::int64_t>(shared->requests.size());
+        ProgressBar progress(input.files.size() == 1
+                                 ? input.files.front()
+                                 : std::to_string(input.files.size()) + " logs");
         while (!runner.finished()) {
             runner.advance(runner.duration(), 200'000);
+            const std::int64_t total = stream->bytesTotal();
             progress.update(
-                static_cast<double>(runner.totals().requests) / static_cast<double>(total),
+                total > 0 ? static_cast<double>(stream->bytesRead()) / static_cast<double>(total)
+                          : 0.0,
                 shortCount(static_cast<double>(runner.totals().requests)) + " lines");
         }
     }
     if (decisions) {
         if (ExitCode e = decisionsFile->close(decisions->finish())) return e;
     }
+    if (reading.error) {
+        printDiagnostics({*reading.error});
+        return reading.unreadable ? kIoError : kInvalidInput;
+    }
+    printDiagnostics(sim::readingDiagnostics(reading, kPrintedLines), !quiet);
+    const std::string where =
+        input.files.size() == 1
+            ? input.files.front()
+            : input.files.front() + " and " + std::to_string(input.files.size() - 1) + " more";
+    if (reading.replayed == 0) {
+        return fail(kInvalidInput, where + ": no request could be read from the log");
+    }
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     sim::Timing timing{wall, wall > 0 ? static_cast<double>(runner.totals().requests) / wall : 0};
-    sim::Report report = sim::buildReport(runner, timing);
-    report.replay = sim::replayInfo(*shared);
+    sim::Report report = sim::buildReplayReport(runner, timing, reading);
     if (args.isSet("json")) {
         if (ExitCode e = writeOutput(args.value("json"), sim::reportJson(report))) return e;
     }
     if (!quiet && !args.stdoutTaken()) {
-        std::printf("%s: %" PRId64 " lines (%s), %" PRId64 " replayed, %" PRId64
-                    " unparsed, %" PRId64 " clients (%" PRId64 " host names)\n",
-                    logPath.c_str(), shared->lines,
-                    std::string(sim::logFormatName(shared->format)).c_str(),
-                    static_cast<std::int64_t>(shared->requests.size()), shared->unparsedCount,
-                    static_cast<std::int64_t>(shared->clients.size()), shared->hostNames);
+        std::printf("%s: %" PRId64 " lines (%s), %" PRId64 " replayed (%" PRId64
+                    " damaged), %" PRId64 " unparsed, %" PRId64
+                    " out of the reorder window, %" PRId64 " clients (%" PRId64 " host names)\n",
+                    where.c_str(), reading.lines, reading.format.c_str(), reading.replayed,
+                    reading.damagedCount, reading.unparsedCount, reading.outOfWindowCount,
+                    reading.clients, reading.hostNames);
         std::fputs(sim::reportText(report).c_str(), stdout);
     }
     return kSuccess;
@@ -115,23 +125,28 @@ int replayLog(const Arguments& args) {
 Command replayCommand() {
     Command c;
     c.name = "replay";
-    c.summary = "replay an access log through a policy";
+    c.summary = "replay access logs through a policy";
     c.description =
-        "Replays a recorded access log through a policy on the log's own clock: what the policy "
-        "would have done, per request (--decisions) and in sum (the report). Unparsed lines are "
-        "listed with their numbers, never dropped silently.";
-    c.positionals = {{"ACCESS.log", "The access log to replay.", Option::Kind::Input}};
+        "Replays recorded access logs through a policy on the logs' own clock: what the policy "
+        "would have done, per request (--decisions) and in sum (the report). The logs are "
+        "streamed in bounded memory; every line is replayed, replayed with a warning, or listed "
+        "as not replayed, never dropped silently.";
+    c.positionals = {{"ACCESS.log",
+                      "The logs to replay, oldest first (rotated: access.log.2.gz access.log.1 "
+                      "access.log); .gz is read as gzip.",
+                      Option::Kind::Input, true}};
     c.options = {
         Option::input("policy", "P.json", "The policy file.").asRequired(),
-        Option::value("format", "FORMAT",
-                      "combined, common or csv (default: guessed from the first line)."),
         Option::output("decisions", "OUT.csv",
-                       "Write seq,ts_ms,key,allowed,remaining,retry_after_ms per request."),
+                       "Write seq,ts_ms,key,allowed,remaining,retry_after_ms,file,line per "
+                       "request."),
         Option::output("json", "REPORT.json", "Write the report as JSON."),
         Option::value("sample-ms", "N", "Sample interval in ms (default 1000)."),
         Option::flag("quiet", "Print nothing on success but errors."),
     };
-    c.run = &replayLog;
+    const std::vector<Option> logOptions = logInputOptions();
+    c.options.insert(c.options.begin() + 1, logOptions.begin(), logOptions.end());
+    c.run = &replayLogs;
     return c;
 }
 

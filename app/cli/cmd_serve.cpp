@@ -1,98 +1,181 @@
-// ratelab-cli serve: the engine in front of a real HTTP server, so that a policy can be tried
-// with curl: every path answers "ok" unless the policy refuses the request (429, 412 or 503 with
-// a problem+json body); passes carry the policy's rate-limit headers too. Limit hits and store
-// failures are logged as JSON lines on stderr.
+// ratelab-cli serve: ratelab as a decision sidecar (app/serve). `--mode auth` answers the
+// sub-requests of a proxy (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz, HAProxy);
+// `--mode origin` answers "ok" to every request the policy lets through, to try a policy with
+// curl. SIGHUP reloads the policy file, SIGTERM drains and exits 0. Logs are JSON lines on
+// stderr; the addresses bound are printed on stdout.
 
-#include <QCoreApplication>
-#include <QHostAddress>
-#include <QHttpServer>
+#include <sys/resource.h>
+
+#include <charconv>
 #include <cstdio>
 
 #include "cli/command.h"
 #include "cli/inputs.h"
-#include "ratelab/json_log_observer.h"
-#include "ratelab/qhttpserver.h"
-#include "ratelab/store_factory.h"
+#include "io/text_file.h"
+#include "serve/signals.h"
 
 namespace ratelab::cli {
 
 namespace {
 
-// "127.0.0.1:8080", "[::1]:8080", "localhost:0" (0: any free port).
-bool parseListen(const QString& text, QHostAddress& address, quint16& port) {
-    const int colon = text.lastIndexOf(':');
-    if (colon <= 0) return false;
-    QString host = text.left(colon);
-    if (host.startsWith('[') && host.endsWith(']')) host = host.mid(1, host.size() - 2);
-    bool ok = false;
-    const uint number = text.mid(colon + 1).toUInt(&ok);
-    if (!ok || number > 65535) return false;
-    port = static_cast<quint16>(number);
-    if (host == "localhost") {
-        address = QHostAddress(QHostAddress::LocalHost);
-        return true;
+// Lets the connection cap use the descriptors the hard limit allows.
+std::size_t raiseDescriptorLimit() {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 1024;
+    if (limit.rlim_cur < limit.rlim_max) {
+        limit.rlim_cur = limit.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &limit);
+        getrlimit(RLIMIT_NOFILE, &limit);
     }
-    return address.setAddress(host);
+    return static_cast<std::size_t>(limit.rlim_cur);
 }
 
-int serve(const Arguments& args) {
-    const std::string listen = args.value("listen", "127.0.0.1:8080");
-    QHostAddress address;
-    quint16 port = 0;
-    if (!parseListen(QString::fromStdString(listen), address, port)) {
-        return fail(kUsage, "--listen \"" + listen + "\": expected HOST:PORT, e.g. 127.0.0.1:8080");
+// A whole-number option in [min, max] into *out (left as it is when not given); false after
+// printing what is wrong.
+bool readNumber(const Arguments& args, const char* name, std::int64_t min, std::int64_t max,
+                std::int64_t* out) {
+    if (!args.isSet(name)) return true;
+    const std::string text = args.value(name);
+    std::int64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+        fail(kUsage, std::string("--") + name + " \"" + text + "\": expected a whole number from " +
+                         std::to_string(min) + " to " + std::to_string(max));
+        return false;
     }
-    Result<PolicySet> policies = loadPolicy(args.value("policy"));
-    if (!policies) return policies.failure();
+    *out = value;
+    return true;
+}
+
+int serveCommand(const Arguments& args) {
+    serve::SidecarOptions options;
+    options.policyPath = args.value("policy");
+    options.version = RATELAB_VERSION;
+    const std::string mode = args.value("mode", "origin");
+    if (mode != "origin" && mode != "auth") {
+        return fail(kUsage, "--mode \"" + mode + "\": expected origin or auth");
+    }
+    options.decision.mode = mode == "auth" ? serve::ServeMode::Auth : serve::ServeMode::Origin;
+    const std::string refusal = args.value("refusal-status", "decided");
+    if (refusal != "decided" && refusal != "403") {
+        return fail(kUsage, "--refusal-status \"" + refusal + "\": expected decided or 403");
+    }
+    options.decision.refuseAs403 = refusal == "403";
+    std::vector<std::string> listen = args.values("listen");
+    if (listen.empty()) listen.push_back("127.0.0.1:8080");
+    for (const std::string& text : listen) {
+        std::string why;
+        std::optional<serve::ListenAddress> a = serve::ListenAddress::parse(text, &why);
+        if (!a) return fail(kUsage, "--listen \"" + text + "\": " + why);
+        options.http.listen.push_back(*a);
+    }
+    if (args.isSet("admin")) {
+        std::string why;
+        options.admin = serve::ListenAddress::parse(args.value("admin"), &why);
+        if (!options.admin) return fail(kUsage, "--admin \"" + args.value("admin") + "\": " + why);
+    }
+    std::int64_t threads = 0, connections = 10'000, body = 64 * 1024, headerMs = 10'000,
+                 idleMs = 60'000, drainMs = 30'000;
+    if (!readNumber(args, "threads", 1, 256, &threads) ||
+        !readNumber(args, "max-connections", 1, 10'000'000, &connections) ||
+        !readNumber(args, "max-body-bytes", 0, std::int64_t(1) << 40, &body) ||
+        !readNumber(args, "header-timeout-ms", 1, 3'600'000, &headerMs) ||
+        !readNumber(args, "idle-timeout-ms", 1, 3'600'000, &idleMs) ||
+        !readNumber(args, "drain-timeout-ms", 0, 3'600'000, &drainMs)) {
+        return kUsage;
+    }
+    // Each connection holds one descriptor; keep some for the store, logs and listeners.
+    const std::size_t descriptors = raiseDescriptorLimit();
+    const std::size_t reserve = 64;
+    if (descriptors > reserve && static_cast<std::size_t>(connections) > descriptors - reserve) {
+        connections = static_cast<std::int64_t>(descriptors - reserve);
+    }
+    options.http.threads = static_cast<int>(threads);
+    options.http.maxConnections = static_cast<std::size_t>(connections);
+    options.http.limits.maxBodyBytes = static_cast<std::uint64_t>(body);
+    options.http.headerTimeout = headerMs * kNanosPerMilli;
+    options.http.bodyTimeout = headerMs * kNanosPerMilli;
+    options.http.idleTimeout = idleMs * kNanosPerMilli;
+    options.drainTimeout = drainMs * kNanosPerMilli;
+    options.logDecisions = !args.isSet("quiet");
+    if (args.isSet("key-secret-file")) {
+        const std::string path = args.value("key-secret-file");
+        std::string error;
+        std::optional<std::string> secret = io::readTextFile(path, 1 << 16, &error);
+        if (!secret) return fail(kIoError, path + ": " + error);
+        while (!secret->empty() && (secret->back() == '\n' || secret->back() == '\r'))
+            secret->pop_back();
+        if (secret->size() < 16) {
+            return fail(kInvalidInput, path + ": a key secret needs at least 16 bytes");
+        }
+        options.keyNameSecret = std::move(*secret);
+    }
+
+    std::vector<Diagnostic> diagnostics;
     std::string error;
-    std::shared_ptr<Store> store = makeStore(policies->store, &error);
-    if (!store) return fail(kInvalidInput, "the policy's store: " + error);
-
-    JsonLogObserver log([](std::string_view line) {
-        std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
-    });
-    LimiterOptions options;
-    if (!args.isSet("quiet")) options.observer = &log;
-    const qt::HttpLimiter limiter(
-        std::make_shared<const Limiter>(std::move(*policies), store, options));
-
-    QHttpServer server;
-    server.setMissingHandler(
-        [&limiter](const QHttpServerRequest& request, QHttpServerResponder&& responder) {
-            qt::HttpLimiter::respond(std::move(responder), limiter.decide(request), "ok\n",
-                                     "text/plain");
-        });
-    const quint16 listening = server.listen(address, port);
-    if (listening == 0) return fail(kIoError, "cannot listen on " + listen);
-    const QString host = address.protocol() == QAbstractSocket::IPv6Protocol
-                             ? "[" + address.toString() + "]"
-                             : address.toString();
-    std::printf("listening on http://%s:%u\n", qPrintable(host), listening);
+    std::unique_ptr<serve::Sidecar> sidecar = serve::Sidecar::open(options, &diagnostics, &error);
+    printDiagnostics(diagnostics);
+    if (!sidecar) {
+        // The file's own errors are diagnostics; what could not be set up (a file that cannot
+        // be read, a store, a port) is an I/O failure.
+        return error.empty() ? kInvalidInput : fail(kIoError, error);
+    }
+    if (!serve::blockServiceSignals()) return fail(kIoError, "cannot block signals");
+    sidecar->start();
+    for (const serve::ListenAddress& a : sidecar->addresses()) {
+        std::printf("listening on http://%s\n", a.toString().c_str());
+    }
+    for (const serve::ListenAddress& a : sidecar->adminAddresses()) {
+        std::printf("admin on http://%s\n", a.toString().c_str());
+    }
     std::fflush(stdout);
-    return QCoreApplication::exec();
+    return serve::waitForSignals(*sidecar);
 }
 
-Command serveCommand() {
+Command makeServeCommand() {
     Command c;
     c.name = "serve";
-    c.summary = "answer HTTP requests through a policy, to try it with curl";
+    c.summary = "decide a proxy's requests (auth) or answer them (origin) through a policy";
     c.description =
-        "Answers every path with \"ok\" unless the policy refuses the request (429, 412 or 503 "
-        "with a problem+json body); passes carry the policy's rate-limit headers too. Limit "
-        "hits and store failures are logged as JSON lines on stderr.";
+        "Runs ratelab as a decision sidecar. --mode auth answers the sub-requests of a proxy "
+        "(nginx auth_request, Traefik ForwardAuth, Envoy ext_authz, HAProxy) with 200 or the "
+        "refusal; --mode origin answers \"ok\" to every request the policy lets through, to try "
+        "a policy with curl. SIGHUP (or POST /-/reload on the admin address) reloads the policy "
+        "file, SIGTERM answers what is in flight and exits 0. Logs are JSON lines on stderr; the "
+        "addresses bound are printed on stdout.";
     c.options = {
         Option::input("policy", "P.json", "The policy file.").asRequired(),
+        Option::value("mode", "origin|auth",
+                      "auth: answer a proxy's sub-requests (200 or the refusal); origin: answer "
+                      "\"ok\" (default)."),
         Option::value("listen", "HOST:PORT",
-                      "Address and port to listen on (default 127.0.0.1:8080; port 0: any free "
-                      "one)."),
-        Option::flag("quiet", "Do not log limit hits and store failures."),
+                      "Address to decide on, repeatable (default 127.0.0.1:8080; port 0: any "
+                      "free one).")
+            .asRepeated(),
+        Option::value("admin", "HOST:PORT",
+                      "Address of /metrics, /healthz, /readyz and POST /-/reload."),
+        Option::value("threads", "N", "Event loops (default: one per core)."),
+        Option::value("refusal-status", "decided|403",
+                      "Auth mode: send refusals with their own status (decided, the default) or "
+                      "as 403 with X-Ratelab-Status, for nginx auth_request."),
+        Option::flag("quiet", "Do not log limit hits and store errors."),
+        Option::input("key-secret-file", "FILE",
+                      "Secret naming keys in logs (HMAC-SHA-256); default: random."),
+        Option::value("max-connections", "N", "Open connections (default 10000)."),
+        Option::value("max-body-bytes", "N", "Largest request body (default 65536)."),
+        Option::value("header-timeout-ms", "N",
+                      "Time for a request's head to arrive (default 10000)."),
+        Option::value("idle-timeout-ms", "N",
+                      "Idle kept-alive connections close after this (default 60000)."),
+        Option::value("drain-timeout-ms", "N",
+                      "On SIGTERM, time to answer what is in flight (default 30000)."),
     };
-    c.run = &serve;
+    c.run = &serveCommand;
     return c;
 }
 
 }  // namespace
 
-RATELAB_CLI_COMMAND(serveCommand());
+RATELAB_CLI_COMMAND(makeServeCommand());
 
 }  // namespace ratelab::cli

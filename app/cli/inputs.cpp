@@ -92,18 +92,4 @@ Result<PolicySet> loadPolicyFor(const sim::Scenario& scenario, const std::string
     return std::move(*loaded.policies);
 }
 
-Result<sim::RecordedTraffic> loadAccessLogArgument(const std::string& path,
-                                                   std::optional<sim::LogFormat> format) {
-    std::string error;
-    if (path != "-") {
-        std::optional<sim::RecordedTraffic> traffic = sim::loadAccessLog(path, format, error);
-        if (!traffic) return fail(kIoError, error);
-        return std::move(*traffic);
-    }
-    std::optional<std::string> text =
-        io::readAll(stdin, std::numeric_limits<std::size_t>::max(), &error);
-    if (!text) return fail(kIoError, std::string(kStdinName) + ": " + error);
-    return sim::parseAccessLog(*text, format ? *format : sim::detectLogFormat(*text), kStdinName);
-}
-
 }  // namespace ratelab::cli

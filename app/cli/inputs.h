@@ -14,7 +14,6 @@
 #include "ratelab/diagnostic.h"
 #include "ratelab/policy.h"
 #include "ratelab/policy_file.h"
-#include "sim/access_log.h"
 #include "sim/scenario.h"
 
 namespace ratelab::cli {
@@ -63,10 +62,5 @@ Result<sim::Scenario> loadScenario(const std::string& path, bool warnings = true
 /// the scenario's policy_change events against it.
 Result<PolicySet> loadPolicyFor(const sim::Scenario& scenario, const std::string& policyPath,
                                 bool warnings = true);
-
-/// Reads and parses an access log argument ("-": standard input); without a format, guesses it.
-/// kIoError when it cannot be read (printed). Unparsed lines are the caller's to report.
-Result<sim::RecordedTraffic> loadAccessLogArgument(const std::string& path,
-                                                   std::optional<sim::LogFormat> format);
 
 }  // namespace ratelab::cli

@@ -74,9 +74,14 @@ struct LogEntry {
 struct DecisionRecord {
     std::int64_t seq = 0;  ///< 0-based, in decision order
     Nanos at = 0;          ///< virtual time since the start
-    /// The first matching policy's bucket key (credentials hashed by the engine), or, for a
-    /// replay, the client field as written in the log. Valid for the call only.
+    /// The first matching policy's bucket key (credentials hashed by the engine), as the
+    /// engine derived it; empty when no policy matched. Valid for the call only.
     std::string_view key;
+    /// Replays: the client field as written, and the line the request came from (an index
+    /// into the log's files, and a 1-based line). Empty and 0 otherwise.
+    std::string_view client;
+    std::uint32_t logFile = 0;
+    std::int64_t logLine = 0;
     bool allowed = false;
     int status = 200;
     std::int64_t remaining = 0;  ///< the smallest remaining over the matching policies

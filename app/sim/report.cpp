@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ratelab/policy_file.h"
+#include "sim/access_log.h"
 
 namespace ratelab::sim {
 
@@ -90,6 +91,14 @@ Report buildReport(const ScenarioRunner& runner, Timing timing) {
     return r;
 }
 
+Report buildReplayReport(const ScenarioRunner& runner, Timing timing, const LogReading& reading) {
+    Report r = buildReport(runner, timing);
+    r.replay = replayInfo(reading);
+    for (ActorRow& a : r.actors)
+        a.instances = reading.clients;
+    return r;
+}
+
 std::string reportJson(const Report& report) {
     using Json = nlohmann::ordered_json;
     Json j;
@@ -158,7 +167,16 @@ std::string reportJson(const Report& report) {
                            {"unparsed", r.unparsed},
                            {"unparsed_lines", r.unparsedLines},
                            {"clients", r.clients},
-                           {"host_names", r.hostNames}};
+                           {"host_names", r.hostNames},
+                           {"files", r.files},
+                           {"format_detected", r.detected},
+                           {"end_epoch_ms", r.endEpochMs},
+                           {"reorder_window_s", rounded(r.reorderWindowS)},
+                           {"damaged", r.damaged},
+                           {"out_of_window", r.outOfWindow},
+                           {"unparsed_at", r.unparsedAt},
+                           {"damaged_at", r.damagedAt},
+                           {"out_of_window_at", r.outOfWindowAt}};
     }
     j["timing"] = Json{{"wall_s", rounded(report.timing.wallSeconds)},
                        {"requests_per_s", std::round(report.timing.requestsPerSecond)}};

@@ -31,8 +31,11 @@ struct ScenarioRunner::Impl final : LimitObserver {
         , mix(scenario.actors, seed, scenario.duration) {}
 
     void build();
-    void decideNext();
+    std::int64_t decideBatch(Nanos before, std::int64_t room);
+    void account(std::size_t j);
     void closeSample();
+    void mergeSamples();
+    void endWithTraffic();
     void applyChangesThrough(Nanos t);
     Nanos nextBoundary() const {
         Nanos change =
@@ -41,7 +44,7 @@ struct ScenarioRunner::Impl final : LimitObserver {
     }
 
     void onLimitHit(const LimitEvent& event) override {
-        LogEntry& e = pushLog();
+        LogEntry& e = pushLog(event.request);
         e.at = event.now;
         e.policy.assign(event.policy);
         e.outcome = event.outcome;
@@ -50,7 +53,7 @@ struct ScenarioRunner::Impl final : LimitObserver {
         e.error.clear();
     }
     void onStoreError(const StoreErrorEvent& event) override {
-        LogEntry& e = pushLog();
+        LogEntry& e = pushLog(event.request);
         e.at = event.now;
         e.policy.assign(event.policy);
         e.outcome = event.outcome;
@@ -58,8 +61,9 @@ struct ScenarioRunner::Impl final : LimitObserver {
         e.retryAfter = 0;
         e.error.assign(event.error);
     }
-    // The ring keeps the newest logCapacity entries; strings reuse their capacity.
-    LogEntry& pushLog() {
+    // The ring keeps the newest logCapacity entries; strings reuse their capacity. `request`
+    // is the event's index in the checkBatch() call that reported it.
+    LogEntry& pushLog(std::uint32_t request) {
         std::size_t index = (logHead + logCount) % log.size();
         if (logCount < log.size()) {
             ++logCount;
@@ -67,7 +71,7 @@ struct ScenarioRunner::Impl final : LimitObserver {
             logHead = (logHead + 1) % log.size();
         }
         LogEntry& e = log[index];
-        e.actor.assign(scenario.actors[static_cast<std::size_t>(currentActor)].name);
+        e.actor.assign(scenario.actors[static_cast<std::size_t>(eventActors[request])].name);
         return e;
     }
 
@@ -83,12 +87,22 @@ struct ScenarioRunner::Impl final : LimitObserver {
     std::vector<std::unique_ptr<Limiter>> limiters;   // one per replica
 
     TrafficMix mix;
-    RequestSlot slot;
-    Check check;
+    // The batch being decided: request j was generated into slots[j] at times[j] by actors[j],
+    // for replica replicaOf[j], and decided into checks[j].
+    std::size_t batchSize = 1;
+    bool replicasInterchangeable = true;  // one limiter may decide for every replica
+    std::vector<RequestSlot> slots;
+    std::vector<RequestView> views;
+    std::vector<Nanos> times;
+    std::vector<int> actors;
+    std::vector<std::size_t> replicaOf;
+    std::vector<Check> checks;
+    const int* eventActors = nullptr;           // actors of the requests being decided
     std::vector<const ScenarioEvent*> changes;  // policy_change events in time order
     std::size_t nextChange = 0;
 
     Nanos now = 0;
+    Nanos lastRequestAt = 0;
     std::int64_t requests = 0;
     std::int64_t storeErrors = 0;  // store calls that failed: injected or the store's own
     std::size_t nextReplica = 0;
@@ -108,7 +122,6 @@ struct ScenarioRunner::Impl final : LimitObserver {
     std::vector<LogEntry> log;
     std::size_t logHead = 0;
     std::size_t logCount = 0;
-    int currentActor = 0;
 
     bool measuring = false;
     WallClock::time_point wallMark;
@@ -133,7 +146,6 @@ void ScenarioRunner::Impl::build() {
         [](const ScenarioEvent* a, const ScenarioEvent* b) { return a->from < b->from; });
 
     if (options.logCapacity > 0) log.resize(options.logCapacity);
-    check.captureKeys = options.decisions != nullptr;
 
     MemoryStoreOptions memory;
     memory.maxBuckets = scenario.maxBuckets > 0 ? scenario.maxBuckets : policies.store.maxBuckets;
@@ -164,7 +176,29 @@ void ScenarioRunner::Impl::build() {
         auto fault = std::make_shared<FaultStore>(inner, faults);
         std::shared_ptr<Store> store = fault->hasFaults() ? fault : inner;
         limiters.push_back(std::make_unique<Limiter>(policies, store, limiterOptions));
+        replicasInterchangeable =
+            replicasInterchangeable && &limiters.back()->store() == &limiters.front()->store();
     }
+
+    // Replicas with a store each (or faults of their own) decide their own requests one at a
+    // time, in order; replicas that share one store undecorated are the same limiter, so one of
+    // them decides every batch.
+    batchSize = options.batchSize > 0                 ? options.batchSize
+                : shared && shared->kind() == "redis" ? 256
+                                                      : 64;
+    if (!replicasInterchangeable) batchSize = 1;
+    // A replayed log's cursor keeps one line's views alive at a time (replay_source.h), so a
+    // replay generates and decides its requests one by one.
+    for (const Actor& a : scenario.actors)
+        if (a.recorded) batchSize = 1;
+    slots.resize(batchSize);
+    views.resize(batchSize);
+    times.resize(batchSize);
+    actors.resize(batchSize);
+    replicaOf.resize(batchSize);
+    checks.resize(batchSize);
+    for (Check& c : checks)
+        c.captureKeys = options.decisions != nullptr;
 }
 
 void ScenarioRunner::Impl::applyChangesThrough(Nanos t) {
@@ -187,13 +221,19 @@ void ScenarioRunner::Impl::closeSample() {
     s.start = sampleStart;
     s.end = sampleEnd;
     s.classes = current;
-    for (const auto& store : innerStores) {
-        KeyspaceStats k = store->keyspace();
-        s.keyspace.buckets += k.buckets;
-        s.keyspace.budgetSlots += k.budgetSlots;
-        s.keyspace.scopes += k.scopes;
-        s.keyspace.bytes += k.bytes;
-        s.keyspace.maxBuckets += k.maxBuckets;
+    // The memory stores change only when consumed from: over an idle stretch (a replayed log's
+    // quiet night) the figures are the previous sample's, without walking every shard again.
+    if (!samples.empty() && requests == requestsAtSampleStart && !options.store) {
+        s.keyspace = samples.back().keyspace;
+    } else {
+        for (const auto& store : innerStores) {
+            KeyspaceStats k = store->keyspace();
+            s.keyspace.buckets += k.buckets;
+            s.keyspace.budgetSlots += k.budgetSlots;
+            s.keyspace.scopes += k.scopes;
+            s.keyspace.bytes += k.bytes;
+            s.keyspace.maxBuckets += k.maxBuckets;
+        }
     }
     const std::int64_t errors = storeErrors;
     s.storeErrors = errors - errorsAtSampleStart;
@@ -224,17 +264,92 @@ void ScenarioRunner::Impl::closeSample() {
 
     sampleStart = sampleEnd;
     sampleEnd = std::min(sampleEnd + scenario.sampleInterval, scenario.duration);
-    if (sampleStart >= scenario.duration) sampleEnd = ActorTraffic::kNever;
+    if (sampleStart >= scenario.duration) {
+        sampleEnd = ActorTraffic::kNever;
+    } else if (scenario.maxSamples > 0 &&
+               static_cast<std::int64_t>(samples.size()) >= scenario.maxSamples) {
+        mergeSamples();
+    }
 }
 
-void ScenarioRunner::Impl::decideNext() {
-    const Nanos at = mix.nextTime();
-    const int actor = mix.emit(slot);
-    currentActor = actor;
-    const std::size_t replica = nextReplica;
-    nextReplica = nextReplica + 1 == limiters.size() ? 0 : nextReplica + 1;
-    limiters[replica]->check(slot.view(), at, check);
+// Pairs of samples become one of twice the interval. The closed samples are an even number
+// of whole intervals from 0, so the open one starts on a boundary of the doubled interval.
+void ScenarioRunner::Impl::mergeSamples() {
+    std::vector<Sample> merged;
+    merged.reserve(samples.size() / 2 + 1);
+    for (std::size_t i = 0; i < samples.size(); i += 2) {
+        Sample m = std::move(samples[i]);
+        if (i + 1 < samples.size()) {
+            const Sample& b = samples[i + 1];
+            m.end = b.end;
+            for (std::size_t c = 0; c < m.classes.size(); ++c)
+                m.classes[c] += b.classes[c];
+            m.keyspace = b.keyspace;
+            m.storeErrors += b.storeErrors;
+            m.wallNanosPerRequest = b.wallNanosPerRequest;
+        }
+        merged.push_back(std::move(m));
+    }
+    samples = std::move(merged);
+    samplesTaken = std::min(samplesTaken, samples.size());
+    scenario.sampleInterval *= 2;
+    sampleEnd = std::min(sampleStart + scenario.sampleInterval, scenario.duration);
+    // Peaks are over samples: those of the merged ones, as a run at this interval has them.
+    std::fill(totals.peakAllowed.begin(), totals.peakAllowed.end(), 0);
+    totals.maxBuckets = totals.maxBudgetSlots = totals.maxBytes = 0;
+    for (const Sample& x : samples) {
+        for (std::size_t c = 0; c < x.classes.size(); ++c)
+            totals.peakAllowed[c] = std::max(totals.peakAllowed[c], x.classes[c].allowed);
+        totals.maxBuckets = std::max(totals.maxBuckets, x.keyspace.buckets);
+        totals.maxBudgetSlots = std::max(totals.maxBudgetSlots, x.keyspace.budgetSlots);
+        totals.maxBytes = std::max(totals.maxBytes, x.keyspace.bytes);
+    }
+}
 
+// A streamed replay has run dry: the sample holding its last request is the last.
+void ScenarioRunner::Impl::endWithTraffic() {
+    const Nanos interval = scenario.sampleInterval;
+    const Nanos end = requests > 0 ? (lastRequestAt / interval + 1) * interval : interval;
+    scenario.duration = std::min(scenario.duration, end);
+    scenario.endsWithTraffic = false;
+    if (sampleEnd != ActorTraffic::kNever) sampleEnd = std::min(sampleEnd, scenario.duration);
+}
+
+// Generates and decides the requests due before `before`, at most `room` of them and at most a
+// batch. Traffic is open-loop (no request depends on a decision), so a batch can be generated
+// ahead of its decisions.
+std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) {
+    std::size_t n = 0;
+    while (n < batchSize && static_cast<std::int64_t>(n) < room) {
+        const Nanos at = mix.nextTime();
+        if (at >= before) break;
+        times[n] = at;
+        lastRequestAt = at;
+        actors[n] = mix.emit(slots[n]);
+        views[n] = slots[n].view();
+        replicaOf[n] = nextReplica;
+        nextReplica = nextReplica + 1 == limiters.size() ? 0 : nextReplica + 1;
+        ++n;
+    }
+    if (n == 1 || !replicasInterchangeable) {
+        for (std::size_t j = 0; j < n; ++j) {
+            eventActors = &actors[j];
+            limiters[replicaOf[j]]->check(views[j], times[j], checks[j]);
+        }
+    } else if (n > 1) {
+        eventActors = actors.data();
+        limiters.front()->checkBatch(std::span(views).first(n), std::span(times).first(n),
+                                     std::span(checks).first(n));
+    }
+    for (std::size_t j = 0; j < n; ++j)
+        account(j);
+    return static_cast<std::int64_t>(n);
+}
+
+// Counts request j of the batch just decided and streams its decision.
+void ScenarioRunner::Impl::account(std::size_t j) {
+    const Check& check = checks[j];
+    const int actor = actors[j];
     ClassCounters& c = current[actorClass[static_cast<std::size_t>(actor)]];
     ClassCounters& a = actorTotals[static_cast<std::size_t>(actor)];
     c.offered += 1;
@@ -274,23 +389,22 @@ void ScenarioRunner::Impl::decideNext() {
     if (options.decisions) {
         DecisionRecord d;
         d.seq = requests;
-        d.at = at;
+        d.at = times[j];
         d.allowed = check.allowed;
         d.status = check.status;
         d.retryAfter = check.retryAfter;
         d.actor = actor;
-        d.replica = static_cast<int>(replica);
+        d.replica = static_cast<int>(replicaOf[j]);
         d.remaining = -1;
         for (const PolicyResult& r : check.policies()) {
             const Decision& decision = r.decision;
             if (d.remaining < 0 || decision.remaining < d.remaining)
                 d.remaining = decision.remaining;
         }
-        if (!slot.clientText.empty()) {
-            d.key = slot.clientText;
-        } else if (!check.policies().empty()) {
-            d.key = check.policies().front().key;
-        }
+        if (!check.policies().empty()) d.key = check.policies().front().key;
+        d.client = slots[j].clientText;
+        d.logFile = slots[j].logFile;
+        d.logLine = slots[j].logLine;
         options.decisions->onDecision(d);
     }
     ++requests;
@@ -341,6 +455,10 @@ std::int64_t ScenarioRunner::advance(Nanos until, std::int64_t maxRequests) {
     std::int64_t decided = 0;
     for (;;) {
         const Nanos t = m.mix.nextTime();
+        if (t == ActorTraffic::kNever && m.scenario.endsWithTraffic) {
+            m.endWithTraffic();
+            until = std::min(until, m.scenario.duration);
+        }
         // Before the request at `t`: samples that end by then close, and policy changes due by
         // then apply (a change at exactly `until` waits for the next call, since requests at
         // `until` belong to it).
@@ -369,8 +487,8 @@ std::int64_t ScenarioRunner::advance(Nanos until, std::int64_t maxRequests) {
             m.now = std::max(m.now, t);
             break;
         }
-        m.decideNext();
-        ++decided;
+        // Requests at the next sample end or policy change wait for it.
+        decided += m.decideBatch(std::min(m.nextBoundary(), until), maxRequests - decided);
     }
     if (m.measuring) {
         m.sampleWallNanos += wallNanos(m.wallMark, WallClock::now());

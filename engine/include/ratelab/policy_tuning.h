@@ -52,4 +52,10 @@ bool canRetune(const Policy& running, const Policy& updated);
 /// store and trusted proxies. Thread-safe.
 bool canRetune(const PolicySet& running, const PolicySet& updated);
 
+/// Whether a bucket of policy `before` means the same thing under `after`, so that a limiter
+/// taking over from another (a policy reload) may keep it: the same name, algorithm, key rules
+/// and tier names. Numbers, routes, budgets, modes, headers and bypasses may differ.
+/// Thread-safe.
+bool keepsBucketState(const Policy& before, const Policy& after);
+
 }  // namespace ratelab

@@ -61,4 +61,19 @@ bool canRetune(const PolicySet& running, const PolicySet& updated) {
     return true;
 }
 
+bool keepsBucketState(const Policy& before, const Policy& after) {
+    if (before.name != after.name || before.algorithm != after.algorithm ||
+        !(before.key == after.key) || before.tiers.has_value() != after.tiers.has_value()) {
+        return false;
+    }
+    if (!before.tiers) return true;
+    const std::vector<Tier>& a = before.tiers->tiers;
+    const std::vector<Tier>& b = after.tiers->tiers;
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i].name != b[i].name) return false;
+    }
+    return true;
+}
+
 }  // namespace ratelab
