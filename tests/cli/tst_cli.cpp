@@ -189,8 +189,9 @@ private slots:
         const CliRun replay = runCli({"replay", "-", "--policy", kPolicy, "--decisions", "-"},
                                      readFile(kRoot + "tests/data/logs/sample_common.log"));
         QCOMPARE(replay.exitCode, 0);
-        QVERIFY2(replay.out.startsWith("seq,ts_ms,key,allowed,remaining,retry_after_ms\n0,"),
-                 qPrintable(replay.out.left(200)));
+        QVERIFY2(
+            replay.out.startsWith("seq,ts_ms,key,allowed,remaining,retry_after_ms,file,line\n0,"),
+            qPrintable(replay.out.left(200)));
     }
 
     // "-" is standard output for every output, and never a file named "-".
