@@ -130,7 +130,9 @@ Command runCommand() {
     c.positionals = {{"SCENARIO.json", "The scenario to run.", Option::Kind::Input}};
     c.options = {
         Option::input("policy", "P.json", "The policy file (default: the scenario's)."),
-        Option::value("store", "STORE", "memory (default) or redis://HOST:PORT[/DB]."),
+        Option::value("store", "STORE",
+                      "memory (default) or a Redis URL: "
+                      "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///PATH[?db=N]."),
         Option::output("json", "REPORT.json", "Write the report as JSON."),
         Option::output("csv", "SERIES.csv", "Write the per-sample series as CSV."),
         Option::value("seed", "N", "Override the scenario's seed."),

@@ -6,6 +6,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -40,7 +41,19 @@ QString quoted(const QString& text) {
     return "'" + QString(text).replace("'", "'\\''") + "'";
 }
 
-const QStringList kCommands = {"check", "export", "replay", "run", "serve", "sweep", "validate"};
+const QStringList kCommands = {"check", "export", "fit",   "replay",
+                               "run",   "serve",  "sweep", "validate"};
+
+// The long options a command's help lists ("  -o, --output FILE  ..." gives "output").
+QStringList optionsOf(const QString& help) {
+    QStringList names;
+    static const QRegularExpression option(R"(^\s+(?:-\w, )?--([a-z][a-z-]*))");
+    for (const QString& line : help.split('\n')) {
+        const QRegularExpressionMatch m = option.match(line);
+        if (m.hasMatch() && m.captured(1) != "help") names << m.captured(1);
+    }
+    return names;
+}
 
 }  // namespace
 
@@ -58,6 +71,12 @@ private slots:
         QCOMPARE(help.exitCode, 0);
         for (const QString& command : kCommands)
             QVERIFY2(help.out.contains("  " + command + " "), qPrintable(command));
+        // ... and no other: a new command joins kCommands, so its help and man page are tested.
+        static const QRegularExpression listed(R"(^  ([a-z]+) )", QRegularExpression::MultilineOption);
+        QStringList names;
+        for (const QRegularExpressionMatch& m : listed.globalMatch(help.out))
+            names << m.captured(1);
+        QCOMPARE(names, kCommands);
         QVERIFY(help.out.contains("64  the command line is wrong"));
         QCOMPARE(runCli({"help"}).out, help.out);
         // No command at all is a usage error, with the same text on stderr.
@@ -89,6 +108,16 @@ private slots:
         QCOMPARE(dashed.exitCode, 0);
         QCOMPARE(dashed.out, help.out);
         QCOMPARE(runCli({command, "-h"}).out, help.out);
+
+        // The man page documents the command and every option its help lists.
+        const QString man = QString::fromUtf8(readFile(kRoot + "docs/ratelab-cli.1"));
+        QVERIFY2(man.contains(".BI \"" + command + " "), qPrintable(command));
+        const QStringList options = optionsOf(help.out);
+        QVERIFY(!options.isEmpty());
+        for (QString name : options) {
+            QVERIFY2(man.contains("\\-\\-" + name.replace("-", "\\-")),
+                     qPrintable(command + " --" + name + " is not in docs/ratelab-cli.1"));
+        }
     }
 
     // 0 valid, 2 invalid, 64 a wrong command line, 74 a file that cannot be read or written.
