@@ -1,7 +1,8 @@
 #pragma once
 
-// A scenario: a seeded, deterministic workload on a virtual clock (DESIGN.md, "The simulator").
-// Plain data, loaded once from a scenario file; the runner never reads the file again.
+// A scenario: a seeded, deterministic workload on a virtual clock (the shipped ones and what each
+// shows: scenarios/README.md; the file format: the reader in scenario_file.cpp). Plain data,
+// loaded once from a scenario file; the runner never reads the file again.
 
 #include <cstdint>
 #include <memory>

@@ -114,7 +114,9 @@ inline bool budgetApplies(const KeyConfig& key, const BudgetConfig& budget) {
 std::string routeLabel(const RouteMatch& match);
 
 /// Derives keys for one policy's KeyConfig and BudgetConfig. Immutable after construction and
-/// thread-safe. See DESIGN.md, "Client identity", for the default chain.
+/// thread-safe. The default chain (KeySource::Default): the verified principal, else the
+/// Authorization header (hashed, within the budget; skipped under unverified_authorization
+/// "ignore"), else the peer address aggregated to its prefix, else no key (412).
 ///
 /// Keys made from caller-controlled input (the Authorization header under `default`, a named
 /// header, a composite with a header or method part) are budgeted: while the budget is enabled
