@@ -6,8 +6,6 @@ namespace ratelab::sim {
 
 namespace {
 
-constexpr const char* kCounterNames[] = {"offered", "allowed",     "throttled",
-                                         "refused", "failed_open", "failed_closed"};
 constexpr const char* kDerivedNames[] = {"allowed_fraction", "throttled_fraction", "allowed_per_s",
                                          "peak_allowed_per_s"};
 constexpr const char* kGlobalNames[] = {
@@ -20,12 +18,9 @@ double rounded(double x) {
 }
 
 std::int64_t counter(const ClassCounters& c, std::string_view name) {
-    if (name == "offered") return c.offered;
-    if (name == "allowed") return c.allowed;
-    if (name == "throttled") return c.throttled;
-    if (name == "refused") return c.refused;
-    if (name == "failed_open") return c.failedOpen;
-    if (name == "failed_closed") return c.failedClosed;
+    for (std::size_t i = 0; i < kClassCounterNames.size(); ++i) {
+        if (kClassCounterNames[i] == name) return classCounter(c, i);
+    }
     return -1;
 }
 
@@ -39,11 +34,18 @@ double seconds(Nanos t) {
 
 }  // namespace
 
+std::int64_t classCounter(const ClassCounters& c, std::size_t index) {
+    const std::int64_t values[] = {c.offered,    c.allowed,      c.throttled,      c.refused,
+                                   c.failedOpen, c.failedClosed, c.decidedLocally, c.storeFull};
+    static_assert(std::size(values) == kClassCounterNames.size());
+    return values[index];
+}
+
 std::vector<std::string> metricNames(const std::vector<std::string>& classNames) {
     std::vector<std::string> names;
     for (const std::string& c : classNames) {
-        for (const char* n : kCounterNames)
-            names.push_back(c + "." + n);
+        for (std::string_view n : kClassCounterNames)
+            names.push_back(c + "." + std::string(n));
         for (const char* n : kDerivedNames)
             names.push_back(c + "." + n);
     }

@@ -14,8 +14,10 @@ namespace ratelab::sim {
 
 namespace {
 
-constexpr const char* kCounterNames[] = {"offered", "allowed",     "throttled",
-                                         "refused", "failed_open", "failed_closed"};
+// The CSV's columns grow only at the end, so that a reader of an older file finds its columns
+// where they were: counters from this index on come after the store's columns.
+constexpr std::size_t kFirstLaterCounter = 6;
+
 // Reports carry six decimals: enough for any rate or fraction, and stable to read.
 double rounded(double x) {
     return std::round(x * 1e6) / 1e6;
@@ -112,16 +114,16 @@ std::string reportJson(const Report& report) {
     for (std::size_t i = 0; i < report.classNames.size(); ++i) {
         const ClassCounters& c = report.totals.classes[i];
         Json k;
-        k["offered"] = c.offered;
-        k["allowed"] = c.allowed;
-        k["throttled"] = c.throttled;
-        k["refused"] = c.refused;
-        k["failed_open"] = c.failedOpen;
-        k["failed_closed"] = c.failedClosed;
+        for (std::size_t n = 0; n < kClassCounterNames.size(); ++n)
+            k[std::string(kClassCounterNames[n])] = classCounter(c, n);
         k["allowed_per_s"] = rounded(
             report.duration > 0 ? static_cast<double>(c.allowed) / seconds(report.duration) : 0.0);
         k["allowed_fraction"] = rounded(fraction(c.allowed, c.offered));
         k["throttled_fraction"] = rounded(fraction(c.throttled, c.offered));
+        Json outcomes = Json::object();
+        for (std::size_t o = 0; o < kPolicyOutcomeCount; ++o)
+            outcomes[std::string(policyOutcomeName(static_cast<PolicyOutcome>(o)))] = c.outcomes[o];
+        k["outcomes"] = std::move(outcomes);
         classes[report.classNames[i]] = std::move(k);
     }
     j["classes"] = std::move(classes);
@@ -148,12 +150,8 @@ std::string reportJson(const Report& report) {
         x["name"] = a.name;
         x["class"] = a.className;
         x["instances"] = a.instances;
-        x["offered"] = a.counters.offered;
-        x["allowed"] = a.counters.allowed;
-        x["throttled"] = a.counters.throttled;
-        x["refused"] = a.counters.refused;
-        x["failed_open"] = a.counters.failedOpen;
-        x["failed_closed"] = a.counters.failedClosed;
+        for (std::size_t n = 0; n < kClassCounterNames.size(); ++n)
+            x[std::string(kClassCounterNames[n])] = classCounter(a.counters, n);
         actors.push_back(std::move(x));
     }
     j["actors"] = std::move(actors);
@@ -187,24 +185,33 @@ std::string seriesCsv(const std::vector<std::string>& classNames,
                       const std::vector<Sample>& samples) {
     std::string out = "t_s";
     for (const std::string& c : classNames) {
-        for (const char* n : kCounterNames)
-            out += "," + c + "." + n;
+        for (std::size_t n = 0; n < kFirstLaterCounter; ++n)
+            out += "," + c + "." + std::string(kClassCounterNames[n]);
     }
-    out += ",keyspace.buckets,keyspace.budget_slots,keyspace.bytes,store.errors\n";
+    out += ",keyspace.buckets,keyspace.budget_slots,keyspace.bytes,store.errors";
+    for (const std::string& c : classNames) {
+        for (std::size_t n = kFirstLaterCounter; n < kClassCounterNames.size(); ++n)
+            out += "," + c + "." + std::string(kClassCounterNames[n]);
+    }
+    out += "\n";
     char buffer[64];
     for (const Sample& s : samples) {
         std::snprintf(buffer, sizeof buffer, "%.3f", seconds(s.end));
         out += buffer;
-        for (const ClassCounters& c : s.classes) {
-            std::snprintf(buffer, sizeof buffer,
-                          ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64,
-                          c.offered, c.allowed, c.throttled, c.refused, c.failedOpen,
-                          c.failedClosed);
-            out += buffer;
-        }
-        std::snprintf(buffer, sizeof buffer, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n",
+        auto counters = [&](std::size_t from, std::size_t to) {
+            for (const ClassCounters& c : s.classes) {
+                for (std::size_t n = from; n < to; ++n) {
+                    std::snprintf(buffer, sizeof buffer, ",%" PRId64, classCounter(c, n));
+                    out += buffer;
+                }
+            }
+        };
+        counters(0, kFirstLaterCounter);
+        std::snprintf(buffer, sizeof buffer, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64,
                       s.keyspace.buckets, s.keyspace.budgetSlots, s.keyspace.bytes, s.storeErrors);
         out += buffer;
+        counters(kFirstLaterCounter, kClassCounterNames.size());
+        out += "\n";
     }
     return out;
 }
@@ -249,6 +256,14 @@ std::string reportText(const Report& report) {
                       report.classNames[i].c_str(), c.offered, c.allowed, c.throttled, c.refused,
                       c.failedOpen, c.failedClosed, perSecond);
         out += line;
+        // Only when they happened: most runs have no outage of the shared store and no full one.
+        if (c.decidedLocally > 0 || c.storeFull > 0) {
+            std::snprintf(line, sizeof line,
+                          "  %-14s decided locally %" PRId64 ", refused by a full store %" PRId64
+                          "\n",
+                          "", c.decidedLocally, c.storeFull);
+            out += line;
+        }
     }
     std::snprintf(line, sizeof line,
                   "  keyspace: max %" PRId64 " buckets, %" PRId64 " budget slots, %" PRId64

@@ -176,8 +176,10 @@ void ScenarioRunner::Impl::build() {
         auto fault = std::make_shared<FaultStore>(inner, faults);
         std::shared_ptr<Store> store = fault->hasFaults() ? fault : inner;
         limiters.push_back(std::make_unique<Limiter>(policies, store, limiterOptions));
-        replicasInterchangeable =
-            replicasInterchangeable && &limiters.back()->store() == &limiters.front()->store();
+        // A replica with a store of its own for outages (on_store_error "local") is itself.
+        replicasInterchangeable = replicasInterchangeable &&
+                                  &limiters.back()->store() == &limiters.front()->store() &&
+                                  !limiters.back()->localStore();
     }
 
     // Replicas with a store each (or faults of their own) decide their own requests one at a
@@ -226,7 +228,14 @@ void ScenarioRunner::Impl::closeSample() {
     if (!samples.empty() && requests == requestsAtSampleStart && !options.store) {
         s.keyspace = samples.back().keyspace;
     } else {
-        for (const auto& store : innerStores) {
+        // The shared stores, and the replicas' own stores under on_store_error "local".
+        std::vector<const Store*> stores;
+        for (const auto& store : innerStores)
+            stores.push_back(store.get());
+        for (const auto& limiter : limiters) {
+            if (const Store* local = limiter->localStore()) stores.push_back(local);
+        }
+        for (const Store* store : stores) {
             KeyspaceStats k = store->keyspace();
             s.keyspace.buckets += k.buckets;
             s.keyspace.budgetSlots += k.budgetSlots;
@@ -355,13 +364,22 @@ void ScenarioRunner::Impl::account(std::size_t j) {
     c.offered += 1;
     a.offered += 1;
     bool failedOpen = false;
+    bool decidedLocally = false;
     for (const PolicyResult& r : check.policies()) {
         const PolicyOutcome o = r.outcome;
+        c.outcomes[static_cast<std::size_t>(o)] += 1;
+        a.outcomes[static_cast<std::size_t>(o)] += 1;
         if (o == PolicyOutcome::FailedOpen || o == PolicyOutcome::FailedClosed ||
-            o == PolicyOutcome::StoreRefused) {
+            o == PolicyOutcome::StoreRefused || o == PolicyOutcome::StoreFull ||
+            o == PolicyOutcome::DecidedLocally) {
             ++storeErrors;
             failedOpen = failedOpen || o == PolicyOutcome::FailedOpen;
+            decidedLocally = decidedLocally || o == PolicyOutcome::DecidedLocally;
         }
+    }
+    if (decidedLocally) {
+        c.decidedLocally += 1;
+        a.decidedLocally += 1;
     }
     switch (check.status) {
         case 200:
@@ -383,6 +401,10 @@ void ScenarioRunner::Impl::account(std::size_t j) {
         default:
             c.failedClosed += 1;
             a.failedClosed += 1;
+            if (check.code == RefusalCode::StoreFull) {
+                c.storeFull += 1;
+                a.storeFull += 1;
+            }
             break;
     }
 

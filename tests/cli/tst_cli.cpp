@@ -303,13 +303,13 @@ private slots:
         QCOMPARE(readFile(dir.filePath("out.cfg")),
                  readFile(kRoot + "tests/data/policies/exports/default.haproxy.golden"));
         QVERIFY(
-            run.err.contains("resources/policies/default.json:29:19: warning: haproxy: policy "
+            run.err.contains("resources/policies/default.json:30:19: warning: haproxy: policy "
                              "\"api\": the default chain"));
         const CliRun refused = runCli({"export", kRoot + "resources/policies/tiers.json", "--to",
                                        "nginx", "-o", dir.filePath("tiers.conf")});
         QCOMPARE(refused.exitCode, 2);
         QVERIFY(!QFile::exists(dir.filePath("tiers.conf")));
-        QVERIFY2(refused.err.contains("resources/policies/tiers.json:29:19: error: nginx: policy "
+        QVERIFY2(refused.err.contains("resources/policies/tiers.json:30:19: error: nginx: policy "
                                       "\"api-plans\": it keys on the verified principal"),
                  qPrintable(refused.err));
     }

@@ -63,6 +63,9 @@ public:
 
     const PolicySet& policies() const;
     Store& store() const;
+    /// Where policies with on_store_error "local" decide while the shared store is unreachable;
+    /// null when no policy does.
+    const Store* localStore() const;
 
     /// Replaces one policy's tunable fields (policy_tuning.h: numbers, cost, mode, headers,
     /// store-error rule) in place, as the workbench sliders do, and recompiles its limits;
