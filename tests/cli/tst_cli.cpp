@@ -188,7 +188,7 @@ private slots:
         const CliRun exported = runCli({"export", "--to", "nginx", "-"}, policy);
         QCOMPARE(exported.exitCode, 0);
         QCOMPARE(exported.out, runCli({"export", "--to", "nginx", kPolicy}).out);
-        QVERIFY(exported.err.contains("<stdin>:29:19: warning: nginx: "));
+        QVERIFY(exported.err.contains("<stdin>:30:19: warning: nginx: "));
 
         const CliRun checked = runCli({"check", "--policy", "-", "--peer", "198.51.100.7"}, policy);
         QCOMPARE(checked.exitCode, 0);
