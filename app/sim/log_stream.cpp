@@ -217,6 +217,7 @@ bool LogStream::Impl::openFile() {
     in = LogInput::open(input.files[fileIndex], error);
     if (!in) {
         fatal(0, 0, error);
+        reading.unreadable = true;
         return false;
     }
     tried = 0;
@@ -283,6 +284,7 @@ bool LogStream::Impl::start() {
         }
         if (!in->error().empty()) {
             fatal(0, 0, in->error());
+            reading.unreadable = in->readFailed();
             return false;
         }
         std::vector<std::string_view> sample;
@@ -407,6 +409,7 @@ bool LogStream::Impl::pump() {
     }
     if (!in->error().empty()) {
         fatal(0, 0, in->error());
+        reading.unreadable = in->readFailed();
         return false;
     }
     if (tried > 0 && read == 0) {

@@ -208,10 +208,10 @@ void ScenarioRunner::Impl::applyChangesThrough(Nanos t) {
         const PolicyChange& change = changes[nextChange]->change;
         for (std::size_t i = 0; i < policies.policies.size(); ++i) {
             if (!change.policy.empty() && policies.policies[i].name != change.policy) continue;
-            Policy updated = change.apply(policies.policies[i]);
+            const PolicyTuning tuning = change.tuning(policies.policies[i]);
             for (auto& limiter : limiters)
-                limiter->retune(i, updated);
-            policies.policies[i] = std::move(updated);
+                limiter->retune(i, tuning);
+            applyTuning(policies.policies[i], tuning);
             break;
         }
         ++nextChange;
@@ -569,11 +569,11 @@ RunTotals ScenarioRunner::totals() const {
     return t;
 }
 
-void ScenarioRunner::retune(std::size_t policyIndex, const Policy& updated) {
+void ScenarioRunner::retune(std::size_t policyIndex, const PolicyTuning& tuning) {
     Impl& m = *impl_;
     for (auto& limiter : m.limiters)
-        limiter->retune(policyIndex, updated);
-    m.policies.policies[policyIndex] = updated;
+        limiter->retune(policyIndex, tuning);
+    applyTuning(m.policies.policies[policyIndex], tuning);
 }
 
 }  // namespace ratelab::sim

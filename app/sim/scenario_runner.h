@@ -24,6 +24,7 @@
 
 #include "ratelab/limit.h"
 #include "ratelab/policy.h"
+#include "ratelab/policy_tuning.h"
 #include "ratelab/store.h"
 #include "sim/metrics.h"
 #include "sim/scenario.h"
@@ -98,10 +99,9 @@ public:
     std::vector<LogEntry> takeLog();
     RunTotals totals() const;
 
-    /// Replaces policy `policyIndex`'s numbers on every replica (Limiter::retune); the next
-    /// request is decided under them. REQUIRES: `updated` validated, same name, key rules and
-    /// algorithm as the policy it replaces; limits compiled (compileLimit).
-    void retune(std::size_t policyIndex, const Policy& updated);
+    /// Replaces policy `policyIndex`'s tunable fields on every replica (Limiter::retune); the
+    /// next request is decided under them. REQUIRES: the tuned policy validates.
+    void retune(std::size_t policyIndex, const PolicyTuning& tuning);
 
 private:
     struct Impl;

@@ -134,7 +134,6 @@ std::optional<PolicySet> applySweepValues(const PolicySet& policies,
             return std::nullopt;
         }
     }
-    compileLimits(set);
     return set;
 }
 
