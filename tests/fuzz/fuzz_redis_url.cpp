@@ -1,6 +1,7 @@
-// Redis URLs: the policy file's grammar (parseRedisUrl) and the store's (parseEndpoint), and the
-// "host:port" of cluster replies. A URL both accept names the same server, and the name logs and
-// errors show never depends on the password.
+// Redis URLs (ratelab/redis_url.h, the one grammar of policy files, --store and makeRedisStore)
+// and the "host:port" node addresses of Cluster replies. A refusal says why and never repeats
+// the password; an accepted URL names its server without the credentials, its redacted form
+// hides the password and parses back to the same server; a node address has a port in range.
 
 #include "fuzz_check.h"
 #include "ratelab/redis_url.h"
@@ -8,38 +9,46 @@
 
 using namespace ratelab;
 
+namespace {
+
+constexpr const char* kHarness = "fuzz_redis_url";
+
+bool sameServer(const RedisEndpoint& a, const RedisEndpoint& b) {
+    return a.host == b.host && a.port == b.port && a.unixPath == b.unixPath &&
+           a.database == b.database && a.user == b.user;
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
-    constexpr const char* kHarness = "fuzz_redis_url";
     const std::string_view text = fuzz::text(data, size);
     std::string why;
-    const std::optional<RedisEndpoint> policyUrl = parseRedisUrl(text, &why);
-    fuzz::require(policyUrl.has_value() == why.empty(), kHarness,
+    const std::optional<RedisEndpoint> endpoint = parseRedisUrl(text, &why);
+    fuzz::require(endpoint.has_value() == why.empty(), kHarness,
                   "a refusal without a reason, or a reason without a refusal");
-    redis::Endpoint endpoint;
-    std::string error;
-    const bool storeUrl = redis::parseEndpoint(text, &endpoint, &error);
-    // name() is what logs and errors show: it is the same whatever the password is.
-    if (storeUrl && !endpoint.password.empty()) {
-        redis::Endpoint other = endpoint;
-        other.password = "not-" + endpoint.password;
-        fuzz::require(endpoint.name() == other.name(), kHarness,
+    if (endpoint) {
+        // What logs and errors show is the same whatever the password is.
+        RedisEndpoint other = *endpoint;
+        other.password = "not-" + endpoint->password;
+        fuzz::require(endpoint->name() == other.name(), kHarness,
                       "an endpoint's name depends on its password");
+
+        const std::string redacted = redactRedisUrl(text);
+        std::string whyRedacted;
+        const std::optional<RedisEndpoint> again = parseRedisUrl(redacted, &whyRedacted);
+        fuzz::require(again.has_value(), kHarness, "the redacted form of a URL does not parse");
+        fuzz::require(sameServer(*again, *endpoint), kHarness,
+                      "the redacted form of a URL names another server");
+        // Where the password was, the redacted form holds "***" and nothing else of it.
+        fuzz::require(again->password == (endpoint->password.empty() ? "" : "***"), kHarness,
+                      "the redacted URL shows the password, or adds or removes one");
     }
-    if (policyUrl && storeUrl) {
-        fuzz::require(policyUrl->database == endpoint.db, kHarness,
-                      "the two grammars read another database");
-        if (endpoint.isUnix()) {
-            fuzz::require(policyUrl->unixPath == endpoint.path, kHarness,
-                          "the two grammars read another socket path");
-        } else {
-            fuzz::require(policyUrl->host == endpoint.host && policyUrl->port == endpoint.port,
-                          kHarness, "the two grammars read another host or port");
-        }
-    }
+
     std::string host;
     int port = 0;
     if (redis::parseHostPort(text, &host, &port)) {
-        fuzz::require(port >= 0 && port <= 65535, kHarness, "a port out of range");
+        fuzz::require(port >= 1 && port <= 65535, kHarness, "a node address with a port out of range");
+        fuzz::require(!host.empty(), kHarness, "a node address without a host");
     }
     return 0;
 }

@@ -17,7 +17,6 @@ PolicySet defaultPolicies() {
     p.name = "api";
     set.policies.push_back(p);
     set.store.maxBuckets = 10'000;
-    compileLimits(set);
     return set;
 }
 
