@@ -10,6 +10,7 @@
 #include "cli/inputs.h"
 #include "cli/outputs.h"
 #include "cli/progress.h"
+#include "ratelab/number_text.h"
 #include "sim/metrics.h"
 #include "sim/sweep.h"
 
@@ -76,17 +77,16 @@ int sweepScenario(const Arguments& args) {
             std::string values;
             for (std::size_t a = 0; a < axes.size(); ++a) {
                 if (!values.empty()) values += " ";
-                char number[32];
-                std::snprintf(number, sizeof number, "%g", best->values[a]);
-                values += axes[a].field + "=" + number;
+                values += axes[a].field + "=" + numberText(best->values[a], 6);
             }
             std::fprintf(summary,
                          "best of %zu cells meeting every expectation: %s "
-                         "(legit.throttled_fraction %g, attacker.allowed_per_s %g)\n",
+                         "(legit.throttled_fraction %s, attacker.allowed_per_s %s)\n",
                          static_cast<std::size_t>(
                              std::count_if(result.cells.begin(), result.cells.end(),
                                            [](const sim::SweepCell& c) { return c.pass; })),
-                         values.c_str(), key(*best).first, key(*best).second);
+                         values.c_str(), numberText(key(*best).first, 6).c_str(),
+                         numberText(key(*best).second, 6).c_str());
         } else {
             std::fprintf(summary, "no cell of %zu meets every expectation\n", result.cells.size());
         }

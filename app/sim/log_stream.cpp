@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <deque>
 
+#include "ratelab/number_text.h"
 #include "sim/log_input.h"
 #include "sim/traffic.h"
 
@@ -76,9 +77,7 @@ struct Later {
 constexpr Later later;
 
 std::string seconds(std::int64_t micros) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.1f", static_cast<double>(micros) / 1e6);
-    return buffer;
+    return fixedText(static_cast<double>(micros) / 1e6, 1);
 }
 
 std::string utcText(std::int64_t epochMicros) {

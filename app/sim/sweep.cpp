@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "ratelab/number_text.h"
 #include "sim/report.h"
 
 namespace ratelab::sim {
@@ -19,9 +20,7 @@ bool parseDouble(std::string_view text, double& out) {
 }
 
 std::string formatValue(double x) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.10g", x);
-    return buffer;
+    return numberText(x, 10);
 }
 
 bool setField(Policy& p, std::string_view field, double value, std::string& error) {
