@@ -53,7 +53,11 @@ void checkLine(sim::LogLineParser& parser, std::string_view line) {
                       kHarness, "a line problem's column outside the line");
     }
     for (const Header& h : record.headers) {
-        fuzz::require(!h.name.empty(), kHarness, "a recorded header without a name");
+        if (h.name.empty()) {
+            fuzz::fail(kHarness, "a recorded header without a name, format " +
+                                     parser.describe() +
+                                     ", line: " + std::string(line));
+        }
     }
 }
 
