@@ -69,10 +69,9 @@ bool hasControlCharacter(std::string_view value) {
     return false;
 }
 
-// "TOKEN SP TARGET SP HTTP/D.D" followed by CR or LF: a request line with a method the parser
-// does not know, as opposed to bytes that are not HTTP at all.
-// What the bytes of a line so far say about it: a request line ("METHOD TARGET HTTP/d.d" and
-// its line end), not one, or not known yet because it goes on past them.
+// What the bytes of a line so far say about it: a request line ("TOKEN SP TARGET SP HTTP/D.D"
+// and its line end, so a method the parser does not know), bytes that are not HTTP at all, or
+// not known yet because the line goes on past them.
 enum class LineShape : std::uint8_t { Partial, NotARequestLine, RequestLine };
 
 LineShape requestLineShape(std::string_view line) {
