@@ -33,6 +33,17 @@ public:
     int continues = 0;
 };
 
+// Feeds `input` whole, or a byte at a time while the parser takes more; the last status.
+RequestParser::Status feedAll(RequestParser& parser, Collector& sink, const QByteArray& input,
+                              bool byteByByte) {
+    const std::string_view bytes(input.constData(), static_cast<std::size_t>(input.size()));
+    if (!byteByByte) return parser.feed(bytes, sink);
+    RequestParser::Status s = RequestParser::Status::Ok;
+    for (std::size_t i = 0; i < bytes.size() && s == RequestParser::Status::Ok; ++i)
+        s = parser.feed(bytes.substr(i, 1), sink);
+    return s;
+}
+
 }  // namespace
 
 class TestRequestParser : public QObject {
@@ -173,13 +184,7 @@ private slots:
         for (bool byteByByte : {false, true}) {
             RequestParser parser(RequestLimits{});
             Collector sink;
-            RequestParser::Status s = RequestParser::Status::Ok;
-            if (byteByByte) {
-                for (int i = 0; i < input.size() && s == RequestParser::Status::Ok; ++i)
-                    s = parser.feed(std::string_view(input.constData() + i, 1), sink);
-            } else {
-                s = parser.feed(input.toStdString(), sink);
-            }
+            const RequestParser::Status s = feedAll(parser, sink, input, byteByByte);
             QCOMPARE(s, RequestParser::Status::Error);
             QCOMPARE(parser.error().status, status);
         }
@@ -207,15 +212,7 @@ private slots:
         for (bool byteByByte : {false, true}) {
             RequestParser parser(RequestLimits{});
             Collector sink;
-            RequestParser::Status s = RequestParser::Status::Ok;
-            if (byteByByte) {
-                for (int i = 0; i < input.size() && s == RequestParser::Status::Ok; ++i)
-                    s = parser.feed(std::string_view(input.constData() + i, 1), sink);
-            } else {
-                s = parser.feed(
-                    std::string_view(input.constData(), static_cast<std::size_t>(input.size())),
-                    sink);
-            }
+            const RequestParser::Status s = feedAll(parser, sink, input, byteByByte);
             QCOMPARE(s, RequestParser::Status::Error);
             QCOMPARE(parser.error().status, status);
             QVERIFY(!parser.error().reason.empty());
