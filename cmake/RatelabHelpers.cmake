@@ -1,8 +1,12 @@
 # Shared build settings for every ratelab target.
 
-# Warnings are errors in ratelab's own code only, never forced on a consumer of the headers.
+# Warnings are errors in ratelab's own code only (RATELAB_WERROR, on at top level), never forced
+# on a consumer of the headers nor on a project that embeds ratelab.
 function(ratelab_target_defaults target)
-    target_compile_options(${target} PRIVATE -Wall -Wextra -Werror)
+    target_compile_options(${target} PRIVATE -Wall -Wextra)
+    if(RATELAB_WERROR)
+        target_compile_options(${target} PRIVATE -Werror)
+    endif()
     if(RATELAB_SANITIZE)
         target_compile_options(${target} PRIVATE -fsanitize=${RATELAB_SANITIZE} -fno-omit-frame-pointer
                                                  -fno-sanitize-recover=all)
@@ -28,9 +32,12 @@ function(ratelab_add_test name)
     ratelab_target_defaults(${name})
     target_link_libraries(${name} PRIVATE Qt6::Test ${T_LIBS})
     target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
-    target_compile_definitions(${name} PRIVATE
-        RATELAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-        RATELAB_BINARY_DIR="${PROJECT_BINARY_DIR}")
+    target_compile_definitions(${name} PRIVATE RATELAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+    # Suites find their files through RATELAB_SOURCE_DIR, not QFINDTESTDATA, so Qt Test's
+    # QT_TESTCASE_BUILDDIR need not name the build tree: the same value in every tree keeps a
+    # suite's compile command the same, and ccache serves a second tree (build_engine_only)
+    # from the first.
+    set_target_properties(${name} PROPERTIES QT_TESTCASE_BUILDDIR "${CMAKE_CURRENT_SOURCE_DIR}")
     if(T_CLI)
         target_compile_definitions(${name} PRIVATE RATELAB_CLI="$<TARGET_FILE:ratelab-cli>")
         add_dependencies(${name} ratelab-cli)

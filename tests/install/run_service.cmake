@@ -5,11 +5,8 @@
 set(work "${BUILD_DIR}/install-service-test")
 set(prefix "${work}/prefix")
 file(REMOVE_RECURSE "${work}")
-execute_process(COMMAND "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}"
-                RESULT_VARIABLE rc OUTPUT_QUIET)
-if(rc)
-    message(FATAL_ERROR "cmake --install failed: ${rc}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/../run_step.cmake)
+run_step("cmake --install" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}")
 foreach(path
         bin/ratelab-cli
         share/ratelab/schema/policy.schema.json
@@ -30,11 +27,8 @@ if(EXISTS "${prefix}/share/ratelab/deploy/systemd/ratelab.service.in")
     message(FATAL_ERROR "the unit's template was installed beside the unit")
 endif()
 
-execute_process(COMMAND "${prefix}/bin/ratelab-cli" validate "${prefix}/share/ratelab/policies/default.json"
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(rc)
-    message(FATAL_ERROR "the installed ratelab-cli refused the installed policy: ${out}${err}")
-endif()
+run_step("the installed ratelab-cli on the installed policy" "${prefix}/bin/ratelab-cli" validate
+         "${prefix}/share/ratelab/policies/default.json")
 
 file(READ "${prefix}/lib/systemd/system/ratelab.service" unit)
 foreach(expected "ExecStart=${prefix}/bin/ratelab-cli serve --policy"

@@ -4,14 +4,10 @@
 
 #include <cstdio>
 
+#include "limit_of_two.h"
+
 int main() {
-    ratelab::Policy api;
-    api.name = "api";
-    api.capacity = 2;
-    api.refillPerSecond = 1.0;
-    ratelab::PolicySet set;
-    set.policies.push_back(api);
-    ratelab::Limiter limiter(set, ratelab::makeMemoryStore());
+    ratelab::Limiter limiter(limitOfTwo(), ratelab::makeMemoryStore());
 
     const ratelab::IpAddress peer = *ratelab::IpAddress::parse("198.51.100.7");
     ratelab::RequestView request;
