@@ -1,5 +1,6 @@
-// B1 in the field notes: one keyed check against the embedded store versus the naive limiter,
-// at 1k and 1M uniformly visited keys, on one and two threads; and memory per live key.
+// The keyed-check figures of docs/BENCHMARKS.md: one keyed check against the embedded store
+// versus the naive limiter, at 1k and 1M uniformly visited keys, on one and two threads; and
+// memory per live key.
 
 #include <benchmark/benchmark.h>
 #include <sys/wait.h>

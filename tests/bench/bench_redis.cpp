@@ -1,7 +1,7 @@
-// B5 and B6 in the field notes: the Redis store against redis-benchmark running the very same
-// EVALSHA (same script, same arguments, same key names, same client count and pipelining),
-// on a redis-server this benchmark starts itself; the budgeted figure beside it; and a flood
-// from one key with and without the over-limit cache.
+// The Redis figures of docs/BENCHMARKS.md: the Redis store against redis-benchmark running the
+// very same EVALSHA (same script, same arguments, same key names, same client count and
+// pipelining), on a redis-server this benchmark starts itself; the budgeted figure beside it; and a
+// flood from one key with and without the over-limit cache.
 //
 // Every run makes kDecisions decisions and reports decisions per second (wall time) and the
 // server's own microseconds per EVALSHA (INFO commandstats): 1e6 / that is what one Redis core

@@ -3,22 +3,16 @@
 // and schema levels give the same verdict. Semantic errors are outside the schema by design:
 // such files are "valid" to the schema and fail only the loader's semantic level.
 
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QProcess>
 #include <QtTest>
 #include <map>
 
 #include "ratelab/policy_file.h"
+#include "schema_fixture.h"
 
 using namespace ratelab;
+using Verdict = testing::SchemaVerdict;
 
 namespace {
-
-const QString kRoot = QStringLiteral(RATELAB_SOURCE_DIR "/");
-const char* const kPython = "/usr/bin/python3";  // the system one, which has python3-jsonschema
-
-enum class Verdict { Syntax, SchemaInvalid, SchemaValid };
 
 struct Row {
     const char* file;  // relative to the source root
@@ -33,7 +27,7 @@ const std::vector<Row>& rows() {
             for (const char* f : files)
                 t.push_back({f, v, semantic});
         };
-        add(Verdict::SchemaValid, false,
+        add(Verdict::Valid, false,
             {"resources/policies/default.json", "resources/policies/login.json",
              "resources/policies/tiers.json", "resources/policies/nginx-compatible.json",
              "tests/data/policies/valid/minimal.json", "tests/data/policies/valid/everything.json",
@@ -56,7 +50,7 @@ const std::vector<Row>& rows() {
              "tests/data/policies/malformed/single-quotes.json",
              "tests/data/policies/malformed/number-overflow.json",
              "tests/data/policies/malformed/leading-zero.json"});
-        add(Verdict::SchemaInvalid, false,
+        add(Verdict::Invalid, false,
             {"tests/data/policies/malformed/wrong-type-capacity.json",
              "tests/data/policies/malformed/misspelt-key.json",
              "tests/data/policies/malformed/misspelt-top-key.json",
@@ -97,7 +91,7 @@ const std::vector<Row>& rows() {
              "tests/data/policies/malformed/store-password-env-bad-name.json",
              "tests/data/policies/malformed/store-password-file-relative.json",
              "tests/data/policies/malformed/memory-store-with-password.json"});
-        add(Verdict::SchemaValid, true,
+        add(Verdict::Valid, true,
             {"tests/data/policies/malformed/cidr-host-bits.json",
              "tests/data/policies/malformed/cidr-bad-length.json",
              "tests/data/policies/malformed/duplicate-policy-names.json",
@@ -116,18 +110,6 @@ const std::vector<Row>& rows() {
     return table;
 }
 
-const char* verdictName(Verdict v) {
-    switch (v) {
-        case Verdict::Syntax:
-            return "syntax";
-        case Verdict::SchemaInvalid:
-            return "invalid";
-        case Verdict::SchemaValid:
-            return "valid";
-    }
-    return "?";
-}
-
 }  // namespace
 
 class TestPolicySchema : public QObject {
@@ -137,21 +119,12 @@ class TestPolicySchema : public QObject {
 
 private slots:
     void initTestCase() {
-        QStringList arguments{kRoot + "tests/data/policies/schema_check.py",
-                              kRoot + "resources/schema/policy.schema.json"};
+        QStringList files;
         for (const Row& r : rows())
-            arguments << kRoot + r.file;
-        QProcess python;
-        python.start(kPython, arguments);
-        QVERIFY(python.waitForFinished(120'000));
-        QByteArray err = python.readAllStandardError();
-        QVERIFY2(python.exitStatus() == QProcess::NormalExit && python.exitCode() == 0,
-                 err.constData());
-        for (const QByteArray& line : python.readAllStandardOutput().split('\n')) {
-            if (line.isEmpty()) continue;
-            QJsonObject o = QJsonDocument::fromJson(line).object();
-            python_[o["file"].toString()] = o;
-        }
+            files << r.file;
+        QString error;
+        python_ = testing::judgeWithSchema("resources/schema/policy.schema.json", files, error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
         QCOMPARE(python_.size(), rows().size());
     }
 
@@ -169,18 +142,17 @@ private slots:
         QFETCH(bool, semanticError);
         const Verdict expected = static_cast<Verdict>(verdict);
 
-        PolicyLoadResult loaded = loadPolicyFile((kRoot + file).toStdString());
+        PolicyLoadResult loaded = loadPolicyFile(testing::sourcePath(file).toStdString());
         Verdict loader = !loaded.passed(CheckLevel::Syntax)   ? Verdict::Syntax
-                         : !loaded.passed(CheckLevel::Schema) ? Verdict::SchemaInvalid
-                                                              : Verdict::SchemaValid;
-        QCOMPARE(verdictName(loader), verdictName(expected));
+                         : !loaded.passed(CheckLevel::Schema) ? Verdict::Invalid
+                                                              : Verdict::Valid;
+        QCOMPARE(testing::schemaVerdictName(loader), testing::schemaVerdictName(expected));
 
-        const QJsonObject& py = python_[kRoot + file];
-        QVERIFY2(py["verdict"].toString() == verdictName(expected),
-                 qPrintable(py["verdict"].toString() + " " +
-                            QJsonDocument(py["errors"].toArray()).toJson(QJsonDocument::Compact)));
+        const QJsonObject& py = python_[file];
+        QVERIFY2(py["verdict"].toString() == testing::schemaVerdictName(expected),
+                 qPrintable(testing::describeJudgement(py)));
 
-        if (expected == Verdict::SchemaValid) {
+        if (expected == Verdict::Valid) {
             QCOMPARE(loaded.passed(CheckLevel::Semantics), !semanticError);
             QCOMPARE(loaded.ok(), !semanticError);
         } else {
@@ -189,19 +161,12 @@ private slots:
     }
 
     void tableCoversEveryFile() {
-        QStringList expected;
-        for (const char* dir : {"resources/policies/", "tests/data/policies/valid/",
-                                "tests/data/policies/malformed/"}) {
-            for (const QString& f : QDir(kRoot + dir).entryList({"*.json"}, QDir::Files)) {
-                expected << QString(dir) + f;
-            }
-        }
         QStringList listed;
         for (const Row& r : rows())
             listed << r.file;
-        expected.sort();
         listed.sort();
-        QCOMPARE(listed, expected);
+        QCOMPARE(listed, testing::jsonFilesIn({"resources/policies/", "tests/data/policies/valid/",
+                                               "tests/data/policies/malformed/"}));
     }
 };
 

@@ -10,6 +10,7 @@ run_step("cmake --install" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix 
 foreach(path
         bin/ratelab-cli
         share/ratelab/schema/policy.schema.json
+        share/ratelab/schema/scenario.schema.json
         share/ratelab/policies/default.json
         share/ratelab/deploy/README.md
         share/ratelab/deploy/nginx/ratelab-server.conf

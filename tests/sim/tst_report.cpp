@@ -55,7 +55,7 @@ class TestReport : public QObject {
 private slots:
     void sameSeedSameBytes();
     void otherSeedOtherRun();
-    void layoutFollowsTheDesign();
+    void layoutIsTheDocumentedOne();
     void summaryMetrics_data();
     void summaryMetrics();
     void seriesCsv();
@@ -83,7 +83,7 @@ void TestReport::otherSeedOtherRun() {
     QVERIFY(a.report.totals.classes[0].offered != b.report.totals.classes[0].offered);
 }
 
-void TestReport::layoutFollowsTheDesign() {
+void TestReport::layoutIsTheDocumentedOne() {
     Run r = runHeaderRotation(std::nullopt, Timing{0.5, 54000});
     nlohmann::ordered_json j = nlohmann::ordered_json::parse(r.json);
     std::vector<std::string> keys;

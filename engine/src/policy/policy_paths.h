@@ -1,7 +1,7 @@
 #pragma once
 
 // Route paths of a policy: pattern rules and their translation to regular expressions for the
-// exports. The matching itself is RouteMatch::matches (engine/src/policy.cpp).
+// exports. The matching itself is RouteMatch::matches (engine/src/policy/policy.cpp).
 
 #include <string>
 #include <string_view>

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Judges policy files with resources/schema/policy.schema.json (python3-jsonschema, draft-07).
+"""Judges JSON files with one of the schemas in resources/schema/ (python3-jsonschema, draft-07).
 
 usage: schema_check.py SCHEMA FILE...
 Prints one JSON object per file: {"file": ..., "verdict": "syntax" | "invalid" | "valid",
