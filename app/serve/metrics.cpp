@@ -81,33 +81,33 @@ double seconds(Nanos n) {
     return static_cast<double>(n) / static_cast<double>(kNanosPerSecond);
 }
 
+// The per-listener figures of HttpServerStats, one family each.
+struct ListenerFamily {
+    std::string_view name;
+    std::string_view type;
+    std::string_view help;
+    std::int64_t HttpServerStats::*figure;
+};
+constexpr ListenerFamily kListenerFamilies[] = {
+    {"ratelab_connections", "gauge", "Open client connections, by listener.",
+     &HttpServerStats::openConnections},
+    {"ratelab_connections_accepted_total", "counter", "Connections accepted, by listener.",
+     &HttpServerStats::acceptedConnections},
+    {"ratelab_connections_refused_total", "counter",
+     "Connections refused with 503 because the connection cap was reached, by listener.",
+     &HttpServerStats::refusedConnections},
+    {"ratelab_connections_idle_closed_total", "counter",
+     "Kept-alive connections closed by the idle timeout, by listener.",
+     &HttpServerStats::idleClosed},
+};
+
 void serverFamilies(std::string& out, const MetricsSnapshot& s) {
     const std::pair<std::string_view, const HttpServerStats*> listeners[] = {
         {"decisions", &s.decisions}, {"admin", &s.admin}};
-    family(out, "ratelab_connections", "gauge", "Open client connections, by listener.");
-    for (auto [name, stats] : listeners) {
-        Sample(out, "ratelab_connections").label("listener", name).value(stats->openConnections);
-    }
-    family(out, "ratelab_connections_accepted_total", "counter",
-           "Connections accepted, by listener.");
-    for (auto [name, stats] : listeners) {
-        Sample(out, "ratelab_connections_accepted_total")
-            .label("listener", name)
-            .value(stats->acceptedConnections);
-    }
-    family(out, "ratelab_connections_refused_total", "counter",
-           "Connections refused with 503 because the connection cap was reached, by listener.");
-    for (auto [name, stats] : listeners) {
-        Sample(out, "ratelab_connections_refused_total")
-            .label("listener", name)
-            .value(stats->refusedConnections);
-    }
-    family(out, "ratelab_connections_idle_closed_total", "counter",
-           "Kept-alive connections closed by the idle timeout, by listener.");
-    for (auto [name, stats] : listeners) {
-        Sample(out, "ratelab_connections_idle_closed_total")
-            .label("listener", name)
-            .value(stats->idleClosed);
+    for (const ListenerFamily& f : kListenerFamilies) {
+        family(out, f.name, f.type, f.help);
+        for (auto [name, stats] : listeners)
+            Sample(out, f.name).label("listener", name).value(stats->*f.figure);
     }
     family(out, "ratelab_http_refused_total", "counter",
            "Requests the HTTP layer refused before any decision (malformed, too large, too "

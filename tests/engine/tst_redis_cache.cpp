@@ -10,12 +10,10 @@
 using namespace ratelab;
 using namespace ratelab::redistest;
 
-class TestRedisCache : public QObject {
+class TestRedisCache : public RedisSuite {
     Q_OBJECT
 
 private:
-    testing::RedisServer server_;
-
     std::unique_ptr<Store> cachedStore(const std::string& ns) {
         RedisStoreOptions o;
         o.overLimitCacheEntries = 1024;
@@ -23,11 +21,6 @@ private:
     }
 
 private slots:
-    void initTestCase() {
-        std::string error;
-        QVERIFY2(server_.start(&error), error.c_str());
-    }
-
     // One key flooded at about 50 times its limit, with a few costlier requests mixed in.
     void floodIsAnsweredLocally_data() {
         QTest::addColumn<int>("algorithm");

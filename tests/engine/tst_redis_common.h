@@ -1,7 +1,7 @@
 #pragma once
 
-// Shared by the Redis store suites: a store on a fixture server, seeded request traces, and a
-// field-by-field comparison of two stores' results.
+// Shared by the Redis store suites: the suite's own server, a store on it, seeded request
+// traces, and a field-by-field comparison of two stores' results.
 
 #include <QtTest>
 
@@ -17,6 +17,21 @@
 #include "redis_fixture.h"
 
 namespace ratelab::redistest {
+
+/// The base of a suite that runs on one throwaway redis-server (server_, on a unix socket),
+/// started before the suite's first test and killed with the suite.
+class RedisSuite : public QObject {
+    Q_OBJECT
+
+protected:
+    testing::RedisServer server_;
+
+private slots:
+    void initTestCase() {
+        std::string error;
+        QVERIFY2(server_.start(&error), error.c_str());
+    }
+};
 
 inline constexpr Nanos kMs = kNanosPerMilli;
 inline constexpr Nanos kSecond = kNanosPerSecond;

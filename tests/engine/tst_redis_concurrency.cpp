@@ -13,18 +13,10 @@
 using namespace ratelab;
 using namespace ratelab::redistest;
 
-class TestRedisConcurrency : public QObject {
+class TestRedisConcurrency : public RedisSuite {
     Q_OBJECT
 
-private:
-    testing::RedisServer server_;
-
 private slots:
-    void initTestCase() {
-        std::string error;
-        QVERIFY2(server_.start(&error), error.c_str());
-    }
-
     // Eight threads (eight pooled connections) each mint 200 new credentials behind one peer,
     // all at once: exactly `cap` of the 1600 keys get a slot, the rest go to the fallback.
     void eightThreadsNeverExceedTheBudgetCap_data() {

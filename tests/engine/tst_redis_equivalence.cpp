@@ -18,18 +18,10 @@ constexpr std::size_t kBatch = 256;
 
 }  // namespace
 
-class TestRedisEquivalence : public QObject {
+class TestRedisEquivalence : public RedisSuite {
     Q_OBJECT
 
-private:
-    testing::RedisServer server_;
-
 private slots:
-    void initTestCase() {
-        std::string error;
-        QVERIFY2(server_.start(&error), error.c_str());
-    }
-
     void sameDecisionsAsMemoryStore_data() {
         QTest::addColumn<int>("algorithm");
         QTest::addColumn<bool>("budget");

@@ -48,17 +48,10 @@ Undo(F) -> Undo<F>;
 
 }  // namespace
 
-class TestRedisFaults : public QObject {
+class TestRedisFaults : public RedisSuite {
     Q_OBJECT
 
-private:
-    testing::RedisServer server_;
-
 private slots:
-    void initTestCase() {
-        std::string error;
-        QVERIFY2(server_.start(&error), error.c_str());
-    }
     // Each test finds the server running (a test before may have killed it).
     void init() {
         std::string error;

@@ -41,18 +41,10 @@ Counted send(std::vector<std::unique_ptr<Limiter>>& replicas, const char* client
 
 }  // namespace
 
-class TestRedisLocal : public QObject {
+class TestRedisLocal : public RedisSuite {
     Q_OBJECT
 
-private:
-    testing::RedisServer server_;
-
 private slots:
-    void initTestCase() {
-        std::string error;
-        QVERIFY2(server_.start(&error), error.c_str());
-    }
-
     void outageIsDecidedLocallyAndRecovers() {
         // 20 at once, refilled at 1 per second; four replicas: 5 at once each while Redis is
         // unreachable.

@@ -20,19 +20,11 @@ std::int64_t pttl(const testing::RedisServer& server, const std::string& key) {
 
 }  // namespace
 
-class TestRedisStore : public QObject {
+class TestRedisStore : public RedisSuite {
     Q_OBJECT
 
-private:
-    testing::RedisServer server_;
-
 private slots:
-    void initTestCase() {
-        std::string error;
-        QVERIFY2(server_.start(&error), error.c_str());
-    }
-
-    // Vectors from the cluster spec and platform-notes §5.5 (confirmed there with KEYSLOT).
+    // Vectors from the Redis Cluster specification and others confirmed with CLUSTER KEYSLOT.
     void keySlot_data() {
         QTest::addColumn<QString>("key");
         QTest::addColumn<int>("slot");

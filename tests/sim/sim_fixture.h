@@ -4,12 +4,15 @@
 
 #include <QtTest>
 
+#include <cinttypes>
+#include <cstdio>
 #include <string>
 #include <string_view>
 
 #include "engine/limiter_fixture.h"
 #include "ratelab/policy.h"
 #include "ratelab/policy_file.h"
+#include "sim/metrics.h"
 #include "sim/scenario.h"
 
 namespace ratelab::simtest {
@@ -43,6 +46,18 @@ inline PolicySet policyFile(const std::string& relative) {
         qFatal("policy %s does not load:\n%s", relative.c_str(), all.c_str());
     }
     return std::move(*r.policies);
+}
+
+/// Appends a decision as one line of text (sequence, time, verdict, status, remaining,
+/// Retry-After, actor, replica, key): the form in which runs' decisions are compared and hashed.
+inline void appendDecisionLine(const sim::DecisionRecord& d, std::string& text) {
+    char line[160];
+    std::snprintf(line, sizeof line, "%" PRId64 " %" PRId64 " %d %d %" PRId64 " %" PRId64 " %d %d ",
+                  d.seq, d.at, d.allowed ? 1 : 0, d.status, d.remaining, d.retryAfter, d.actor,
+                  d.replica);
+    text += line;
+    text.append(d.key);
+    text += '\n';
 }
 
 }  // namespace ratelab::simtest

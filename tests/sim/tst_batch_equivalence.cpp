@@ -30,15 +30,7 @@ const std::string kRoot = RATELAB_SOURCE_DIR;
 class DecisionText final : public DecisionSink {
 public:
     std::string text;
-    void onDecision(const DecisionRecord& d) override {
-        char line[160];
-        std::snprintf(line, sizeof line,
-                      "%" PRId64 " %" PRId64 " %d %d %" PRId64 " %" PRId64 " %d %d ", d.seq, d.at,
-                      d.allowed ? 1 : 0, d.status, d.remaining, d.retryAfter, d.actor, d.replica);
-        text += line;
-        text.append(d.key);
-        text += '\n';
-    }
+    void onDecision(const DecisionRecord& d) override { appendDecisionLine(d, text); }
 };
 
 // Everything a run produces that a reader or the workbench sees, as text.

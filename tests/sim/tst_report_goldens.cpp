@@ -7,8 +7,9 @@
 // decision records or a decision is intended, regenerate them and say so in the commit:
 //     RATELAB_PRINT_GOLDENS=1 build/tests/sim/tst_report_goldens
 // prints the table below with the new hashes (it still fails, so a stale table cannot pass by
-// accident); RATELAB_PRINT_GOLDENS=store-oom,plan-tiers prints only those rows. tst_batch_equivalence compares the batched runner with the one-by-one runner
-// directly, so that guarantee does not rest on these hashes alone.
+// accident); RATELAB_PRINT_GOLDENS=store-oom,plan-tiers prints only those rows.
+// tst_batch_equivalence compares the batched runner with the one-by-one runner directly, so that
+// guarantee does not rest on these hashes alone.
 
 #include <QtTest>
 
@@ -126,13 +127,7 @@ public:
     static constexpr std::size_t kFoldAt = 64u << 20;
     void onDecision(const DecisionRecord& d) override {
         if (text.size() >= kFoldAt) text = sha256(text);
-        char line[160];
-        std::snprintf(line, sizeof line,
-                      "%" PRId64 " %" PRId64 " %d %d %" PRId64 " %" PRId64 " %d %d ", d.seq, d.at,
-                      d.allowed ? 1 : 0, d.status, d.remaining, d.retryAfter, d.actor, d.replica);
-        text += line;
-        text.append(d.key);
-        text += '\n';
+        appendDecisionLine(d, text);
     }
 };
 
