@@ -3,6 +3,7 @@
 # adds -Werror to no compile command unless asked (RATELAB_WERROR), builds only the engine by
 # default, and builds the QHttpServer adapter when asked. Configure only: nothing is compiled.
 # Arguments: SOURCE_DIR WORK GENERATOR.
+cmake_minimum_required(VERSION 3.25)  # policies of these days for the script (IN_LIST)
 include(${CMAKE_CURRENT_LIST_DIR}/../run_step.cmake)
 file(REMOVE_RECURSE "${WORK}")
 

@@ -5,6 +5,7 @@
 # Arguments: SOURCE_DIR BUILD_DIR GENERATOR BUILD_TYPE CXX CTEST [LAUNCHER].
 set(build "${BUILD_DIR}-engine-only")
 
+cmake_minimum_required(VERSION 3.25)  # policies of these days for the script (IN_LIST)
 include(${CMAKE_CURRENT_LIST_DIR}/../run_step.cmake)
 
 set(launcher "")

@@ -7,6 +7,7 @@ set(work "${BUILD_DIR}/install-test")
 set(prefix "${work}/prefix")
 file(REMOVE_RECURSE "${work}")
 
+cmake_minimum_required(VERSION 3.25)  # policies of these days for the script (IN_LIST)
 include(${CMAKE_CURRENT_LIST_DIR}/../run_step.cmake)
 
 function(expect_decisions program)
