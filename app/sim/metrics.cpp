@@ -1,15 +1,20 @@
-#include <cmath>
-
 #include "sim/metrics.h"
+
+#include <cmath>
 
 namespace ratelab::sim {
 
 namespace {
 
-constexpr const char* kCounterNames[] = {"offered", "allowed",     "throttled",
-                                         "refused", "failed_open", "failed_closed"};
-constexpr const char* kDerivedNames[] = {"allowed_fraction", "throttled_fraction", "allowed_per_s",
-                                         "peak_allowed_per_s"};
+constexpr const char* kDerivedNames[] = {"allowed_fraction",
+                                         "throttled_fraction",
+                                         "allowed_per_s",
+                                         "peak_allowed_per_s",
+                                         "instances",
+                                         "throttled_instances",
+                                         "throttled_instance_fraction",
+                                         "fairness_jain",
+                                         "max_instances_per_bucket"};
 constexpr const char* kGlobalNames[] = {
     "keyspace.max_buckets",   "keyspace.max_bytes", "keyspace.max_budget_slots",
     "keyspace.final_buckets", "store.errors",       "requests"};
@@ -20,12 +25,9 @@ double rounded(double x) {
 }
 
 std::int64_t counter(const ClassCounters& c, std::string_view name) {
-    if (name == "offered") return c.offered;
-    if (name == "allowed") return c.allowed;
-    if (name == "throttled") return c.throttled;
-    if (name == "refused") return c.refused;
-    if (name == "failed_open") return c.failedOpen;
-    if (name == "failed_closed") return c.failedClosed;
+    for (const CounterField& f : kCounterFields) {
+        if (f.name == name) return c.*f.member;
+    }
     return -1;
 }
 
@@ -42,8 +44,8 @@ double seconds(Nanos t) {
 std::vector<std::string> metricNames(const std::vector<std::string>& classNames) {
     std::vector<std::string> names;
     for (const std::string& c : classNames) {
-        for (const char* n : kCounterNames)
-            names.push_back(c + "." + n);
+        for (const CounterField& f : kCounterFields)
+            names.push_back(c + "." + std::string(f.name));
         for (const char* n : kDerivedNames)
             names.push_back(c + "." + n);
     }
@@ -76,6 +78,16 @@ std::optional<double> summaryMetric(std::string_view metric,
         }
         if (name == "peak_allowed_per_s") {
             return rounded(static_cast<double>(totals.peakAllowed[i]) / seconds(sampleInterval));
+        }
+        const ClassSpread spread = i < totals.spread.size() ? totals.spread[i] : ClassSpread{};
+        if (name == "instances") return static_cast<double>(spread.instances);
+        if (name == "throttled_instances") return static_cast<double>(spread.throttledInstances);
+        if (name == "throttled_instance_fraction") {
+            return rounded(fraction(spread.throttledInstances, spread.instances));
+        }
+        if (name == "fairness_jain") return rounded(spread.fairness);
+        if (name == "max_instances_per_bucket") {
+            return static_cast<double>(spread.peakInstancesPerBucket);
         }
         return std::nullopt;
     }

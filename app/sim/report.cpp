@@ -2,23 +2,25 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "ratelab/policy_file.h"
+#include "sim/report_json.h"
 
 namespace ratelab::sim {
 
-namespace {
-
-constexpr const char* kCounterNames[] = {"offered", "allowed",     "throttled",
-                                         "refused", "failed_open", "failed_closed"};
 // Reports carry six decimals: enough for any rate or fraction, and stable to read.
-double rounded(double x) {
+double json::rounded(double x) {
     return std::round(x * 1e6) / 1e6;
 }
+
+namespace {
+
+using json::rounded;
 
 double fraction(std::int64_t part, std::int64_t whole) {
     return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
@@ -61,37 +63,105 @@ std::string policySha256(const PolicySet& policies) {
     return hex;
 }
 
-Report buildReport(const ScenarioRunner& runner, Timing timing) {
+std::vector<ExpectationResult> evaluateExpectations(const Scenario& scenario,
+                                                    const std::vector<std::string>& classNames,
+                                                    const RunTotals& totals) {
+    std::vector<ExpectationResult> results;
+    for (const Expectation& e : scenario.expectations) {
+        ExpectationResult result;
+        result.expectation = e;
+        std::optional<double> actual = summaryMetric(e.metric, classNames, totals,
+                                                     scenario.duration, scenario.sampleInterval);
+        result.actual = actual.value_or(0);
+        result.pass =
+            actual.has_value() && (!e.min || *actual >= *e.min) && (!e.max || *actual <= *e.max);
+        results.push_back(std::move(result));
+    }
+    return results;
+}
+
+Report buildReport(const ScenarioRunner& runner, Timing timing, std::size_t lane) {
     Report r;
     const Scenario& s = runner.scenario();
     r.scenario = s.name;
     // The policy as loaded: retunes and policy_change events during the run do not rename it.
-    for (const Policy& p : runner.initialPolicies().policies) {
+    for (const Policy& p : runner.initialPolicies(lane).policies) {
         if (!r.policy.empty()) r.policy += "+";
         r.policy += p.name;
     }
-    r.policySha256 = policySha256(runner.initialPolicies());
+    r.policySha256 = policySha256(runner.initialPolicies(lane));
     r.seed = runner.seed();
     r.classNames = runner.classNames();
-    r.totals = runner.totals();
+    r.totals = runner.totals(lane);
     r.duration = s.duration;
-    r.actors = runner.actorRows();
-    for (const Expectation& e : s.expectations) {
-        ExpectationResult result;
-        result.expectation = e;
-        std::optional<double> actual =
-            summaryMetric(e.metric, r.classNames, r.totals, s.duration, s.sampleInterval);
-        result.actual = actual.value_or(0);
-        result.pass =
-            actual.has_value() && (!e.min || *actual >= *e.min) && (!e.max || *actual <= *e.max);
-        r.expectations.push_back(std::move(result));
-    }
+    r.actors = runner.actorRows(lane);
+    r.expectations = evaluateExpectations(s, r.classNames, r.totals);
     r.timing = timing;
     return r;
 }
 
+namespace json {
+
+Json counters(const ClassCounters& c) {
+    Json k = Json::object();
+    for (const CounterField& f : kCounterFields)
+        k[std::string(f.name)] = c.*f.member;
+    return k;
+}
+
+Json classCounters(const ClassCounters& c, Nanos duration, const ClassSpread* spread,
+                   std::string_view className) {
+    Json k = counters(c);
+    k["allowed_per_s"] =
+        rounded(duration > 0 ? static_cast<double>(c.allowed) / seconds(duration) : 0.0);
+    k["allowed_fraction"] = rounded(fraction(c.allowed, c.offered));
+    k["throttled_fraction"] = rounded(fraction(c.throttled, c.offered));
+    if (spread) {
+        k["instances"] = spread->instances;
+        k["throttled_instances"] = spread->throttledInstances;
+        k["fairness_jain"] = rounded(spread->fairness);
+        if (isLegitimateClass(className)) {
+            k["max_instances_per_bucket"] = spread->peakInstancesPerBucket;
+        }
+    }
+    return k;
+}
+
+Json expectations(const std::vector<ExpectationResult>& results) {
+    Json list = Json::array();
+    for (const ExpectationResult& e : results) {
+        Json x;
+        x["metric"] = e.expectation.metric;
+        if (e.expectation.min) x["min"] = *e.expectation.min;
+        if (e.expectation.max) x["max"] = *e.expectation.max;
+        x["actual"] = e.actual;
+        x["pass"] = e.pass;
+        list.push_back(std::move(x));
+    }
+    return list;
+}
+
+Json replay(const ReplayInfo& r) {
+    return Json{{"file", r.file},
+                {"format", r.format},
+                {"start_epoch_ms", r.startEpochMs},
+                {"lines", r.lines},
+                {"parsed", r.parsed},
+                {"unparsed", r.unparsed},
+                {"unparsed_lines", r.unparsedLines},
+                {"clients", r.clients},
+                {"host_names", r.hostNames}};
+}
+
+Json timing(const Timing& t) {
+    return Json{{"wall_s", rounded(t.wallSeconds)},
+                {"requests_per_s", std::round(t.requestsPerSecond)}};
+}
+
+}  // namespace json
+
 std::string reportJson(const Report& report) {
-    using Json = nlohmann::ordered_json;
+    using json::Json;
     Json j;
     j["scenario"] = report.scenario;
     j["policy"] = report.policy;
@@ -101,19 +171,10 @@ std::string reportJson(const Report& report) {
     j["virtual_duration_s"] = rounded(seconds(report.duration));
     Json classes = Json::object();
     for (std::size_t i = 0; i < report.classNames.size(); ++i) {
-        const ClassCounters& c = report.totals.classes[i];
-        Json k;
-        k["offered"] = c.offered;
-        k["allowed"] = c.allowed;
-        k["throttled"] = c.throttled;
-        k["refused"] = c.refused;
-        k["failed_open"] = c.failedOpen;
-        k["failed_closed"] = c.failedClosed;
-        k["allowed_per_s"] = rounded(
-            report.duration > 0 ? static_cast<double>(c.allowed) / seconds(report.duration) : 0.0);
-        k["allowed_fraction"] = rounded(fraction(c.allowed, c.offered));
-        k["throttled_fraction"] = rounded(fraction(c.throttled, c.offered));
-        classes[report.classNames[i]] = std::move(k);
+        const ClassSpread* spread =
+            i < report.totals.spread.size() ? &report.totals.spread[i] : nullptr;
+        classes[report.classNames[i]] = json::classCounters(
+            report.totals.classes[i], report.duration, spread, report.classNames[i]);
     }
     j["classes"] = std::move(classes);
     j["keyspace"] = Json{{"max_buckets", report.totals.maxBuckets},
@@ -121,17 +182,7 @@ std::string reportJson(const Report& report) {
                          {"max_bytes", report.totals.maxBytes},
                          {"max_budget_slots", report.totals.maxBudgetSlots}};
     j["store"] = Json{{"errors", report.totals.storeErrors}};
-    Json expectations = Json::array();
-    for (const ExpectationResult& e : report.expectations) {
-        Json x;
-        x["metric"] = e.expectation.metric;
-        if (e.expectation.min) x["min"] = *e.expectation.min;
-        if (e.expectation.max) x["max"] = *e.expectation.max;
-        x["actual"] = e.actual;
-        x["pass"] = e.pass;
-        expectations.push_back(std::move(x));
-    }
-    j["expectations"] = std::move(expectations);
+    j["expectations"] = json::expectations(report.expectations);
     j["pass"] = report.pass();
     Json actors = Json::array();
     for (const ActorRow& a : report.actors) {
@@ -139,29 +190,12 @@ std::string reportJson(const Report& report) {
         x["name"] = a.name;
         x["class"] = a.className;
         x["instances"] = a.instances;
-        x["offered"] = a.counters.offered;
-        x["allowed"] = a.counters.allowed;
-        x["throttled"] = a.counters.throttled;
-        x["refused"] = a.counters.refused;
-        x["failed_open"] = a.counters.failedOpen;
-        x["failed_closed"] = a.counters.failedClosed;
+        x.update(json::counters(a.counters));
         actors.push_back(std::move(x));
     }
     j["actors"] = std::move(actors);
-    if (report.replay) {
-        const ReplayInfo& r = *report.replay;
-        j["replay"] = Json{{"file", r.file},
-                           {"format", r.format},
-                           {"start_epoch_ms", r.startEpochMs},
-                           {"lines", r.lines},
-                           {"parsed", r.parsed},
-                           {"unparsed", r.unparsed},
-                           {"unparsed_lines", r.unparsedLines},
-                           {"clients", r.clients},
-                           {"host_names", r.hostNames}};
-    }
-    j["timing"] = Json{{"wall_s", rounded(report.timing.wallSeconds)},
-                       {"requests_per_s", std::round(report.timing.requestsPerSecond)}};
+    if (report.replay) j["replay"] = json::replay(*report.replay);
+    j["timing"] = json::timing(report.timing);
     return j.dump(2) + "\n";
 }
 
@@ -169,8 +203,8 @@ std::string seriesCsv(const std::vector<std::string>& classNames,
                       const std::vector<Sample>& samples) {
     std::string out = "t_s";
     for (const std::string& c : classNames) {
-        for (const char* n : kCounterNames)
-            out += "," + c + "." + n;
+        for (const CounterField& f : kCounterFields)
+            out += "," + c + "." + std::string(f.name);
     }
     out += ",keyspace.buckets,keyspace.budget_slots,keyspace.bytes,store.errors\n";
     char buffer[64];
@@ -178,11 +212,10 @@ std::string seriesCsv(const std::vector<std::string>& classNames,
         std::snprintf(buffer, sizeof buffer, "%.3f", seconds(s.end));
         out += buffer;
         for (const ClassCounters& c : s.classes) {
-            std::snprintf(buffer, sizeof buffer,
-                          ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64,
-                          c.offered, c.allowed, c.throttled, c.refused, c.failedOpen,
-                          c.failedClosed);
-            out += buffer;
+            for (const CounterField& f : kCounterFields) {
+                std::snprintf(buffer, sizeof buffer, ",%" PRId64, c.*f.member);
+                out += buffer;
+            }
         }
         std::snprintf(buffer, sizeof buffer, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n",
                       s.keyspace.buckets, s.keyspace.budgetSlots, s.keyspace.bytes, s.storeErrors);
@@ -217,20 +250,41 @@ std::string reportText(const Report& report) {
         report.scenario.c_str(), report.totals.requests,
         formatNumber(seconds(report.duration)).c_str(), report.seed, report.policy.c_str());
     out += line;
-    std::snprintf(line, sizeof line, "  %-14s %12s %12s %12s %10s %12s %13s %11s\n", "class",
-                  "offered", "allowed", "throttled", "refused", "failed_open", "failed_closed",
-                  "allowed/s");
+    // Each counter's column is as wide as its name, and at least 10.
+    auto width = [](const CounterField& f) { return std::max<int>(10, static_cast<int>(f.name.size())); };
+    std::snprintf(line, sizeof line, "  %-14s", "class");
     out += line;
+    for (const CounterField& f : kCounterFields) {
+        std::snprintf(line, sizeof line, " %*s", width(f), std::string(f.name).c_str());
+        out += line;
+    }
+    out += "   allowed/s\n";
     for (std::size_t i = 0; i < report.classNames.size(); ++i) {
         const ClassCounters& c = report.totals.classes[i];
         const double perSecond =
             report.duration > 0 ? static_cast<double>(c.allowed) / seconds(report.duration) : 0;
-        std::snprintf(line, sizeof line,
-                      "  %-14s %12" PRId64 " %12" PRId64 " %12" PRId64 " %10" PRId64 " %12" PRId64
-                      " %13" PRId64 " %11.3f\n",
-                      report.classNames[i].c_str(), c.offered, c.allowed, c.throttled, c.refused,
-                      c.failedOpen, c.failedClosed, perSecond);
+        std::snprintf(line, sizeof line, "  %-14s", report.classNames[i].c_str());
         out += line;
+        for (const CounterField& f : kCounterFields) {
+            std::snprintf(line, sizeof line, " %*" PRId64, width(f), c.*f.member);
+            out += line;
+        }
+        std::snprintf(line, sizeof line, " %11.3f\n", perSecond);
+        out += line;
+    }
+    for (std::size_t i = 0; i < report.classNames.size() && i < report.totals.spread.size(); ++i) {
+        const ClassSpread& s = report.totals.spread[i];
+        std::snprintf(line, sizeof line,
+                      "  %-14s %" PRId64 " of %" PRId64 " instances throttled at least once; "
+                      "fairness (Jain) %.3f",
+                      report.classNames[i].c_str(), s.throttledInstances, s.instances, s.fairness);
+        out += line;
+        if (isLegitimateClass(report.classNames[i]) && s.peakInstancesPerBucket > 1) {
+            std::snprintf(line, sizeof line, "; up to %" PRId64 " instances shared one bucket",
+                          s.peakInstancesPerBucket);
+            out += line;
+        }
+        out += "\n";
     }
     std::snprintf(line, sizeof line,
                   "  keyspace: max %" PRId64 " buckets, %" PRId64 " budget slots, %" PRId64

@@ -61,13 +61,19 @@ struct Report {
 /// Hex SHA-256 of the policy set's canonical text (savePolicyText).
 std::string policySha256(const PolicySet& policies);
 
-/// The report of a runner in its current state (normally finished), expectations evaluated.
-Report buildReport(const ScenarioRunner& runner, Timing timing);
+/// The report of a runner's lane in its current state (normally finished), expectations
+/// evaluated.
+Report buildReport(const ScenarioRunner& runner, Timing timing, std::size_t lane = 0);
+
+/// Each expectation of `scenario` evaluated on `totals`.
+std::vector<ExpectationResult> evaluateExpectations(const Scenario& scenario,
+                                                    const std::vector<std::string>& classNames,
+                                                    const RunTotals& totals);
 
 /// The report as JSON, keys in the documented order, ending in a newline.
 std::string reportJson(const Report& report);
 
-/// The sample series as CSV: t_s, then per class its six counters, then keyspace.buckets,
+/// The sample series as CSV: t_s, then per class its counters (kCounterFields), then keyspace.buckets,
 /// keyspace.budget_slots, keyspace.bytes, store.errors; one row per sample. Deterministic.
 std::string seriesCsv(const std::vector<std::string>& classNames,
                       const std::vector<Sample>& samples);

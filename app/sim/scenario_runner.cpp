@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "ratelab/limiter.h"
 #include "ratelab/memory_store.h"
@@ -20,25 +23,34 @@ std::int64_t wallNanos(WallClock::time_point from, WallClock::time_point to) {
 
 }  // namespace
 
-struct ScenarioRunner::Impl final : LimitObserver {
-    Impl(Scenario s, PolicySet p, RunnerOptions o)
-        : scenario(std::move(s))
-        , initialPolicies(p)
-        , policies(std::move(p))
-        , options(std::move(o))
-        , seed(options.seed.value_or(scenario.seed))
-        , classNames(scenario.classNames())
-        , mix(scenario.actors, seed, scenario.duration) {}
-
-    void build();
-    void decideNext();
-    void closeSample();
-    void applyChangesThrough(Nanos t);
-    Nanos nextBoundary() const {
-        Nanos change =
-            nextChange < changes.size() ? changes[nextChange]->from : ActorTraffic::kNever;
-        return std::min(change, sampleEnd);
+// Legitimate instances charged to one bucket within a sample interval: the peak per class.
+// Buckets and (bucket, instance) pairs are held as 64-bit hashes; a collision among the few
+// thousand buckets of one interval is vanishingly unlikely and would only undercount.
+class BucketSharing {
+public:
+    void reset(std::size_t classes) { peak_.assign(classes, 0); }
+    void add(std::size_t cls, std::uint32_t policy, std::string_view key, std::uint64_t instance) {
+        const std::uint64_t bucket =
+            mixSeed(std::hash<std::string_view>{}(key), (static_cast<std::uint64_t>(cls) << 32) | policy);
+        if (!pairs_.insert(mixSeed(bucket, instance)).second) return;
+        const std::int64_t n = ++perBucket_[bucket];
+        if (n > peak_[cls]) peak_[cls] = n;
     }
+    void closeInterval() {
+        pairs_.clear();
+        perBucket_.clear();
+    }
+    std::int64_t peak(std::size_t cls) const { return peak_[cls]; }
+
+private:
+    std::unordered_set<std::uint64_t> pairs_;
+    std::unordered_map<std::uint64_t, std::int64_t> perBucket_;
+    std::vector<std::int64_t> peak_;
+};
+
+// One policy set deciding the run's requests on its own engine and stores.
+struct Lane final : LimitObserver {
+    Lane(PolicySet p, const std::vector<Actor>& a) : initialPolicies(p), policies(std::move(p)), actors(a) {}
 
     void onLimitHit(const LimitEvent& event) override {
         LogEntry& e = pushLog();
@@ -67,48 +79,118 @@ struct ScenarioRunner::Impl final : LimitObserver {
             logHead = (logHead + 1) % log.size();
         }
         LogEntry& e = log[index];
-        e.actor.assign(scenario.actors[static_cast<std::size_t>(currentActor)].name);
+        e.actor.assign(actors[static_cast<std::size_t>(currentActor)].name);
         return e;
     }
 
-    Scenario scenario;
+    /// Counts the decision in `check` for `actor`'s `instance` of class `cls`; returns its
+    /// outcome (kOutcomeFields).
+    std::size_t record(int actor, std::int64_t instance, std::size_t cls, bool shares);
+
     const PolicySet initialPolicies;
     PolicySet policies;
-    RunnerOptions options;
-    std::uint64_t seed;
-    std::vector<std::string> classNames;
-    std::vector<std::size_t> actorClass;
-
+    const std::vector<Actor>& actors;
     std::vector<std::shared_ptr<Store>> innerStores;  // distinct stores, for keyspace figures
     std::vector<std::unique_ptr<Limiter>> limiters;   // one per replica
-
-    TrafficMix mix;
-    RequestSlot slot;
     Check check;
-    std::vector<const ScenarioEvent*> changes;  // policy_change events in time order
-    std::size_t nextChange = 0;
-
-    Nanos now = 0;
-    std::int64_t requests = 0;
     std::int64_t storeErrors = 0;  // store calls that failed: injected or the store's own
-    std::size_t nextReplica = 0;
-
-    Nanos sampleStart = 0;
-    Nanos sampleEnd = 0;
-    std::vector<ClassCounters> current;
     std::int64_t errorsAtSampleStart = 0;
-    std::int64_t requestsAtSampleStart = 0;
-    std::int64_t sampleWallNanos = 0;
+    std::vector<ClassCounters> current;
     std::vector<Sample> samples;
     std::size_t samplesTaken = 0;
-
     std::vector<ClassCounters> actorTotals;
+    std::vector<std::vector<InstanceCounters>> instances;  // per actor
+    std::vector<OutcomeFlips> flips;                       // per actor, against lane 0
     RunTotals totals;
+    BucketSharing sharing;
 
     std::vector<LogEntry> log;
     std::size_t logHead = 0;
     std::size_t logCount = 0;
     int currentActor = 0;
+};
+
+std::size_t Lane::record(int actor, std::int64_t instance, std::size_t cls, bool shares) {
+    const auto a = static_cast<std::size_t>(actor);
+    ClassCounters& c = current[cls];
+    ClassCounters& t = actorTotals[a];
+    InstanceCounters& i = instances[a][static_cast<std::size_t>(instance)];
+    c.offered += 1;
+    t.offered += 1;
+    i.offered += 1;
+    bool failedOpen = false;
+    for (std::size_t p = 0; p < check.used; ++p) {
+        const PolicyOutcome o = check.policies[p].outcome;
+        if (o == PolicyOutcome::FailedOpen || o == PolicyOutcome::FailedClosed ||
+            o == PolicyOutcome::StoreRefused) {
+            ++storeErrors;
+            failedOpen = failedOpen || o == PolicyOutcome::FailedOpen;
+        }
+        if (shares && !check.policies[p].key.empty()) {
+            sharing.add(cls, check.policies[p].policy, check.policies[p].key,
+                        static_cast<std::uint64_t>(instance));
+        }
+    }
+    const std::size_t outcome = requestOutcome(check.status);
+    const auto member = kOutcomeFields[outcome].member;
+    c.*member += 1;
+    t.*member += 1;
+    if (outcome == kAllowedOutcome) {
+        i.allowed += 1;
+        if (failedOpen) {
+            c.failedOpen += 1;
+            t.failedOpen += 1;
+        }
+    } else if (outcome == kThrottledOutcome) {
+        i.throttled += 1;
+    }
+    return outcome;
+}
+
+struct ScenarioRunner::Impl {
+    Impl(Scenario s, std::vector<PolicySet> p, RunnerOptions o)
+        : scenario(std::move(s))
+        , options(std::move(o))
+        , seed(options.seed.value_or(scenario.seed))
+        , classNames(scenario.classNames())
+        , mix(scenario.actors, seed, scenario.duration) {
+        for (PolicySet& set : p)
+            lanes.push_back(std::make_unique<Lane>(std::move(set), scenario.actors));
+    }
+
+    void build();
+    void buildLane(Lane& lane);
+    void decideNext();
+    void closeSample();
+    void applyChangesThrough(Nanos t);
+    Nanos nextBoundary() const {
+        Nanos change =
+            nextChange < changes.size() ? changes[nextChange]->from : ActorTraffic::kNever;
+        return std::min(change, sampleEnd);
+    }
+
+    Scenario scenario;
+    RunnerOptions options;
+    std::uint64_t seed;
+    std::vector<std::string> classNames;
+    std::vector<std::size_t> actorClass;
+    std::vector<bool> legitimateClass;
+    std::vector<std::unique_ptr<Lane>> lanes;
+
+    TrafficMix mix;
+    RequestSlot slot;
+    std::vector<const ScenarioEvent*> changes;  // policy_change events in time order
+    std::size_t nextChange = 0;
+    std::array<std::size_t, 2> outcomes{};  // lanes 0 and 1, for the flip sink
+
+    Nanos now = 0;
+    std::int64_t requests = 0;
+    std::size_t nextReplica = 0;
+
+    Nanos sampleStart = 0;
+    Nanos sampleEnd = 0;
+    std::int64_t requestsAtSampleStart = 0;
+    std::int64_t sampleWallNanos = 0;
 
     bool measuring = false;
     WallClock::time_point wallMark;
@@ -119,10 +201,8 @@ void ScenarioRunner::Impl::build() {
         auto it = std::find(classNames.begin(), classNames.end(), a.className);
         actorClass.push_back(static_cast<std::size_t>(it - classNames.begin()));
     }
-    actorTotals.assign(scenario.actors.size(), ClassCounters{});
-    current.assign(classNames.size(), ClassCounters{});
-    totals.classes.assign(classNames.size(), ClassCounters{});
-    totals.peakAllowed.assign(classNames.size(), 0);
+    for (const std::string& c : classNames)
+        legitimateClass.push_back(isLegitimateClass(c));
     sampleEnd = std::min(scenario.sampleInterval, scenario.duration);
 
     for (const ScenarioEvent& e : scenario.events) {
@@ -131,10 +211,22 @@ void ScenarioRunner::Impl::build() {
     std::stable_sort(
         changes.begin(), changes.end(),
         [](const ScenarioEvent* a, const ScenarioEvent* b) { return a->from < b->from; });
+    for (auto& lane : lanes)
+        buildLane(*lane);
+}
 
-    if (options.logCapacity > 0) log.resize(options.logCapacity);
-    check.captureKeys = options.decisions != nullptr;
+void ScenarioRunner::Impl::buildLane(Lane& lane) {
+    lane.actorTotals.assign(scenario.actors.size(), ClassCounters{});
+    lane.flips.assign(scenario.actors.size(), OutcomeFlips{});
+    for (const Actor& a : scenario.actors)
+        lane.instances.emplace_back(static_cast<std::size_t>(a.count));
+    lane.current.assign(classNames.size(), ClassCounters{});
+    lane.totals.classes.assign(classNames.size(), ClassCounters{});
+    lane.totals.peakAllowed.assign(classNames.size(), 0);
+    lane.sharing.reset(classNames.size());
+    if (options.logCapacity > 0) lane.log.resize(options.logCapacity);
 
+    const PolicySet& policies = lane.policies;
     MemoryStoreOptions memory;
     memory.maxBuckets = scenario.maxBuckets > 0 ? scenario.maxBuckets : policies.store.maxBuckets;
     const int replicas = scenario.replicas;
@@ -143,16 +235,16 @@ void ScenarioRunner::Impl::build() {
         memory.hashSeed = mixSeed(seed, 0x73746f7265);
         shared = makeMemoryStore(memory);
     }
-    if (shared) innerStores.push_back(shared);
+    if (shared) lane.innerStores.push_back(shared);
     LimiterOptions limiterOptions;
-    limiterOptions.observer = options.logCapacity > 0 ? this : nullptr;
+    limiterOptions.observer = options.logCapacity > 0 ? &lane : nullptr;
     limiterOptions.keyHashSecret = mixSeed(seed, 0x6b6579);
     for (int r = 0; r < replicas; ++r) {
         std::shared_ptr<Store> inner = shared;
         if (!inner) {
             memory.hashSeed = mixSeed(seed, 0x73746f7265 + static_cast<std::uint64_t>(r) + 1);
             inner = makeMemoryStore(memory);
-            innerStores.push_back(inner);
+            lane.innerStores.push_back(inner);
         }
         std::vector<ScenarioEvent> faults;
         for (const ScenarioEvent& e : scenario.events) {
@@ -163,64 +255,75 @@ void ScenarioRunner::Impl::build() {
         // Faults reach the engine through a decorator, only where a fault window applies.
         auto fault = std::make_shared<FaultStore>(inner, faults);
         std::shared_ptr<Store> store = fault->hasFaults() ? fault : inner;
-        limiters.push_back(std::make_unique<Limiter>(policies, store, limiterOptions));
+        lane.limiters.push_back(std::make_unique<Limiter>(policies, store, limiterOptions));
     }
 }
 
 void ScenarioRunner::Impl::applyChangesThrough(Nanos t) {
     while (nextChange < changes.size() && changes[nextChange]->from <= t) {
         const PolicyChange& change = changes[nextChange]->change;
-        for (std::size_t i = 0; i < policies.policies.size(); ++i) {
-            if (!change.policy.empty() && policies.policies[i].name != change.policy) continue;
-            Policy updated = change.apply(policies.policies[i]);
-            for (auto& limiter : limiters)
-                limiter->retune(i, updated);
-            policies.policies[i] = std::move(updated);
-            break;
+        for (auto& lane : lanes) {
+            PolicySet& policies = lane->policies;
+            for (std::size_t i = 0; i < policies.policies.size(); ++i) {
+                if (!change.policy.empty() && policies.policies[i].name != change.policy) continue;
+                Policy updated = change.apply(policies.policies[i]);
+                for (auto& limiter : lane->limiters)
+                    limiter->retune(i, updated);
+                policies.policies[i] = std::move(updated);
+                break;
+            }
         }
         ++nextChange;
     }
 }
 
 void ScenarioRunner::Impl::closeSample() {
-    Sample s;
-    s.start = sampleStart;
-    s.end = sampleEnd;
-    s.classes = current;
-    for (const auto& store : innerStores) {
-        KeyspaceStats k = store->keyspace();
-        s.keyspace.buckets += k.buckets;
-        s.keyspace.budgetSlots += k.budgetSlots;
-        s.keyspace.scopes += k.scopes;
-        s.keyspace.bytes += k.bytes;
-        s.keyspace.maxBuckets += k.maxBuckets;
-    }
-    const std::int64_t errors = storeErrors;
-    s.storeErrors = errors - errorsAtSampleStart;
-    errorsAtSampleStart = errors;
     if (measuring) {
         WallClock::time_point t = WallClock::now();
         sampleWallNanos += wallNanos(wallMark, t);
         wallMark = t;
     }
     const std::int64_t n = requests - requestsAtSampleStart;
-    s.wallNanosPerRequest = n > 0 && sampleWallNanos > 0
-                                ? static_cast<double>(sampleWallNanos) / static_cast<double>(n)
-                                : 0.0;
+    const double wallPerRequest = n > 0 && sampleWallNanos > 0
+                                      ? static_cast<double>(sampleWallNanos) /
+                                            static_cast<double>(n)
+                                      : 0.0;
     requestsAtSampleStart = requests;
     sampleWallNanos = 0;
 
-    for (std::size_t c = 0; c < current.size(); ++c) {
-        totals.classes[c] += current[c];
-        totals.peakAllowed[c] = std::max(totals.peakAllowed[c], current[c].allowed);
-        current[c] = ClassCounters{};
+    for (auto& lanePointer : lanes) {
+        Lane& lane = *lanePointer;
+        Sample s;
+        s.start = sampleStart;
+        s.end = sampleEnd;
+        s.classes = lane.current;
+        for (const auto& store : lane.innerStores) {
+            KeyspaceStats k = store->keyspace();
+            s.keyspace.buckets += k.buckets;
+            s.keyspace.budgetSlots += k.budgetSlots;
+            s.keyspace.scopes += k.scopes;
+            s.keyspace.bytes += k.bytes;
+            s.keyspace.maxBuckets += k.maxBuckets;
+        }
+        const std::int64_t errors = lane.storeErrors;
+        s.storeErrors = errors - lane.errorsAtSampleStart;
+        lane.errorsAtSampleStart = errors;
+        s.wallNanosPerRequest = wallPerRequest;
+
+        RunTotals& totals = lane.totals;
+        for (std::size_t c = 0; c < lane.current.size(); ++c) {
+            totals.classes[c] += lane.current[c];
+            totals.peakAllowed[c] = std::max(totals.peakAllowed[c], lane.current[c].allowed);
+            lane.current[c] = ClassCounters{};
+        }
+        totals.maxBuckets = std::max(totals.maxBuckets, s.keyspace.buckets);
+        totals.maxBudgetSlots = std::max(totals.maxBudgetSlots, s.keyspace.budgetSlots);
+        totals.maxBytes = std::max(totals.maxBytes, s.keyspace.bytes);
+        totals.finalBuckets = s.keyspace.buckets;
+        totals.storeErrors = errors;
+        lane.samples.push_back(std::move(s));
+        lane.sharing.closeInterval();
     }
-    totals.maxBuckets = std::max(totals.maxBuckets, s.keyspace.buckets);
-    totals.maxBudgetSlots = std::max(totals.maxBudgetSlots, s.keyspace.budgetSlots);
-    totals.maxBytes = std::max(totals.maxBytes, s.keyspace.bytes);
-    totals.finalBuckets = s.keyspace.buckets;
-    totals.storeErrors = errors;
-    samples.push_back(std::move(s));
 
     sampleStart = sampleEnd;
     sampleEnd = std::min(sampleEnd + scenario.sampleInterval, scenario.duration);
@@ -230,48 +333,42 @@ void ScenarioRunner::Impl::closeSample() {
 void ScenarioRunner::Impl::decideNext() {
     const Nanos at = mix.nextTime();
     const int actor = mix.emit(slot);
-    currentActor = actor;
     const std::size_t replica = nextReplica;
-    nextReplica = nextReplica + 1 == limiters.size() ? 0 : nextReplica + 1;
-    limiters[replica]->check(slot.view(), at, check);
-
-    ClassCounters& c = current[actorClass[static_cast<std::size_t>(actor)]];
-    ClassCounters& a = actorTotals[static_cast<std::size_t>(actor)];
-    c.offered += 1;
-    a.offered += 1;
-    bool failedOpen = false;
-    for (std::size_t i = 0; i < check.used; ++i) {
-        const PolicyOutcome o = check.policies[i].outcome;
-        if (o == PolicyOutcome::FailedOpen || o == PolicyOutcome::FailedClosed ||
-            o == PolicyOutcome::StoreRefused) {
-            ++storeErrors;
-            failedOpen = failedOpen || o == PolicyOutcome::FailedOpen;
+    nextReplica = nextReplica + 1 == lanes.front()->limiters.size() ? 0 : nextReplica + 1;
+    const std::size_t cls = actorClass[static_cast<std::size_t>(actor)];
+    // Keys are captured only where they are read: legitimate requests (bucket sharing), the
+    // decisions file, and lane 1 when flips are streamed.
+    const bool shares = legitimateClass[cls];
+    const RequestView view = slot.view();
+    for (std::size_t l = 0; l < lanes.size(); ++l) {
+        Lane& lane = *lanes[l];
+        lane.check.captureKeys = shares || (l == 0 && options.decisions) ||
+                                 (l == 1 && options.flips);
+        lane.currentActor = actor;
+        lane.limiters[replica]->check(view, at, lane.check);
+        const std::size_t outcome = lane.record(actor, slot.instance, cls, shares);
+        if (l < 2) outcomes[l] = outcome;
+        if (l > 0 && outcome != outcomes[0]) {
+            lane.flips[static_cast<std::size_t>(actor)].transitions[outcomes[0]][outcome] += 1;
         }
     }
-    switch (check.status) {
-        case 200:
-            c.allowed += 1;
-            a.allowed += 1;
-            if (failedOpen) {
-                c.failedOpen += 1;
-                a.failedOpen += 1;
-            }
-            break;
-        case 429:
-            c.throttled += 1;
-            a.throttled += 1;
-            break;
-        case 412:
-            c.refused += 1;
-            a.refused += 1;
-            break;
-        default:
-            c.failedClosed += 1;
-            a.failedClosed += 1;
-            break;
+
+    if (options.flips && outcomes[0] != outcomes[1]) {
+        FlipRecord f;
+        f.seq = requests;
+        f.at = at;
+        f.actor = actor;
+        f.instance = slot.instance;
+        const Check& b = lanes[1]->check;
+        if (b.used > 0) f.key = b.policies[0].key;
+        f.client = slot.clientText;
+        f.outcomeA = outcomes[0];
+        f.outcomeB = outcomes[1];
+        options.flips->onFlip(f);
     }
 
     if (options.decisions) {
+        const Check& check = lanes.front()->check;
         DecisionRecord d;
         d.seq = requests;
         d.at = at;
@@ -279,6 +376,7 @@ void ScenarioRunner::Impl::decideNext() {
         d.status = check.status;
         d.retryAfter = check.retryAfter;
         d.actor = actor;
+        d.instance = slot.instance;
         d.replica = static_cast<int>(replica);
         d.remaining = -1;
         for (std::size_t i = 0; i < check.used; ++i) {
@@ -296,8 +394,31 @@ void ScenarioRunner::Impl::decideNext() {
     ++requests;
 }
 
+std::int64_t OutcomeFlips::total() const {
+    std::int64_t n = 0;
+    for (std::size_t a = 0; a < kOutcomeCount; ++a) {
+        for (std::size_t b = 0; b < kOutcomeCount; ++b) {
+            if (a != b) n += transitions[a][b];
+        }
+    }
+    return n;
+}
+
+OutcomeFlips& OutcomeFlips::operator+=(const OutcomeFlips& o) {
+    for (std::size_t a = 0; a < kOutcomeCount; ++a) {
+        for (std::size_t b = 0; b < kOutcomeCount; ++b)
+            transitions[a][b] += o.transitions[a][b];
+    }
+    return *this;
+}
+
 ScenarioRunner::ScenarioRunner(Scenario scenario, PolicySet policies, RunnerOptions options)
-    : impl_(std::make_unique<Impl>(std::move(scenario), std::move(policies), std::move(options))) {
+    : ScenarioRunner(std::move(scenario), std::vector<PolicySet>{std::move(policies)},
+                     std::move(options)) {}
+
+ScenarioRunner::ScenarioRunner(Scenario scenario, std::vector<PolicySet> lanes,
+                               RunnerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(scenario), std::move(lanes), std::move(options))) {
     impl_->build();
 }
 
@@ -306,11 +427,14 @@ ScenarioRunner::~ScenarioRunner() = default;
 const Scenario& ScenarioRunner::scenario() const {
     return impl_->scenario;
 }
-const PolicySet& ScenarioRunner::policies() const {
-    return impl_->policies;
+std::size_t ScenarioRunner::laneCount() const {
+    return impl_->lanes.size();
 }
-const PolicySet& ScenarioRunner::initialPolicies() const {
-    return impl_->initialPolicies;
+const PolicySet& ScenarioRunner::policies(std::size_t lane) const {
+    return impl_->lanes[lane]->policies;
+}
+const PolicySet& ScenarioRunner::initialPolicies(std::size_t lane) const {
+    return impl_->lanes[lane]->initialPolicies;
 }
 std::uint64_t ScenarioRunner::seed() const {
     return impl_->seed;
@@ -326,6 +450,9 @@ Nanos ScenarioRunner::duration() const {
 }
 Nanos ScenarioRunner::sampleInterval() const {
     return impl_->scenario.sampleInterval;
+}
+std::int64_t ScenarioRunner::requests() const {
+    return impl_->requests;
 }
 
 bool ScenarioRunner::finished() const {
@@ -388,52 +515,91 @@ std::int64_t ScenarioRunner::runToEnd() {
     return advance(impl_->scenario.duration);
 }
 
-std::vector<Sample> ScenarioRunner::takeSamples() {
-    Impl& m = *impl_;
-    std::vector<Sample> out(m.samples.begin() + static_cast<std::ptrdiff_t>(m.samplesTaken),
-                            m.samples.end());
-    m.samplesTaken = m.samples.size();
+std::vector<Sample> ScenarioRunner::takeSamples(std::size_t lane) {
+    Lane& l = *impl_->lanes[lane];
+    std::vector<Sample> out(l.samples.begin() + static_cast<std::ptrdiff_t>(l.samplesTaken),
+                            l.samples.end());
+    l.samplesTaken = l.samples.size();
     return out;
 }
 
-const std::vector<Sample>& ScenarioRunner::samples() const {
-    return impl_->samples;
+const std::vector<Sample>& ScenarioRunner::samples(std::size_t lane) const {
+    return impl_->lanes[lane]->samples;
 }
 
-std::vector<ActorRow> ScenarioRunner::actorRows() const {
+std::vector<ActorRow> ScenarioRunner::actorRows(std::size_t lane) const {
     const Impl& m = *impl_;
+    const Lane& l = *m.lanes[lane];
     std::vector<ActorRow> rows;
     rows.reserve(m.scenario.actors.size());
     for (std::size_t i = 0; i < m.scenario.actors.size(); ++i) {
         const Actor& a = m.scenario.actors[i];
-        rows.push_back(ActorRow{a.name, a.className, a.count, m.actorTotals[i]});
+        rows.push_back(ActorRow{a.name, a.className, a.count, l.actorTotals[i]});
     }
     return rows;
 }
 
-std::vector<LogEntry> ScenarioRunner::takeLog() {
-    Impl& m = *impl_;
+const std::vector<InstanceCounters>& ScenarioRunner::instances(std::size_t actor,
+                                                               std::size_t lane) const {
+    return impl_->lanes[lane]->instances[actor];
+}
+
+const std::vector<OutcomeFlips>& ScenarioRunner::flips(std::size_t lane) const {
+    return impl_->lanes[lane]->flips;
+}
+
+std::vector<LogEntry> ScenarioRunner::takeLog(std::size_t lane) {
+    Lane& l = *impl_->lanes[lane];
     std::vector<LogEntry> out;
-    out.reserve(m.logCount);
-    for (std::size_t i = 0; i < m.logCount; ++i)
-        out.push_back(m.log[(m.logHead + i) % m.log.size()]);
-    m.logHead = 0;
-    m.logCount = 0;
+    out.reserve(l.logCount);
+    for (std::size_t i = 0; i < l.logCount; ++i)
+        out.push_back(l.log[(l.logHead + i) % l.log.size()]);
+    l.logHead = 0;
+    l.logCount = 0;
     return out;
 }
 
-RunTotals ScenarioRunner::totals() const {
-    RunTotals t = impl_->totals;
-    t.requests = impl_->requests;
-    t.virtualTime = impl_->now;
+RunTotals ScenarioRunner::totals(std::size_t lane) const {
+    const Impl& m = *impl_;
+    const Lane& l = *m.lanes[lane];
+    RunTotals t = l.totals;
+    t.requests = m.requests;
+    t.virtualTime = m.now;
+    // Per class: instances that sent anything, those throttled, and Jain's index over them.
+    struct Sums {
+        double allowed = 0;
+        double squares = 0;
+    };
+    std::vector<Sums> sums(m.classNames.size());
+    t.spread.assign(m.classNames.size(), ClassSpread{});
+    for (std::size_t a = 0; a < m.scenario.actors.size(); ++a) {
+        const std::size_t c = m.actorClass[a];
+        ClassSpread& spread = t.spread[c];
+        for (const InstanceCounters& i : l.instances[a]) {
+            if (i.offered == 0) continue;
+            spread.instances += 1;
+            spread.throttledInstances += i.throttled > 0 ? 1 : 0;
+            const double x = static_cast<double>(i.allowed);
+            sums[c].allowed += x;
+            sums[c].squares += x * x;
+        }
+    }
+    for (std::size_t c = 0; c < t.spread.size(); ++c) {
+        ClassSpread& spread = t.spread[c];
+        if (sums[c].squares > 0) {
+            spread.fairness = sums[c].allowed * sums[c].allowed /
+                              (static_cast<double>(spread.instances) * sums[c].squares);
+        }
+        spread.peakInstancesPerBucket = l.sharing.peak(c);
+    }
     return t;
 }
 
-void ScenarioRunner::retune(std::size_t policyIndex, const Policy& updated) {
-    Impl& m = *impl_;
-    for (auto& limiter : m.limiters)
+void ScenarioRunner::retune(std::size_t policyIndex, const Policy& updated, std::size_t lane) {
+    Lane& l = *impl_->lanes[lane];
+    for (auto& limiter : l.limiters)
         limiter->retune(policyIndex, updated);
-    m.policies.policies[policyIndex] = updated;
+    l.policies.policies[policyIndex] = updated;
 }
 
 }  // namespace ratelab::sim

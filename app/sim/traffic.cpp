@@ -271,11 +271,13 @@ void ActorTraffic::emit(RequestSlot& slot) {
             slot.principal = client.text;
         }
         slot.clientText = client.text;
+        slot.instance = r.client;
         schedule();
         return;
     }
 
     const std::int64_t instance = nextInstance_;
+    slot.instance = instance;
     const Identity& id = actor_.identity;
     slot.method = actor_.method;
     slot.path = actor_.path;

@@ -40,6 +40,8 @@ struct RequestSlot {
     std::string_view principal;
     std::span<const Attribute> attributes;
     std::int64_t cost = 0;
+    /// Which of the actor's instances sends it (a replay: the client's index).
+    std::int64_t instance = 0;
     /// Replays: the client field as written, for the decisions file. Empty otherwise.
     std::string_view clientText;
 

@@ -104,7 +104,12 @@ void TestReport::layoutFollowsTheDesign() {
         classKeys.push_back(it.key());
     QCOMPARE(classKeys, (std::vector<std::string>{"offered", "allowed", "throttled", "refused",
                                                   "failed_open", "failed_closed", "allowed_per_s",
-                                                  "allowed_fraction", "throttled_fraction"}));
+                                                  "allowed_fraction", "throttled_fraction",
+                                                  "instances", "throttled_instances",
+                                                  "fairness_jain", "max_instances_per_bucket"}));
+    // The attacker class is not measured for bucket sharing.
+    QVERIFY(!j["classes"]["attacker"].contains("max_instances_per_bucket"));
+    QVERIFY(j["classes"]["attacker"].contains("fairness_jain"));
     const std::int64_t offered = legit["offered"];
     QCOMPARE(offered,
              legit["allowed"].get<std::int64_t>() + legit["throttled"].get<std::int64_t>() +
