@@ -214,11 +214,15 @@ std::string_view csvField(std::string_view line, std::size_t& pos, std::string& 
     return field;
 }
 
-bool parseCsvLine(std::string_view line, ParsedLine& out, std::string& keyScratch,
-                  std::string& error) {
+// Where quoted fields are unescaped: one buffer per field, owned by the caller, because `out`
+// views them after the call.
+struct CsvScratch {
+    std::string ts, key, path, method;
+};
+
+bool parseCsvLine(std::string_view line, ParsedLine& out, CsvScratch& scratch, std::string& error) {
     std::size_t pos = 0;
-    std::string scratch;
-    std::string_view ts = csvField(line, pos, scratch);
+    std::string_view ts = csvField(line, pos, scratch.ts);
     if (!digits(ts, out.epochMs) || out.epochMs < 0 || out.epochMs > kMaxEpochMs) {
         error = "ts_ms \"" + std::string(ts.substr(0, 40)) +
                 "\" is not a Unix time in ms between 0 and 253402300799999 (year 9999)";
@@ -228,7 +232,7 @@ bool parseCsvLine(std::string_view line, ParsedLine& out, std::string& keyScratc
         error = "no key field after ts_ms";
         return false;
     }
-    std::string_view key = csvField(line, pos, keyScratch);
+    std::string_view key = csvField(line, pos, scratch.key);
     if (key.empty()) {
         error = "the key field is empty";
         return false;
@@ -237,7 +241,7 @@ bool parseCsvLine(std::string_view line, ParsedLine& out, std::string& keyScratc
     out.method = "GET";
     out.path = "/";
     if (pos <= line.size()) {
-        std::string_view path = csvField(line, pos, scratch);
+        std::string_view path = csvField(line, pos, scratch.path);
         if (!path.empty()) {
             if (path.front() != '/') {
                 error = "path \"" + std::string(path.substr(0, 40)) + "\" does not start with '/'";
@@ -247,7 +251,7 @@ bool parseCsvLine(std::string_view line, ParsedLine& out, std::string& keyScratc
         }
     }
     if (pos <= line.size()) {
-        std::string_view method = csvField(line, pos, scratch);
+        std::string_view method = csvField(line, pos, scratch.method);
         if (!method.empty()) out.method = method;
     }
     return true;
@@ -323,7 +327,7 @@ RecordedTraffic parseAccessLog(std::string_view text, LogFormat format, std::str
     std::vector<std::string> clientTexts;
     Interner clients(clientTexts);
     std::vector<std::int64_t> epochs;
-    std::string keyScratch;
+    CsvScratch csvScratch;
     std::string error;
 
     std::size_t pos = 0;
@@ -341,7 +345,7 @@ RecordedTraffic parseAccessLog(std::string_view text, LogFormat format, std::str
         ParsedLine parsed;
         error.clear();
         bool ok = format == LogFormat::Csv
-                      ? parseCsvLine(line, parsed, keyScratch, error)
+                      ? parseCsvLine(line, parsed, csvScratch, error)
                       : parseClfLine(line, format == LogFormat::Combined, parsed, error);
         if (ok && !IpAddress::parse(parsed.client) && !isHostName(parsed.client)) {
             ok = false;

@@ -36,10 +36,23 @@ std::vector<std::uint32_t> lineOrder(const RecordedTraffic& t) {
 
 struct Decisions final : DecisionSink {
     std::vector<std::pair<std::string, bool>> all;
+    std::vector<int> statuses;
     void onDecision(const DecisionRecord& d) override {
         all.emplace_back(std::string(d.key), d.allowed);
+        statuses.push_back(d.status);
     }
 };
+
+// Every line's status, replaying `csv` through `policies`.
+std::vector<int> replayStatuses(const std::string& csv, const PolicySet& policies) {
+    auto t = std::make_shared<const RecordedTraffic>(parseAccessLog(csv, LogFormat::Csv, "t.csv"));
+    Decisions sink;
+    RunnerOptions options;
+    options.decisions = &sink;
+    ScenarioRunner runner(makeReplayScenario(t, kNanosPerSecond), policies, options);
+    runner.runToEnd();
+    return sink.statuses;
+}
 
 }  // namespace
 
@@ -56,6 +69,8 @@ private slots:
     void detectsTheFormat();
     void replayDecidesEachLine_data();
     void replayDecidesEachLine();
+    void quotedCsvFieldsReadAsUnquoted_data();
+    void quotedCsvFieldsReadAsUnquoted();
     void timesOutOfRange();
     void longLogsGetLongerSamples();
     void unreadableFile();
@@ -220,6 +235,48 @@ void TestAccessLog::replayDecidesEachLine() {
     QCOMPARE(c.offered, std::int64_t(12));
     QCOMPARE(c.allowed, std::int64_t(allowedPattern.count('Y')));
     QCOMPARE(c.refused, std::int64_t(0));
+}
+
+// Quoted fields are copied out of the line; each must survive until the line is recorded (a
+// quoted path once viewed a buffer freed on return, and the method overwrote it).
+void TestAccessLog::quotedCsvFieldsReadAsUnquoted_data() {
+    QTest::addColumn<QString>("path");
+    QTest::newRow("short path, in the string's own buffer") << "/login";
+    QTest::newRow("long path, on the heap") << "/login/a-path-longer-than-fifteen-characters";
+}
+
+void TestAccessLog::quotedCsvFieldsReadAsUnquoted() {
+    QFETCH(QString, path);
+    const std::string p = path.toStdString();
+    std::string plain, quoted, quotedKey;
+    for (int i = 0; i < 40; ++i) {
+        const std::string ts = std::to_string(1000 + i);
+        plain += ts + ",198.51.100.7," + p + ",POST\n";
+        quoted += ts + ",198.51.100.7,\"" + p + "\",\"POST\"\n";
+        quotedKey += ts + ",\"198.51.100.7\",\"" + p + "\",POST\n";
+    }
+    // The shipped login policy refuses all 40 (412: its account limit needs an account the log
+    // does not carry); read wrongly, the quoted lines matched no policy and passed.
+    const PolicySet login = policyFile("resources/policies/login.json");
+    const std::vector<int> refused = replayStatuses(plain, login);
+    QCOMPARE(refused, std::vector<int>(40, 412));
+    QCOMPARE(replayStatuses(quoted, login), refused);
+    QCOMPARE(replayStatuses(quotedKey, login), refused);
+    // 20 POSTs to /login per address, then one per 1000 s: 20 pass, 20 are throttled.
+    Policy perAddress = tokenBucket("login", 20, 0.001);
+    perAddress.match.pathPrefix = "/login";
+    perAddress.match.methods = {"POST"};
+    perAddress.key.source = KeySource::Peer;
+    const PolicySet limited = policySet({perAddress});
+    std::vector<int> expected(20, 200);
+    expected.resize(40, 429);
+    QCOMPARE(replayStatuses(plain, limited), expected);
+    QCOMPARE(replayStatuses(quoted, limited), expected);
+    QCOMPARE(replayStatuses(quotedKey, limited), expected);
+
+    RecordedTraffic t = parseAccessLog(quoted, LogFormat::Csv, "t.csv");
+    QCOMPARE(t.paths, std::vector<std::string>{p});
+    QCOMPARE(t.methods, std::vector<std::string>{"POST"});
 }
 
 // Times that would overflow the replay's clock are refused line by line, never wrapped.
