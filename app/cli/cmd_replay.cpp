@@ -21,9 +21,6 @@ constexpr const char* kSynopsis =
     "replay ACCESS.log --policy P.json [--format combined|common|csv] [--decisions OUT.csv] "
     "[--json REPORT.json] [--sample-ms N] [--quiet]";
 
-// Unparsed lines printed on stderr; the report lists up to kMaxUnparsedListed.
-constexpr std::size_t kPrintedUnparsed = 20;
-
 int replayLog(const QStringList& arguments) {
     QCommandLineParser parser;
     parser.addPositionalArgument("ACCESS.log", "The access log to replay.");
@@ -60,34 +57,11 @@ int replayLog(const QStringList& arguments) {
 
     const std::string logPath = parser.positionalArguments().at(0).toStdString();
     std::string error;
-    std::optional<sim::LogFormat> format;
-    if (parser.isSet(formatOption)) {
-        format = sim::parseLogFormat(parser.value(formatOption).toStdString());
-        if (!format) {
-            return badInput("replay", "--format \"" + parser.value(formatOption).toStdString() +
-                                          "\": expected combined, common or csv");
-        }
-    }
     const auto started = std::chrono::steady_clock::now();
-    std::optional<sim::RecordedTraffic> traffic = sim::loadAccessLog(logPath, format, error);
-    if (!traffic) return badInput("replay", error);
-    for (std::size_t i = 0; i < traffic->unparsed.size() && i < kPrintedUnparsed; ++i) {
-        std::fprintf(stderr, "%s:%" PRId64 ": cannot parse (%s): %s\n", logPath.c_str(),
-                     traffic->unparsed[i].line, std::string(logFormatName(traffic->format)).c_str(),
-                     traffic->unparsed[i].reason.c_str());
-    }
-    if (traffic->unparsedCount > 0) {
-        std::fprintf(stderr, "%s: %" PRId64 " of %" PRId64 " lines could not be parsed%s\n",
-                     logPath.c_str(), traffic->unparsedCount, traffic->lines,
-                     traffic->unparsedCount > static_cast<std::int64_t>(kPrintedUnparsed)
-                         ? " (the report lists their line numbers)"
-                         : "");
-    }
-    if (traffic->requests.empty()) {
-        return badInput("replay", logPath + ": no request could be read from the log");
-    }
+    std::shared_ptr<const sim::RecordedTraffic> shared =
+        loadRecordedTraffic(logPath, parser.value(formatOption).toStdString(), "replay");
+    if (!shared) return kBadInput;
 
-    auto shared = std::make_shared<const sim::RecordedTraffic>(std::move(*traffic));
     sim::RunnerOptions options;
     options.measureWallTime = false;
     std::FILE* decisionsFile = nullptr;

@@ -2,7 +2,6 @@
 // CSV; exit 0 when every expectation holds, 1 when one fails, 2 on bad input.
 
 #include <QCommandLineParser>
-#include <charconv>
 #include <chrono>
 
 #include "cli/command.h"
@@ -19,24 +18,6 @@ namespace {
 constexpr const char* kSynopsis =
     "run SCENARIO.json [--policy P.json] [--store memory|redis://HOST:PORT[/DB]] "
     "[--json REPORT.json] [--csv SERIES.csv] [--seed N] [--quiet] [--validated-policy OUT.json]";
-
-// The policy file with this run recorded in its validation record: a run of the same scenario
-// replaces the earlier one, others are kept.
-PolicySet withValidation(PolicySet policies, const sim::Report& report) {
-    ValidationRecord record = policies.validation.value_or(ValidationRecord{});
-    record.generator = std::string("ratelab ") + RATELAB_VERSION;
-    ValidationRun run = sim::validationRun(report);
-    bool replaced = false;
-    for (ValidationRun& existing : record.runs) {
-        if (existing.scenario == run.scenario) {
-            existing = run;
-            replaced = true;
-        }
-    }
-    if (!replaced) record.runs.push_back(std::move(run));
-    policies.validation = std::move(record);
-    return policies;
-}
 
 int runScenario(const QStringList& arguments) {
     QCommandLineParser parser;
@@ -73,13 +54,9 @@ int runScenario(const QStringList& arguments) {
 
     sim::RunnerOptions options;
     if (parser.isSet(seedOption)) {
-        const std::string text = parser.value(seedOption).toStdString();
-        std::uint64_t seed = 0;
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seed);
-        if (ec != std::errc() || end != text.data() + text.size()) {
-            return badInput("run", "--seed \"" + text + "\": expected a whole number >= 0");
-        }
-        options.seed = seed;
+        std::string error;
+        options.seed = parseSeed(parser.value(seedOption).toStdString(), error);
+        if (!options.seed) return badInput("run", error);
     }
     std::string error;
     std::optional<std::shared_ptr<Store>> store =
@@ -128,7 +105,9 @@ int runScenario(const QStringList& arguments) {
     }
     if (parser.isSet(validatedOption) &&
         !writeTextFile(parser.value(validatedOption).toStdString(),
-                       savePolicyText(withValidation(*policies, report)), error)) {
+                       savePolicyText(sim::withValidation(
+                           *policies, report, std::string("ratelab ") + RATELAB_VERSION)),
+                       error)) {
         return badInput("run", error);
     }
     const bool jsonOnStdout = parser.value(jsonOption) == "-";

@@ -11,6 +11,7 @@
 #include "cli/sim_inputs.h"
 #include "sim/metrics.h"
 #include "sim/sweep.h"
+#include "sim/tradeoff.h"
 
 namespace ratelab::cli {
 
@@ -20,20 +21,15 @@ constexpr const char* kSynopsis =
     "sweep SCENARIO.json [--policy P.json] --vary capacity=5:100:5 [--vary refill=0.5:10:0.5] "
     "[--csv OUT.csv] [--threads N] [--quiet]";
 
-double metric(const sim::SweepResult& result, const sim::Scenario& scenario,
-              const sim::SweepCell& cell, const std::string& name) {
-    return sim::summaryMetric(name, result.classNames, cell.totals, scenario.duration,
-                              scenario.sampleInterval)
-        .value_or(0);
-}
-
 int sweepScenario(const QStringList& arguments) {
     QCommandLineParser parser;
     parser.addPositionalArgument("SCENARIO.json", "The scenario to sweep.");
     const QCommandLineOption policyOption("policy", "Policy file (default: the scenario's).",
                                           "P.json");
     const QCommandLineOption varyOption(
-        "vary", "[POLICY.]FIELD=FROM:TO:STEP; FIELD is capacity, refill, window_ms or cost.",
+        "vary",
+        QString::fromStdString("[POLICY.]FIELD=FROM:TO:STEP; FIELD is " + sim::sweepFieldList() +
+                               "."),
         "AXIS");
     const QCommandLineOption csvOption("csv", "Write one row per cell (default: stdout).",
                                        "OUT.csv");
@@ -93,37 +89,24 @@ int sweepScenario(const QStringList& arguments) {
     const std::string out = parser.isSet(csvOption) ? parser.value(csvOption).toStdString() : "-";
     if (!writeTextFile(out, csv, error)) return badInput("sweep", error);
 
-    // The best passing cell: fewest legitimate requests throttled, then fewest attacker passes.
-    const sim::SweepCell* best = nullptr;
-    auto key = [&](const sim::SweepCell& c) {
-        return std::make_pair(metric(result, *scenario, c, "legit.throttled_fraction"),
-                              metric(result, *scenario, c, "attacker.allowed_per_s"));
-    };
-    for (const sim::SweepCell& cell : result.cells) {
-        if (cell.pass && (!best || key(cell) < key(*best))) best = &cell;
-    }
+    // The best passing cell, by the rule `tune` recommends with.
+    const std::size_t cells = result.cells.size();
+    const sim::TradeoffMap map = sim::readTradeoff(*scenario, axes, result);
     if (!quiet) {
         std::FILE* summary = out == "-" ? stderr : stdout;
-        if (best) {
-            std::string values;
-            for (std::size_t a = 0; a < axes.size(); ++a) {
-                if (!values.empty()) values += " ";
-                char number[32];
-                std::snprintf(number, sizeof number, "%g", best->values[a]);
-                values += axes[a].field + "=" + number;
-            }
+        if (map.recommended) {
+            const sim::TradeoffPoint& p = map.points[*map.recommended];
             std::fprintf(summary,
                          "best of %zu cells meeting every expectation: %s "
-                         "(legit.throttled_fraction %g, attacker.allowed_per_s %g)\n",
-                         static_cast<std::size_t>(
-                             std::count_if(result.cells.begin(), result.cells.end(),
-                                           [](const sim::SweepCell& c) { return c.pass; })),
-                         values.c_str(), key(*best).first, key(*best).second);
+                         "(legitimate throttled fraction %g, attacker allowed per second %g)\n",
+                         map.passing,
+                         sim::cellValuesText(axes, result.cells[*map.recommended].values).c_str(),
+                         p.legitThrottled, p.attackerAdmitted);
         } else {
-            std::fprintf(summary, "no cell of %zu meets every expectation\n", result.cells.size());
+            std::fprintf(summary, "no cell of %zu meets every expectation\n", cells);
         }
     }
-    return best ? kSuccess : kExpectationFailed;
+    return map.recommended ? kSuccess : kExpectationFailed;
 }
 
 }  // namespace

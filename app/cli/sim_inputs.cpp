@@ -1,5 +1,6 @@
 #include "cli/sim_inputs.h"
 
+#include <charconv>
 #include <cinttypes>
 #include <cstring>
 #include <random>
@@ -123,6 +124,54 @@ std::optional<std::shared_ptr<Store>> storeFromOption(const std::string& option,
         return std::nullopt;
     }
     return std::shared_ptr<Store>(std::move(store));
+}
+
+std::shared_ptr<const sim::RecordedTraffic> loadRecordedTraffic(const std::string& path,
+                                                                const std::string& format,
+                                                                const char* command) {
+    // Unparsed lines printed on stderr; the report lists up to kMaxUnparsedListed.
+    constexpr std::size_t kPrintedUnparsed = 20;
+    std::optional<sim::LogFormat> chosen;
+    if (!format.empty()) {
+        chosen = sim::parseLogFormat(format);
+        if (!chosen) {
+            badInput(command, "--format \"" + format + "\": expected combined, common or csv");
+            return nullptr;
+        }
+    }
+    std::string error;
+    std::optional<sim::RecordedTraffic> traffic = sim::loadAccessLog(path, chosen, error);
+    if (!traffic) {
+        badInput(command, error);
+        return nullptr;
+    }
+    for (std::size_t i = 0; i < traffic->unparsed.size() && i < kPrintedUnparsed; ++i) {
+        std::fprintf(stderr, "%s:%" PRId64 ": cannot parse (%s): %s\n", path.c_str(),
+                     traffic->unparsed[i].line, std::string(logFormatName(traffic->format)).c_str(),
+                     traffic->unparsed[i].reason.c_str());
+    }
+    if (traffic->unparsedCount > 0) {
+        std::fprintf(stderr, "%s: %" PRId64 " of %" PRId64 " lines could not be parsed%s\n",
+                     path.c_str(), traffic->unparsedCount, traffic->lines,
+                     traffic->unparsedCount > static_cast<std::int64_t>(kPrintedUnparsed)
+                         ? " (the report lists their line numbers)"
+                         : "");
+    }
+    if (traffic->requests.empty()) {
+        badInput(command, path + ": no request could be read from the log");
+        return nullptr;
+    }
+    return std::make_shared<const sim::RecordedTraffic>(std::move(*traffic));
+}
+
+std::optional<std::uint64_t> parseSeed(const std::string& text, std::string& error) {
+    std::uint64_t seed = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seed);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+        error = "--seed \"" + text + "\": expected a whole number >= 0";
+        return std::nullopt;
+    }
+    return seed;
 }
 
 std::string shortCount(double value) {

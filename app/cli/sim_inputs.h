@@ -15,6 +15,7 @@
 #include "ratelab/diagnostic.h"
 #include "ratelab/policy.h"
 #include "ratelab/store.h"
+#include "sim/access_log.h"
 #include "sim/metrics.h"
 #include "sim/scenario.h"
 
@@ -46,6 +47,16 @@ bool writeTextFile(const std::string& path, std::string_view text, std::string& 
 /// redis:// URL connects to that Redis in caller-time mode. Nullopt with `error` set otherwise.
 std::optional<std::shared_ptr<Store>> storeFromOption(const std::string& option,
                                                       std::string& error);
+
+/// Reads an access log for a replay (`format` empty: guessed), printing the first unparsed lines
+/// and their count on stderr. Null, with the reason printed as `command`'s error, when the
+/// file cannot be read or holds no request.
+std::shared_ptr<const sim::RecordedTraffic> loadRecordedTraffic(const std::string& path,
+                                                                const std::string& format,
+                                                                const char* command);
+
+/// `--seed N`: a whole number >= 0. Nullopt with `error` set otherwise.
+std::optional<std::uint64_t> parseSeed(const std::string& text, std::string& error);
 
 /// "1.23M", "456k", "789": a count for a progress line.
 std::string shortCount(double value);

@@ -34,8 +34,8 @@ ClassCounters difference(const ClassCounters& a, const ClassCounters& b) {
     return d;
 }
 
-json::Json flipsJson(const OutcomeFlips& flips) {
-    json::Json j = json::Json::object();
+report_json::Json flipsJson(const OutcomeFlips& flips) {
+    report_json::Json j = report_json::Json::object();
     // The two a tuning decision turns on come first and always; any other transition (a
     // store-error rule that differs, say) only when it happened.
     j[flipName(kAllowedOutcome, kThrottledOutcome)] =
@@ -53,12 +53,13 @@ json::Json flipsJson(const OutcomeFlips& flips) {
     return j;
 }
 
-json::Json instanceJson(const InstanceCounters& c) {
-    return json::Json{{"offered", c.offered}, {"allowed", c.allowed}, {"throttled", c.throttled}};
+report_json::Json instanceJson(const InstanceCounters& c) {
+    return report_json::Json{
+        {"offered", c.offered}, {"allowed", c.allowed}, {"throttled", c.throttled}};
 }
 
-json::Json changeJson(const InstanceChange& c, bool replay) {
-    json::Json j;
+report_json::Json changeJson(const InstanceChange& c, bool replay) {
+    report_json::Json j;
     j[replay ? "client" : "name"] = c.name;
     j["class"] = c.className;
     j["a"] = instanceJson(c.a);
@@ -133,7 +134,7 @@ Comparison buildComparison(const ScenarioRunner& runner, std::size_t top, Timing
             const auto instance = static_cast<std::int64_t>(i);
             auto change = [&] {
                 return InstanceChange{static_cast<int>(a), instance, instanceName(actor, instance),
-                                      actor.className, ia[i], ib[i]};
+                                      actor.className,     ia[i],    ib[i]};
             };
             if (actor.recorded && !(ia[i] == ib[i])) {
                 ++c.clientsChanged;
@@ -171,21 +172,21 @@ Comparison buildComparison(const ScenarioRunner& runner, std::size_t top, Timing
 }
 
 std::string comparisonJson(const Comparison& c) {
-    using json::Json;
+    using report_json::Json;
     Json j;
     j["scenario"] = c.scenario;
     j["seed"] = c.seed;
     j["requests"] = c.a.requests;
-    j["virtual_duration_s"] = json::rounded(static_cast<double>(c.duration) / 1e9);
+    j["virtual_duration_s"] = report_json::rounded(static_cast<double>(c.duration) / 1e9);
     j["a"] = Json{{"policy", c.policyA}, {"policy_sha256", c.policySha256A}};
     j["b"] = Json{{"policy", c.policyB}, {"policy_sha256", c.policySha256B}};
     Json classes = Json::object();
     for (std::size_t i = 0; i < c.classNames.size(); ++i) {
         const std::string& name = c.classNames[i];
         Json k;
-        k["a"] = json::classCounters(c.a.classes[i], c.duration, &c.a.spread[i], name);
-        k["b"] = json::classCounters(c.b.classes[i], c.duration, &c.b.spread[i], name);
-        k["delta"] = json::counters(difference(c.a.classes[i], c.b.classes[i]));
+        k["a"] = report_json::classCounters(c.a.classes[i], c.duration, &c.a.spread[i], name);
+        k["b"] = report_json::classCounters(c.b.classes[i], c.duration, &c.b.spread[i], name);
+        k["delta"] = report_json::counters(difference(c.a.classes[i], c.b.classes[i]));
         k["flips"] = flipsJson(c.classFlips[i]);
         if (isLegitimateClass(name)) {
             k["collateral_instances"] = c.collateralPerClass[i];
@@ -200,9 +201,9 @@ std::string comparisonJson(const Comparison& c) {
         x["name"] = a.name;
         x["class"] = a.className;
         x["instances"] = a.instances;
-        x["a"] = json::counters(a.a);
-        x["b"] = json::counters(a.b);
-        x["delta"] = json::counters(difference(a.a, a.b));
+        x["a"] = report_json::counters(a.a);
+        x["b"] = report_json::counters(a.b);
+        x["delta"] = report_json::counters(difference(a.a, a.b));
         x["flips"] = flipsJson(a.flips);
         actors.push_back(std::move(x));
     }
@@ -217,11 +218,11 @@ std::string comparisonJson(const Comparison& c) {
     for (const InstanceChange& change : c.collateral)
         top.push_back(changeJson(change, c.replay.has_value()));
     j["collateral"] = Json{{"instances", c.collateralTotal()}, {"top", std::move(top)}};
-    j["expectations"] =
-        Json{{"a", json::expectations(c.expectationsA)}, {"b", json::expectations(c.expectationsB)}};
+    j["expectations"] = Json{{"a", report_json::expectations(c.expectationsA)},
+                             {"b", report_json::expectations(c.expectationsB)}};
     j["pass"] = c.passB();
-    if (c.replay) j["replay"] = json::replay(*c.replay);
-    j["timing"] = json::timing(c.timing);
+    if (c.replay) j["replay"] = report_json::replay(*c.replay);
+    j["timing"] = report_json::timing(c.timing);
     return j.dump(2) + "\n";
 }
 
@@ -254,21 +255,19 @@ std::string comparisonText(const Comparison& c) {
                       c.classNames[i].c_str(), f.transitions[kAllowedOutcome][kThrottledOutcome],
                       f.transitions[kThrottledOutcome][kAllowedOutcome]);
         out += line;
-        const std::int64_t other = f.total() -
-                                   f.transitions[kAllowedOutcome][kThrottledOutcome] -
+        const std::int64_t other = f.total() - f.transitions[kAllowedOutcome][kThrottledOutcome] -
                                    f.transitions[kThrottledOutcome][kAllowedOutcome];
         if (other > 0) out += ", " + number(other) + " other changes";
         out += "\n";
     }
     for (std::size_t i = 0; i < c.classNames.size(); ++i) {
         if (!isLegitimateClass(c.classNames[i])) continue;
-        std::snprintf(line, sizeof line,
-                      "  %s: %" PRId64 " of %" PRId64
-                      " instances throttled at least once under A, %" PRId64
-                      " under B; fairness (Jain) %.3f -> %.3f\n",
-                      c.classNames[i].c_str(), c.a.spread[i].throttledInstances,
-                      c.a.spread[i].instances, c.b.spread[i].throttledInstances,
-                      c.a.spread[i].fairness, c.b.spread[i].fairness);
+        std::snprintf(
+            line, sizeof line,
+            "  %s: %" PRId64 " of %" PRId64 " instances throttled at least once under A, %" PRId64
+            " under B; fairness (Jain) %.3f -> %.3f\n",
+            c.classNames[i].c_str(), c.a.spread[i].throttledInstances, c.a.spread[i].instances,
+            c.b.spread[i].throttledInstances, c.a.spread[i].fairness, c.b.spread[i].fairness);
         out += line;
     }
     const std::int64_t collateral = c.collateralTotal();
@@ -336,8 +335,9 @@ void FlipCsvWriter::onFlip(const FlipRecord& f) {
     const int n = std::snprintf(head, sizeof head, "%" PRId64 ",%" PRId64 ",", f.seq,
                                 epochMs_ + f.at / kNanosPerMilli);
     buffer_.append(head, static_cast<std::size_t>(n));
-    field(f.client.empty() ? std::string_view(scenario_.actors[static_cast<std::size_t>(f.actor)].name)
-                           : f.client);
+    field(f.client.empty()
+              ? std::string_view(scenario_.actors[static_cast<std::size_t>(f.actor)].name)
+              : f.client);
     buffer_.push_back(',');
     field(f.key);
     buffer_.push_back(',');

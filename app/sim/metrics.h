@@ -4,8 +4,8 @@
 
 #include <array>
 #include <cstddef>
-#include <iterator>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +14,10 @@
 #include "ratelab/limit.h"
 #include "ratelab/observer.h"
 #include "ratelab/store.h"
+
+namespace ratelab {
+struct Check;  // limiter.h
+}
 
 namespace ratelab::sim {
 
@@ -49,9 +53,9 @@ struct CounterField {
 
 /// Every counter, in the order reports and CSV series write them. The one list of their names.
 inline constexpr CounterField kCounterFields[] = {
-    {"offered", &ClassCounters::offered},         {"allowed", &ClassCounters::allowed},
-    {"throttled", &ClassCounters::throttled},     {"refused", &ClassCounters::refused},
-    {"failed_open", &ClassCounters::failedOpen},  {"failed_closed", &ClassCounters::failedClosed},
+    {"offered", &ClassCounters::offered},        {"allowed", &ClassCounters::allowed},
+    {"throttled", &ClassCounters::throttled},    {"refused", &ClassCounters::refused},
+    {"failed_open", &ClassCounters::failedOpen}, {"failed_closed", &ClassCounters::failedClosed},
 };
 
 /// The outcomes a request can have: every request lands in exactly one of these counters (their
@@ -157,6 +161,8 @@ struct DecisionRecord {
     int actor = 0;              ///< index into Scenario::actors
     std::int64_t instance = 0;  ///< the actor's instance (a replay's client index)
     int replica = 0;            ///< which replica decided
+    /// The engine's whole decision, every matching policy's key included. Valid for the call.
+    const Check* check = nullptr;
 };
 
 /// Receives every decision, in order, on the runner's thread. Must not call back into the runner.
@@ -185,9 +191,9 @@ struct RunTotals {
 /// "<class>.allowed_per_s" (over the virtual duration), "<class>.peak_allowed_per_s" (the
 /// busiest sample), "<class>.instances", "<class>.throttled_instances",
 /// "<class>.throttled_instance_fraction", "<class>.fairness_jain",
-/// "<class>.max_instances_per_bucket" (ClassSpread), "keyspace.max_buckets", "keyspace.max_bytes", "keyspace.max_budget_slots",
-/// "keyspace.final_buckets", "store.errors", "requests". Nullopt for an unknown name.
-/// A fraction of a class that offered nothing is 0.
+/// "<class>.max_instances_per_bucket" (ClassSpread), "keyspace.max_buckets", "keyspace.max_bytes",
+/// "keyspace.max_budget_slots", "keyspace.final_buckets", "store.errors", "requests". Nullopt for
+/// an unknown name. A fraction of a class that offered nothing is 0.
 std::optional<double> summaryMetric(std::string_view metric,
                                     const std::vector<std::string>& classNames,
                                     const RunTotals& totals, Nanos duration, Nanos sampleInterval);

@@ -14,13 +14,13 @@
 namespace ratelab::sim {
 
 // Reports carry six decimals: enough for any rate or fraction, and stable to read.
-double json::rounded(double x) {
+double report_json::rounded(double x) {
     return std::round(x * 1e6) / 1e6;
 }
 
 namespace {
 
-using json::rounded;
+using report_json::rounded;
 
 double fraction(std::int64_t part, std::int64_t whole) {
     return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
@@ -70,8 +70,8 @@ std::vector<ExpectationResult> evaluateExpectations(const Scenario& scenario,
     for (const Expectation& e : scenario.expectations) {
         ExpectationResult result;
         result.expectation = e;
-        std::optional<double> actual = summaryMetric(e.metric, classNames, totals,
-                                                     scenario.duration, scenario.sampleInterval);
+        std::optional<double> actual =
+            summaryMetric(e.metric, classNames, totals, scenario.duration, scenario.sampleInterval);
         result.actual = actual.value_or(0);
         result.pass =
             actual.has_value() && (!e.min || *actual >= *e.min) && (!e.max || *actual <= *e.max);
@@ -100,7 +100,7 @@ Report buildReport(const ScenarioRunner& runner, Timing timing, std::size_t lane
     return r;
 }
 
-namespace json {
+namespace report_json {
 
 Json counters(const ClassCounters& c) {
     Json k = Json::object();
@@ -158,10 +158,10 @@ Json timing(const Timing& t) {
                 {"requests_per_s", std::round(t.requestsPerSecond)}};
 }
 
-}  // namespace json
+}  // namespace report_json
 
 std::string reportJson(const Report& report) {
-    using json::Json;
+    using report_json::Json;
     Json j;
     j["scenario"] = report.scenario;
     j["policy"] = report.policy;
@@ -173,7 +173,7 @@ std::string reportJson(const Report& report) {
     for (std::size_t i = 0; i < report.classNames.size(); ++i) {
         const ClassSpread* spread =
             i < report.totals.spread.size() ? &report.totals.spread[i] : nullptr;
-        classes[report.classNames[i]] = json::classCounters(
+        classes[report.classNames[i]] = report_json::classCounters(
             report.totals.classes[i], report.duration, spread, report.classNames[i]);
     }
     j["classes"] = std::move(classes);
@@ -182,7 +182,7 @@ std::string reportJson(const Report& report) {
                          {"max_bytes", report.totals.maxBytes},
                          {"max_budget_slots", report.totals.maxBudgetSlots}};
     j["store"] = Json{{"errors", report.totals.storeErrors}};
-    j["expectations"] = json::expectations(report.expectations);
+    j["expectations"] = report_json::expectations(report.expectations);
     j["pass"] = report.pass();
     Json actors = Json::array();
     for (const ActorRow& a : report.actors) {
@@ -190,12 +190,12 @@ std::string reportJson(const Report& report) {
         x["name"] = a.name;
         x["class"] = a.className;
         x["instances"] = a.instances;
-        x.update(json::counters(a.counters));
+        x.update(report_json::counters(a.counters));
         actors.push_back(std::move(x));
     }
     j["actors"] = std::move(actors);
-    if (report.replay) j["replay"] = json::replay(*report.replay);
-    j["timing"] = json::timing(report.timing);
+    if (report.replay) j["replay"] = report_json::replay(*report.replay);
+    j["timing"] = report_json::timing(report.timing);
     return j.dump(2) + "\n";
 }
 
@@ -242,6 +242,22 @@ ValidationRun validationRun(const Report& report) {
     return run;
 }
 
+PolicySet withValidation(PolicySet policies, const Report& report, const std::string& generator) {
+    ValidationRecord record = policies.validation.value_or(ValidationRecord{});
+    record.generator = generator;
+    ValidationRun run = validationRun(report);
+    bool replaced = false;
+    for (ValidationRun& existing : record.runs) {
+        if (existing.scenario == run.scenario) {
+            existing = run;
+            replaced = true;
+        }
+    }
+    if (!replaced) record.runs.push_back(std::move(run));
+    policies.validation = std::move(record);
+    return policies;
+}
+
 std::string reportText(const Report& report) {
     std::string out;
     char line[256];
@@ -251,7 +267,9 @@ std::string reportText(const Report& report) {
         formatNumber(seconds(report.duration)).c_str(), report.seed, report.policy.c_str());
     out += line;
     // Each counter's column is as wide as its name, and at least 10.
-    auto width = [](const CounterField& f) { return std::max<int>(10, static_cast<int>(f.name.size())); };
+    auto width = [](const CounterField& f) {
+        return std::max<int>(10, static_cast<int>(f.name.size()));
+    };
     std::snprintf(line, sizeof line, "  %-14s", "class");
     out += line;
     for (const CounterField& f : kCounterFields) {
@@ -275,7 +293,8 @@ std::string reportText(const Report& report) {
     for (std::size_t i = 0; i < report.classNames.size() && i < report.totals.spread.size(); ++i) {
         const ClassSpread& s = report.totals.spread[i];
         std::snprintf(line, sizeof line,
-                      "  %-14s %" PRId64 " of %" PRId64 " instances throttled at least once; "
+                      "  %-14s %" PRId64 " of %" PRId64
+                      " instances throttled at least once; "
                       "fairness (Jain) %.3f",
                       report.classNames[i].c_str(), s.throttledInstances, s.instances, s.fairness);
         out += line;

@@ -73,13 +73,19 @@ std::vector<ExpectationResult> evaluateExpectations(const Scenario& scenario,
 /// The report as JSON, keys in the documented order, ending in a newline.
 std::string reportJson(const Report& report);
 
-/// The sample series as CSV: t_s, then per class its counters (kCounterFields), then keyspace.buckets,
-/// keyspace.budget_slots, keyspace.bytes, store.errors; one row per sample. Deterministic.
+/// The sample series as CSV: t_s, then per class its counters (kCounterFields), then
+/// keyspace.buckets, keyspace.budget_slots, keyspace.bytes, store.errors; one row per sample.
+/// Deterministic.
 std::string seriesCsv(const std::vector<std::string>& classNames,
                       const std::vector<Sample>& samples);
 
 /// The run as a policy's ValidationRun (what "export a validated policy" embeds).
 ValidationRun validationRun(const Report& report);
+
+/// `policies` with the report's run embedded as its validation record (what `run
+/// --validated-policy` writes): a run of the same scenario replaces an earlier one, others are
+/// kept. `generator` names the tool ("ratelab 0.1.0").
+PolicySet withValidation(PolicySet policies, const Report& report, const std::string& generator);
 
 /// Human summary for a terminal: one line per class and per expectation.
 std::string reportText(const Report& report);

@@ -10,7 +10,7 @@
 #include "sim/metrics.h"
 #include "sim/report.h"
 
-namespace ratelab::sim::json {
+namespace ratelab::sim::report_json {
 
 using Json = nlohmann::ordered_json;
 
@@ -28,4 +28,4 @@ Json expectations(const std::vector<ExpectationResult>& results);
 Json replay(const ReplayInfo& r);
 Json timing(const Timing& t);
 
-}  // namespace ratelab::sim::json
+}  // namespace ratelab::sim::report_json

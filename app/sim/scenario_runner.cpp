@@ -30,8 +30,8 @@ class BucketSharing {
 public:
     void reset(std::size_t classes) { peak_.assign(classes, 0); }
     void add(std::size_t cls, std::uint32_t policy, std::string_view key, std::uint64_t instance) {
-        const std::uint64_t bucket =
-            mixSeed(std::hash<std::string_view>{}(key), (static_cast<std::uint64_t>(cls) << 32) | policy);
+        const std::uint64_t bucket = mixSeed(std::hash<std::string_view>{}(key),
+                                             (static_cast<std::uint64_t>(cls) << 32) | policy);
         if (!pairs_.insert(mixSeed(bucket, instance)).second) return;
         const std::int64_t n = ++perBucket_[bucket];
         if (n > peak_[cls]) peak_[cls] = n;
@@ -50,7 +50,8 @@ private:
 
 // One policy set deciding the run's requests on its own engine and stores.
 struct Lane final : LimitObserver {
-    Lane(PolicySet p, const std::vector<Actor>& a) : initialPolicies(p), policies(std::move(p)), actors(a) {}
+    Lane(PolicySet p, const std::vector<Actor>& a)
+        : initialPolicies(p), policies(std::move(p)), actors(a) {}
 
     void onLimitHit(const LimitEvent& event) override {
         LogEntry& e = pushLog();
@@ -284,10 +285,9 @@ void ScenarioRunner::Impl::closeSample() {
         wallMark = t;
     }
     const std::int64_t n = requests - requestsAtSampleStart;
-    const double wallPerRequest = n > 0 && sampleWallNanos > 0
-                                      ? static_cast<double>(sampleWallNanos) /
-                                            static_cast<double>(n)
-                                      : 0.0;
+    const double wallPerRequest =
+        n > 0 && sampleWallNanos > 0 ? static_cast<double>(sampleWallNanos) / static_cast<double>(n)
+                                     : 0.0;
     requestsAtSampleStart = requests;
     sampleWallNanos = 0;
 
@@ -342,8 +342,8 @@ void ScenarioRunner::Impl::decideNext() {
     const RequestView view = slot.view();
     for (std::size_t l = 0; l < lanes.size(); ++l) {
         Lane& lane = *lanes[l];
-        lane.check.captureKeys = shares || (l == 0 && options.decisions) ||
-                                 (l == 1 && options.flips);
+        lane.check.captureKeys =
+            shares || (l == 0 && options.decisions) || (l == 1 && options.flips);
         lane.currentActor = actor;
         lane.limiters[replica]->check(view, at, lane.check);
         const std::size_t outcome = lane.record(actor, slot.instance, cls, shares);
@@ -378,6 +378,7 @@ void ScenarioRunner::Impl::decideNext() {
         d.actor = actor;
         d.instance = slot.instance;
         d.replica = static_cast<int>(replica);
+        d.check = &check;
         d.remaining = -1;
         for (std::size_t i = 0; i < check.used; ++i) {
             const Decision& decision = check.policies[i].decision;

@@ -102,11 +102,11 @@ void TestReport::layoutFollowsTheDesign() {
     std::vector<std::string> classKeys;
     for (auto it = legit.begin(); it != legit.end(); ++it)
         classKeys.push_back(it.key());
-    QCOMPARE(classKeys, (std::vector<std::string>{"offered", "allowed", "throttled", "refused",
-                                                  "failed_open", "failed_closed", "allowed_per_s",
-                                                  "allowed_fraction", "throttled_fraction",
-                                                  "instances", "throttled_instances",
-                                                  "fairness_jain", "max_instances_per_bucket"}));
+    QCOMPARE(classKeys,
+             (std::vector<std::string>{"offered", "allowed", "throttled", "refused", "failed_open",
+                                       "failed_closed", "allowed_per_s", "allowed_fraction",
+                                       "throttled_fraction", "instances", "throttled_instances",
+                                       "fairness_jain", "max_instances_per_bucket"}));
     // The attacker class is not measured for bucket sharing.
     QVERIFY(!j["classes"]["attacker"].contains("max_instances_per_bucket"));
     QVERIFY(j["classes"]["attacker"].contains("fairness_jain"));
