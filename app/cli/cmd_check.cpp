@@ -148,8 +148,7 @@ nlohmann::ordered_json render(const Verdict& verdict, const PolicySet& policies)
         out["body"] = body.is_discarded() ? nlohmann::ordered_json(verdict.body) : body;
     }
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < verdict.check.used; ++i) {
-        const PolicyResult& r = verdict.check.policies[i];
+    for (const PolicyResult& r : verdict.check.policies()) {
         nlohmann::ordered_json entry;
         entry["name"] = policies.policies[r.policy].name;
         entry["key"] =

@@ -11,9 +11,9 @@
 
 #include "cli/command.h"
 #include "cli/sim_inputs.h"
-#include "http/http_limiter.h"
-#include "ratelab/observers.h"
-#include "ratelab/stores.h"
+#include "ratelab/json_log_observer.h"
+#include "ratelab/qhttpserver.h"
+#include "ratelab/store_factory.h"
 
 namespace ratelab::cli {
 

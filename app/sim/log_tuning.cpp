@@ -22,8 +22,7 @@ public:
     explicit BucketTimes(std::uint32_t policy) : policy_(policy) {}
 
     void onDecision(const DecisionRecord& d) override {
-        for (std::size_t i = 0; i < d.check->used; ++i) {
-            const PolicyResult& r = d.check->policies[i];
+        for (const PolicyResult& r : d.check->policies()) {
             if (r.policy != policy_ || r.key.empty()) continue;
             auto [it, fresh] = index_.try_emplace(r.key, static_cast<std::uint32_t>(times_.size()));
             if (fresh) times_.emplace_back();

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ratelab/limit.h"
-#include "ratelab/observer.h"
+#include "ratelab/limit_observer.h"
 #include "ratelab/store.h"
 
 namespace ratelab {

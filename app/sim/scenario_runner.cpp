@@ -120,17 +120,15 @@ std::size_t Lane::record(int actor, std::int64_t instance, std::size_t cls, bool
     t.offered += 1;
     i.offered += 1;
     bool failedOpen = false;
-    for (std::size_t p = 0; p < check.used; ++p) {
-        const PolicyOutcome o = check.policies[p].outcome;
+    for (const PolicyResult& r : check.policies()) {
+        const PolicyOutcome o = r.outcome;
         if (o == PolicyOutcome::FailedOpen || o == PolicyOutcome::FailedClosed ||
             o == PolicyOutcome::StoreRefused) {
             ++storeErrors;
             failedOpen = failedOpen || o == PolicyOutcome::FailedOpen;
         }
-        if (shares && !check.policies[p].key.empty()) {
-            sharing.add(cls, check.policies[p].policy, check.policies[p].key,
-                        static_cast<std::uint64_t>(instance));
-        }
+        if (shares && !r.key.empty())
+            sharing.add(cls, r.policy, r.key, static_cast<std::uint64_t>(instance));
     }
     const std::size_t outcome = requestOutcome(check.status);
     const auto member = kOutcomeFields[outcome].member;
@@ -360,7 +358,7 @@ void ScenarioRunner::Impl::decideNext() {
         f.actor = actor;
         f.instance = slot.instance;
         const Check& b = lanes[1]->check;
-        if (b.used > 0) f.key = b.policies[0].key;
+        if (!b.policies().empty()) f.key = b.policies().front().key;
         f.client = slot.clientText;
         f.outcomeA = outcomes[0];
         f.outcomeB = outcomes[1];
@@ -380,15 +378,15 @@ void ScenarioRunner::Impl::decideNext() {
         d.replica = static_cast<int>(replica);
         d.check = &check;
         d.remaining = -1;
-        for (std::size_t i = 0; i < check.used; ++i) {
-            const Decision& decision = check.policies[i].decision;
+        for (const PolicyResult& r : check.policies()) {
+            const Decision& decision = r.decision;
             if (d.remaining < 0 || decision.remaining < d.remaining)
                 d.remaining = decision.remaining;
         }
         if (!slot.clientText.empty()) {
             d.key = slot.clientText;
-        } else if (check.used > 0) {
-            d.key = check.policies[0].key;
+        } else if (!check.policies().empty()) {
+            d.key = check.policies().front().key;
         }
         options.decisions->onDecision(d);
     }

@@ -7,6 +7,7 @@
 
 #include "http/response.h"
 #include "identity/key_deriver.h"
+#include "policy/tier_limit.h"
 
 namespace ratelab {
 
@@ -34,52 +35,6 @@ bool isIn(const std::vector<std::string>& list, std::string_view value) {
 }
 
 }  // namespace
-
-std::string_view refusalCodeName(RefusalCode code) {
-    switch (code) {
-        case RefusalCode::None:
-            return "";
-        case RefusalCode::RateLimited:
-            return "rate_limited";
-        case RefusalCode::CostExceedsCapacity:
-            return "cost_exceeds_capacity";
-        case RefusalCode::IdentityUnavailable:
-            return "identity_unavailable";
-        case RefusalCode::ForwardedMalformed:
-            return "forwarded_malformed";
-        case RefusalCode::StoreUnavailable:
-            return "store_unavailable";
-        case RefusalCode::StoreRefused:
-            return "store_refused";
-    }
-    return "";
-}
-
-std::string_view policyOutcomeName(PolicyOutcome outcome) {
-    switch (outcome) {
-        case PolicyOutcome::Passed:
-            return "passed";
-        case PolicyOutcome::Throttled:
-            return "throttled";
-        case PolicyOutcome::ShadowThrottled:
-            return "shadow_throttled";
-        case PolicyOutcome::CostExceedsCapacity:
-            return "cost_exceeds_capacity";
-        case PolicyOutcome::Bypassed:
-            return "bypassed";
-        case PolicyOutcome::NoIdentity:
-            return "no_identity";
-        case PolicyOutcome::ForwardedMalformed:
-            return "forwarded_malformed";
-        case PolicyOutcome::FailedOpen:
-            return "failed_open";
-        case PolicyOutcome::FailedClosed:
-            return "failed_closed";
-        case PolicyOutcome::StoreRefused:
-            return "store_refused";
-    }
-    return "";
-}
 
 struct Limiter::Impl {
     // What the limiter keeps per policy, beside the policy itself.
@@ -225,7 +180,7 @@ void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
     out.status = 200;
     out.code = RefusalCode::None;
     out.retryAfter = 0;
-    out.used = 0;
+    out.used_ = 0;
     identity::RequestContext context(request, impl.policies.trustedProxies);
     thread_local identity::DerivedKey derived;
 
@@ -235,8 +190,8 @@ void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
         if (!compiled.matchesEverything && !policy.match.matches(request.method, request.path)) {
             continue;
         }
-        if (out.used == out.policies.size()) out.policies.emplace_back();
-        PolicyResult& r = out.policies[out.used++];
+        if (out.used_ == out.results_.size()) out.results_.emplace_back();
+        PolicyResult& r = out.results_[out.used_++];
         r.policy = static_cast<std::uint32_t>(i);
         r.tier = 0;
         r.decision = Decision{};
@@ -261,7 +216,7 @@ void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
             impl.report(policy, request, {}, r, nullptr, now);
         } else {
             r.tier = impl.tierOf(policy, request);
-            const Limit& limit = http::limitOf(impl.policies, r);
+            const Limit& limit = limitOf(policy, r.tier);
             const BucketBudget budget = derived.budget();
             // Built in one expression: member-wise assignment after a default construction
             // costs an 88-byte zero fill (rep stos) per request.
@@ -337,7 +292,7 @@ void Limiter::decide(const RequestView& request, Nanos now, Verdict& out, bool e
         out.body.clear();
     } else {
         out.contentType = "application/problem+json";
-        const PolicyResult& refusing = out.check.policies[out.check.used - 1];
+        const PolicyResult& refusing = out.check.policies().back();
         const std::int64_t cost =
             request.cost > 0 ? request.cost : impl_->policies.policies[refusing.policy].cost;
         http::renderProblem(impl_->policies, out.check, cost, out.body);

@@ -76,10 +76,10 @@ struct Tally {
 void decideInto(const Limiter& limiter, Req& req, Nanos now, Verdict& verdict, Tally& tally) {
     RequestView view = req.view();
     limiter.decide(view, now, verdict, /*explain=*/true);
-    QCOMPARE(verdict.check.used, std::size_t(1));
+    QCOMPARE(verdict.check.policies().size(), std::size_t(1));
     if (verdict.allowed) ++tally.allowed;
     if (verdict.status == 429) ++tally.throttled;
-    if (verdict.check.policies[0].chargedFallback) ++tally.fallback;
+    if (verdict.check.policies()[0].chargedFallback) ++tally.fallback;
 }
 
 std::string token(int i) {
@@ -102,7 +102,7 @@ private slots:
             Req req("198.51.100.7");
             req.header("Authorization", token(i));
             decideInto(limiter, req, kT0, verdict, tally);
-            const PolicyResult& r = verdict.check.policies[0];
+            const PolicyResult& r = verdict.check.policies()[0];
             // The first 128 tokens get their own bucket; from the 129th on, the peer's own.
             QCOMPARE(r.chargedFallback, i >= 128);
             QCOMPARE(r.scope, std::string("peer:198.51.100.7"));
@@ -126,7 +126,7 @@ private slots:
             std::string address = "2001:db8:1:2:" + std::to_string(1000 + i) + "::1";
             Req req(address.c_str());
             decideInto(limiter, req, kT0, verdict, tally);
-            QCOMPARE(verdict.check.policies[0].key, std::string("ip:2001:db8:1:2::/64"));
+            QCOMPARE(verdict.check.policies()[0].key, std::string("ip:2001:db8:1:2::/64"));
         }
         QCOMPARE(tally.allowed, 20);
         QCOMPARE(tally.throttled, 180);
@@ -155,7 +155,7 @@ private slots:
             Req req(address.c_str());
             req.header("Authorization", token(i));
             decideInto(limiter, req, kT0, verdict, tally);
-            QCOMPARE(verdict.check.policies[0].scope, std::string("peer:2001:db8:1:2::/64"));
+            QCOMPARE(verdict.check.policies()[0].scope, std::string("peer:2001:db8:1:2::/64"));
         }
         QCOMPARE(tally.fallback, 72);
         KeyspaceStats stats = limiter.store().keyspace();
@@ -171,13 +171,13 @@ private slots:
         for (int i = 0; i < 20; ++i) {
             Req mapped("::ffff:198.51.100.7");
             decideInto(limiter, mapped, kT0, verdict, tally);
-            QCOMPARE(verdict.check.policies[0].key, std::string("ip:198.51.100.7"));
+            QCOMPARE(verdict.check.policies()[0].key, std::string("ip:198.51.100.7"));
         }
         QCOMPARE(tally.allowed, 20);
         Req plain("198.51.100.7");
         decideInto(limiter, plain, kT0, verdict, tally);
         QCOMPARE(verdict.status, 429);
-        QCOMPARE(verdict.check.policies[0].key, std::string("ip:198.51.100.7"));
+        QCOMPARE(verdict.check.policies()[0].key, std::string("ip:198.51.100.7"));
         QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(1));
     }
 
@@ -191,7 +191,7 @@ private slots:
             Req req("198.51.100.7");
             req.header("X-Forwarded-For", "203.0.113." + std::to_string(i % 250));
             decideInto(limiter, req, kT0, verdict, tally);
-            QCOMPARE(verdict.check.policies[0].key, std::string("ip:198.51.100.7"));
+            QCOMPARE(verdict.check.policies()[0].key, std::string("ip:198.51.100.7"));
         }
         QCOMPARE(tally.allowed, 20);
         QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(1));
@@ -209,7 +209,7 @@ private slots:
             req.header("X-Forwarded-For",
                        "192.0.2." + std::to_string(i % 250) + ", 203.0.113.9, 10.0.0.2");
             decideInto(limiter, req, kT0, verdict, tally);
-            QCOMPARE(verdict.check.policies[0].key, std::string("ip:203.0.113.9"));
+            QCOMPARE(verdict.check.policies()[0].key, std::string("ip:203.0.113.9"));
         }
         QCOMPARE(tally.allowed, 20);
         QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(1));
@@ -253,7 +253,7 @@ private slots:
         QCOMPARE(verdict.code, RefusalCode::ForwardedMalformed);
         QCOMPARE(refusalCodeName(verdict.code), std::string_view("forwarded_malformed"));
         QVERIFY(verdict.body.find("forwarded_malformed") != std::string::npos);
-        QCOMPARE(verdict.check.policies[0].outcome, PolicyOutcome::ForwardedMalformed);
+        QCOMPARE(verdict.check.policies()[0].outcome, PolicyOutcome::ForwardedMalformed);
         QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(0));
     }
 
@@ -265,7 +265,7 @@ private slots:
             Req req;
             req.header("Authorization", token(i));
             decideInto(limiter, req, kT0, verdict, tally);
-            const PolicyResult& r = verdict.check.policies[0];
+            const PolicyResult& r = verdict.check.policies()[0];
             if (i == 8191 || i == 8192) {
                 QCOMPARE(r.chargedFallback, i == 8192);
                 QCOMPARE(r.scope, std::string("global"));
@@ -289,7 +289,7 @@ private slots:
             Req req("203.0.113.50");
             req.header("Authorization", credential);
             decideInto(limiter, req, at, verdict, tally);
-            return verdict.check.policies[0].chargedFallback;
+            return verdict.check.policies()[0].chargedFallback;
         };
         // t = 0: tokens a0..a127 fill the peer's 128 slots; b0 is over the cap.
         for (int i = 0; i < 128; ++i)
@@ -325,13 +325,13 @@ private slots:
         Req first("203.0.113.60");
         first.header("Authorization", "first");
         decideInto(limiter, first, kT0, verdict, tally);
-        QVERIFY(!verdict.check.policies[0].chargedFallback);
+        QVERIFY(!verdict.check.policies()[0].chargedFallback);
         Req second("203.0.113.60");
         second.header("Authorization", "second");
         decideInto(limiter, second, kT0 + 100 * kNanosPerSecond, verdict, tally);
-        QVERIFY(verdict.check.policies[0].chargedFallback);
+        QVERIFY(verdict.check.policies()[0].chargedFallback);
         decideInto(limiter, second, kT0 + 201 * kNanosPerSecond, verdict, tally);
-        QVERIFY(!verdict.check.policies[0].chargedFallback);
+        QVERIFY(!verdict.check.policies()[0].chargedFallback);
     }
 
     void concurrentMintingNeverExceedsTheCap() {
@@ -350,11 +350,11 @@ private slots:
                     req.header("Authorization", "t" + std::to_string(t) + "-" + std::to_string(i));
                     RequestView view = req.view();
                     limiter.decide(view, kT0, verdict, false);
-                    if (verdict.check.used != 1) {
+                    if (verdict.check.policies().size() != 1) {
                         ++oddities;
                         continue;
                     }
-                    (verdict.check.policies[0].chargedFallback ? fallback : ownBucket)++;
+                    (verdict.check.policies()[0].chargedFallback ? fallback : ownBucket)++;
                 }
             });
         }
@@ -378,7 +378,7 @@ private slots:
         QCOMPARE(verdict.code, RefusalCode::IdentityUnavailable);
         QVERIFY(verdict.body.find("identity_unavailable") != std::string::npos);
         QCOMPARE(verdict.contentType, std::string("application/problem+json"));
-        QCOMPARE(verdict.check.policies[0].outcome, PolicyOutcome::NoIdentity);
+        QCOMPARE(verdict.check.policies()[0].outcome, PolicyOutcome::NoIdentity);
         QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(0));
     }
 };

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "ratelab/json_log_observer.h"
 #include "ratelab/limiter.h"
 #include "ratelab/memory_store.h"
-#include "ratelab/observers.h"
 
 using namespace ratelab;
 
@@ -156,8 +156,7 @@ private slots:
                         QVERIFY2(!leaks(h.name) && !leaks(h.value), h.value.c_str());
                     }
                     QVERIFY2(!leaks(verdict.body), verdict.body.c_str());
-                    for (std::size_t i = 0; i < verdict.check.used; ++i) {
-                        const PolicyResult& r = verdict.check.policies[i];
+                    for (const PolicyResult& r : verdict.check.policies()) {
                         QVERIFY2(!leaks(r.key), r.key.c_str());
                         QVERIFY2(!leaks(r.scope), r.scope.c_str());
                         if (explain) QVERIFY(!r.key.empty());

@@ -80,7 +80,7 @@ private slots:
         for (int i = 0; i < 3; ++i) {
             limiter.decide(request.view(), 0, v);
             QVERIFY(v.allowed);
-            QCOMPARE(v.check.used, std::size_t(2));
+            QCOMPARE(v.check.policies().size(), std::size_t(2));
         }
         QCOMPARE(headerValue(v, "RateLimit-Policy"),
                  std::string("\"global\";q=100;w=10, \"login\";q=3;w=30"));
@@ -93,8 +93,8 @@ private slots:
         request.path = "/api/items";
         limiter.decide(request.view(), 0, v);
         QVERIFY(v.allowed);
-        QCOMPARE(v.check.used, std::size_t(1));
-        QCOMPARE(v.check.policies[0].decision.remaining, std::int64_t(95));
+        QCOMPARE(v.check.policies().size(), std::size_t(1));
+        QCOMPARE(v.check.policies()[0].decision.remaining, std::int64_t(95));
     }
 
     // A refused request does not spend the quota of the policies after the refusing one.
@@ -104,17 +104,17 @@ private slots:
         Limiter limiter(policySet({first, second}), makeMemoryStore({}));
         TestRequest request;
         request.from("192.0.2.1");
-        QCOMPARE(limiter.decide(request.view(), 0).check.policies[1].decision.remaining,
+        QCOMPARE(limiter.decide(request.view(), 0).check.policies()[1].decision.remaining,
                  std::int64_t(9));
         for (int i = 0; i < 4; ++i) {
             Verdict refused = limiter.decide(request.view(), 0);
             QCOMPARE(refused.status, 429);
-            QCOMPARE(refused.check.used, std::size_t(1));
+            QCOMPARE(refused.check.policies().size(), std::size_t(1));
         }
         // Had the refused four been charged to "second", it would hold 5 now, not 9.
         Verdict v = limiter.decide(request.view(), kSecond);
         QVERIFY(v.allowed);
-        QCOMPARE(v.check.policies[1].decision.remaining, std::int64_t(9));
+        QCOMPARE(v.check.policies()[1].decision.remaining, std::int64_t(9));
     }
 
     void shadowModeCountsButNeverRefuses() {
@@ -131,7 +131,7 @@ private slots:
             QVERIFY(v.allowed);
             QCOMPARE(v.status, 200);
             QCOMPARE(v.headers.size(), std::size_t(0));
-            QCOMPARE(v.check.policies[0].outcome,
+            QCOMPARE(v.check.policies()[0].outcome,
                      i == 0 ? PolicyOutcome::Passed : PolicyOutcome::ShadowThrottled);
         }
         QCOMPARE(observer.hits.size(), std::size_t(3));
@@ -152,7 +152,7 @@ private slots:
             QVERIFY(limiter.decide(internal.view(), 0).allowed);
             Verdict v = limiter.decide(robot.view(), 0);
             QVERIFY(v.allowed);
-            QCOMPARE(v.check.policies[0].outcome, PolicyOutcome::Bypassed);
+            QCOMPARE(v.check.policies()[0].outcome, PolicyOutcome::Bypassed);
         }
         QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(0));
     }
@@ -225,7 +225,7 @@ private slots:
         request.from("192.0.2.1");
         Verdict v = limiter.decide(request.view(), 0);
         QCOMPARE(v.status, status);
-        QCOMPARE(v.check.policies[0].outcome, PolicyOutcome(outcome));
+        QCOMPARE(v.check.policies()[0].outcome, PolicyOutcome(outcome));
         QCOMPARE(QString::fromStdString(std::string(refusalCodeName(v.code))), code);
         QCOMPARE(headerValue(v, "RateLimit"), std::string("<absent>"));  // no trustworthy state
         QCOMPARE(observer.storeErrors.size(), std::size_t(1));
@@ -262,9 +262,9 @@ private slots:
         QVERIFY(observer.keyHashes[0].find("secret") == std::string::npos);
         QCOMPARE(observer.hits[0].route, std::string_view("/api/items"));
         Verdict explained = limiter.decide(request.view(), 0, /*explain=*/true);
-        QVERIFY(explained.check.policies[0].key.rfind("auth:", 0) == 0);
-        QVERIFY(explained.check.policies[0].key.find("secret") == std::string::npos);
-        QCOMPARE(explained.check.policies[0].scope, std::string("peer:192.0.2.1"));
+        QVERIFY(explained.check.policies()[0].key.rfind("auth:", 0) == 0);
+        QVERIFY(explained.check.policies()[0].key.find("secret") == std::string::npos);
+        QCOMPARE(explained.check.policies()[0].scope, std::string("peer:192.0.2.1"));
     }
 
     // Over the budget a credential is collapsed onto its caller's own address bucket: the very
@@ -278,17 +278,17 @@ private slots:
             r.from("203.0.113.9").header("Authorization", "Bearer " + token);
             return limiter.decide(r.view(), 0, /*explain=*/true);
         };
-        QVERIFY(!withToken("one").check.policies[0].chargedFallback);
-        QVERIFY(!withToken("two").check.policies[0].chargedFallback);
+        QVERIFY(!withToken("one").check.policies()[0].chargedFallback);
+        QVERIFY(!withToken("two").check.policies()[0].chargedFallback);
         Verdict third = withToken("three");
-        QVERIFY(third.check.policies[0].chargedFallback);
-        QCOMPARE(third.check.policies[0].key, std::string("ip:203.0.113.9"));
-        QCOMPARE(third.check.policies[0].decision.remaining, std::int64_t(4));
+        QVERIFY(third.check.policies()[0].chargedFallback);
+        QCOMPARE(third.check.policies()[0].key, std::string("ip:203.0.113.9"));
+        QCOMPARE(third.check.policies()[0].decision.remaining, std::int64_t(4));
         TestRequest anonymous;
         anonymous.from("203.0.113.9");
         Verdict plain = limiter.decide(anonymous.view(), 0, /*explain=*/true);
-        QCOMPARE(plain.check.policies[0].key, std::string("ip:203.0.113.9"));
-        QCOMPARE(plain.check.policies[0].decision.remaining, std::int64_t(3));
+        QCOMPARE(plain.check.policies()[0].key, std::string("ip:203.0.113.9"));
+        QCOMPARE(plain.check.policies()[0].decision.remaining, std::int64_t(3));
         QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(3));
     }
 
@@ -317,12 +317,12 @@ private slots:
         request.from("192.0.2.1");
         request.method = "POST";
         request.path = "/loginx";
-        QCOMPARE(limiter.decide(request.view(), 0).check.used, std::size_t(0));
+        QCOMPARE(limiter.decide(request.view(), 0).check.policies().size(), std::size_t(0));
         request.path = "/login/step2";
-        QCOMPARE(limiter.decide(request.view(), 0).check.used, std::size_t(1));
+        QCOMPARE(limiter.decide(request.view(), 0).check.policies().size(), std::size_t(1));
         request.method = "GET";
         request.path = "/login";
-        QCOMPARE(limiter.decide(request.view(), 0).check.used, std::size_t(0));
+        QCOMPARE(limiter.decide(request.view(), 0).check.policies().size(), std::size_t(0));
         RouteMatch pattern;
         pattern.pathPattern = "/api/*/items/**";
         QVERIFY(pattern.matches("GET", "/api/v1/items"));

@@ -5,7 +5,8 @@
 #include <QtTest>
 
 #include "limiter_fixture.h"
-#include "ratelab/observers.h"
+#include "ratelab/json_log_observer.h"
+#include "ratelab/policy_counters.h"
 
 using namespace ratelab;
 using namespace ratelab::testing;

@@ -9,6 +9,7 @@
 
 #include "policy/policy_paths.h"
 #include "ratelab/policy_file.h"
+#include "ratelab/redis_url.h"
 
 using namespace ratelab;
 

@@ -1,75 +1,18 @@
 #pragma once
 
+// The engine's front door (Limiter) and its options. What a decision returns is in verdict.h.
+
 #include <cstdint>
 #include <memory>
-#include <string>
-#include <string_view>
-#include <vector>
 
 #include "ratelab/limit.h"
-#include "ratelab/observer.h"
+#include "ratelab/limit_observer.h"
 #include "ratelab/policy.h"
 #include "ratelab/request.h"
 #include "ratelab/store.h"
+#include "ratelab/verdict.h"
 
 namespace ratelab {
-
-/// The stable code of a refusal, carried in the problem+json body.
-enum class RefusalCode : std::uint8_t {
-    None,
-    RateLimited,          ///< 429
-    CostExceedsCapacity,  ///< 429 without Retry-After: waiting never helps
-    IdentityUnavailable,  ///< 412: no principal, credential or peer to key on
-    ForwardedMalformed,   ///< 412: a trusted proxy sent a forwarded header that does not parse
-    StoreUnavailable,     ///< 503: transport error under `deny`
-    StoreRefused,         ///< 503: the store refused (full, out of memory, read-only)
-};
-
-/// "rate_limited", "cost_exceeds_capacity", "identity_unavailable", "forwarded_malformed",
-/// "store_unavailable", "store_refused"; "" for None.
-std::string_view refusalCodeName(RefusalCode code);
-
-/// One matching policy's part in a decision.
-struct PolicyResult {
-    std::uint32_t policy = 0;  ///< index into the PolicySet
-    std::uint32_t tier = 0;    ///< index into the policy's tiers; 0 without tiers
-    PolicyOutcome outcome = PolicyOutcome::Passed;
-    Decision decision;
-    bool chargedFallback = false;
-    std::string key;    ///< the bucket key charged; filled only when Check::captureKeys
-    std::string scope;  ///< the budget scope; filled only when Check::captureKeys
-};
-
-/// A decision without text: what the simulator and benchmarks read. Reuse one across calls;
-/// its vectors and strings keep their capacity, so steady-state calls do not allocate.
-struct Check {
-    bool captureKeys = false;  ///< set before calling to fill PolicyResult::key and ::scope
-    bool allowed = true;
-    int status = 200;  ///< 200 (pass), 429, 412 or 503
-    RefusalCode code = RefusalCode::None;
-    Nanos retryAfter = 0;  ///< 429: how long until the refusing policy would admit the request
-    /// One per matching policy, in order, up to and including the first that refused: like
-    /// nested middleware, a refused request does not spend the quota of later policies.
-    std::vector<PolicyResult> policies;
-    std::size_t used = 0;                ///< entries of `policies` that belong to this decision
-};
-
-struct HttpHeader {
-    std::string name;
-    std::string value;
-};
-
-/// Everything a server needs to answer: status, headers (on passes too) and, for refusals, a
-/// problem+json body.
-struct Verdict {
-    bool allowed = true;
-    int status = 200;
-    RefusalCode code = RefusalCode::None;
-    std::vector<HttpHeader> headers;
-    std::string contentType;  ///< "application/problem+json" when body is set
-    std::string body;
-    Check check;  ///< the decisions behind it; keys and scopes filled when explained
-};
 
 struct LimiterOptions {
     /// Receives limit hits and store failures. Not owned; must outlive the limiter.

@@ -8,6 +8,7 @@
 
 #include "ratelab/ip_address.h"
 #include "ratelab/limit.h"
+#include "ratelab/validation_record.h"
 
 namespace ratelab {
 
@@ -64,8 +65,8 @@ struct KeyConfig {
 
 struct BudgetConfig {
     bool enabled = true;
-    std::uint32_t perPeer = 128;   ///< Authorization keys one peer scope may hold
-    std::uint32_t global = 8192;   ///< Authorization keys the peerless scope may hold
+    std::uint32_t perPeer = 128;  ///< Authorization keys one peer scope may hold
+    std::uint32_t global = 8192;  ///< Authorization keys the peerless scope may hold
     Nanos slotTtl = 60 * kNanosPerSecond;
     friend bool operator==(const BudgetConfig&, const BudgetConfig&) = default;
 };
@@ -142,35 +143,9 @@ struct StoreConfig {
 };
 
 struct TrustedProxies {
-    std::vector<Cidr> cidrs;                   ///< direct peers whose forwarded header is read
-    std::string header = "x-forwarded-for";    ///< x-forwarded-for, forwarded or x-real-ip
+    std::vector<Cidr> cidrs;                 ///< direct peers whose forwarded header is read
+    std::string header = "x-forwarded-for";  ///< x-forwarded-for, forwarded or x-real-ip
     friend bool operator==(const TrustedProxies&, const TrustedProxies&) = default;
-};
-
-/// One expectation checked in a replay, as embedded in a validated export.
-struct ValidationExpectation {
-    std::string metric;
-    std::optional<double> min;
-    std::optional<double> max;
-    double actual = 0;
-    bool pass = false;
-    friend bool operator==(const ValidationExpectation&, const ValidationExpectation&) = default;
-};
-
-/// A scenario a policy was replayed against before export, and how it went.
-struct ValidationRun {
-    std::string scenario;
-    std::uint64_t seed = 0;
-    std::int64_t requests = 0;
-    bool pass = false;
-    std::vector<ValidationExpectation> expectations;
-    friend bool operator==(const ValidationRun&, const ValidationRun&) = default;
-};
-
-struct ValidationRecord {
-    std::string generator;  ///< "ratelab 0.1.0"
-    std::vector<ValidationRun> runs;
-    friend bool operator==(const ValidationRecord&, const ValidationRecord&) = default;
 };
 
 /// A whole policy file: the store, the trusted proxies and the policies, in match order.

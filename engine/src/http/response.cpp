@@ -1,11 +1,15 @@
 #include "http/response.h"
 
-#include "http/json_text.h"
-
 #include <algorithm>
 #include <charconv>
 
+#include "json/json_text.h"
+#include "policy/tier_limit.h"
+
 namespace ratelab::http {
+
+using json::appendInt;
+using json::appendJsonEscaped;
 
 namespace {
 
@@ -53,8 +57,7 @@ std::int64_t resetSeconds(const PolicyResult& r) {
 // The policy closest to its limit: the fewest remaining, then the longest reset.
 const PolicyResult* expiring(const Check& check, const PolicySet& policies, HeaderStyle style) {
     const PolicyResult* best = nullptr;
-    for (std::size_t i = 0; i < check.used; ++i) {
-        const PolicyResult& r = check.policies[i];
+    for (const PolicyResult& r : check.policies()) {
         if (!advertised(policies, r, style)) continue;
         if (!best || r.decision.remaining < best->decision.remaining ||
             (r.decision.remaining == best->decision.remaining &&
@@ -92,8 +95,7 @@ std::size_t renderHeaders(const PolicySet& policies, const Check& check,
     // IETF draft: one list member per policy, appended in policy order.
     HttpHeader* policyField = nullptr;
     HttpHeader* stateField = nullptr;
-    for (std::size_t i = 0; i < check.used; ++i) {
-        const PolicyResult& r = check.policies[i];
+    for (const PolicyResult& r : check.policies()) {
         const Policy& p = policies.policies[r.policy];
         if (!advertised(policies, r, HeaderStyle::Ietf)) continue;
         if (!policyField) {
@@ -106,7 +108,7 @@ std::size_t renderHeaders(const PolicySet& policies, const Check& check,
             policyField->value += ", ";
             stateField->value += ", ";
         }
-        const Limit& limit = limitOf(policies, r);
+        const Limit& limit = limitOf(policies.policies[r.policy], r.tier);
         appendSfString(policyField->value, p.name);
         policyField->value += ";q=";
         appendInt(policyField->value, r.decision.limit > 0 ? r.decision.limit : limit.capacity);
@@ -123,13 +125,12 @@ std::size_t renderHeaders(const PolicySet& policies, const Check& check,
     if (const PolicyResult* e = expiring(check, policies, HeaderStyle::Draft7)) {
         HttpHeader& list = next(headers, used);
         list.name = "RateLimit-Policy";
-        for (std::size_t i = 0; i < check.used; ++i) {
-            const PolicyResult& r = check.policies[i];
+        for (const PolicyResult& r : check.policies()) {
             if (!advertised(policies, r, HeaderStyle::Draft7)) continue;
             if (!list.value.empty()) list.value += ", ";
             appendInt(list.value, r.decision.limit);
             list.value += ";w=";
-            appendInt(list.value, windowSeconds(limitOf(policies, r)));
+            appendInt(list.value, windowSeconds(limitOf(policies.policies[r.policy], r.tier)));
         }
         HttpHeader& state = next(headers, used);
         state.name = "RateLimit";
@@ -202,8 +203,8 @@ void renderProblem(const PolicySet& policies, const Check& check, std::int64_t c
     body += refusalCodeName(check.code);
     body += "\",\"detail\":\"";
     const PolicyResult* first = nullptr;
-    for (std::size_t i = 0; i < check.used && !first; ++i) {
-        const PolicyOutcome o = check.policies[i].outcome;
+    for (const PolicyResult& r : check.policies()) {
+        const PolicyOutcome o = r.outcome;
         bool refusing = false;
         switch (check.code) {
             case RefusalCode::RateLimited:
@@ -227,7 +228,10 @@ void renderProblem(const PolicySet& policies, const Check& check, std::int64_t c
             case RefusalCode::None:
                 break;
         }
-        if (refusing) first = &check.policies[i];
+        if (refusing) {
+            first = &r;
+            break;
+        }
     }
     std::string policyName = first ? policies.policies[first->policy].name : std::string();
     switch (check.code) {
@@ -276,13 +280,13 @@ void renderProblem(const PolicySet& policies, const Check& check, std::int64_t c
     if (check.code == RefusalCode::RateLimited || check.code == RefusalCode::CostExceedsCapacity) {
         body += ",\"violated-policies\":[";
         bool firstName = true;
-        for (std::size_t i = 0; i < check.used; ++i) {
-            const PolicyOutcome o = check.policies[i].outcome;
+        for (const PolicyResult& r : check.policies()) {
+            const PolicyOutcome o = r.outcome;
             if (o != PolicyOutcome::Throttled && o != PolicyOutcome::CostExceedsCapacity) continue;
             if (!firstName) body += ",";
             firstName = false;
             body += "\"";
-            appendJsonEscaped(body, policies.policies[check.policies[i].policy].name);
+            appendJsonEscaped(body, policies.policies[r.policy].name);
             body += "\"";
         }
         body += "]";

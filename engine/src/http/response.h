@@ -3,10 +3,14 @@
 // Rendering a decision as HTTP: the rate-limit header fields in each style, Retry-After, and
 // problem+json bodies with a stable code per refusal.
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
-#include "ratelab/limiter.h"
+#include "ratelab/limit.h"
+#include "ratelab/policy.h"
+#include "ratelab/verdict.h"
 
 namespace ratelab::http {
 
@@ -23,13 +27,6 @@ std::int64_t windowSeconds(const Limit& limit);
 /// elements from `used` on and returns the new count.
 std::size_t renderHeaders(const PolicySet& policies, const Check& check,
                           std::vector<HttpHeader>& headers, std::size_t used);
-
-/// The limit a policy result was decided under (its tier's, when the policy has tiers).
-inline const Limit& limitOf(const PolicySet& policies, const PolicyResult& result) {
-    const Policy& p = policies.policies[result.policy];
-    if (p.tiers && result.tier < p.tiers->tiers.size()) return p.tiers->tiers[result.tier].limit;
-    return p.limit;
-}
 
 /// The problem+json body for a refusal (RFC 9457 shape, the IETF draft's problem types where
 /// one exists): type, title, status, code, detail and, for quota refusals, violated-policies.

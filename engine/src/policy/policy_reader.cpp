@@ -9,6 +9,7 @@
 #include "policy/policy_file_internal.h"
 #include "policy/policy_names.h"
 #include "policy/policy_paths.h"
+#include "ratelab/redis_url.h"
 
 namespace ratelab::policy {
 

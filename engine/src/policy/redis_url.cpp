@@ -3,7 +3,7 @@
 #include <string>
 
 #include "ratelab/ip_address.h"
-#include "ratelab/policy_file.h"
+#include "ratelab/redis_url.h"
 
 namespace ratelab {
 

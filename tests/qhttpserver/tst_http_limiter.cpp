@@ -1,4 +1,4 @@
-// The QHttpServer adapter (app/http/http_limiter.cpp) and `ratelab-cli serve`, over real HTTP
+// The QHttpServer adapter (app/qhttpserver/qhttpserver.cpp) and `ratelab-cli serve`, over real HTTP
 // on loopback: statuses, headers and bodies as a client sees them. Time is injected.
 
 #include <QHttpServer>
@@ -9,8 +9,8 @@
 #include <QProcess>
 #include <QtTest>
 
-#include "http/http_limiter.h"
 #include "ratelab/memory_store.h"
+#include "ratelab/qhttpserver.h"
 
 using namespace ratelab;
 

@@ -1,4 +1,4 @@
-#include "http/http_limiter.h"
+#include "ratelab/qhttpserver.h"
 
 #include <chrono>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "ratelab/stores.h"
+#include "ratelab/store_factory.h"
 
 #include "ratelab/memory_store.h"
 #include "ratelab/redis_store.h"

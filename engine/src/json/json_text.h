@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace ratelab::http {
+namespace ratelab::json {
 
 /// Appends `text` as JSON string contents (without the quotes): '"', '\' and control
 /// characters escaped.
@@ -41,4 +41,4 @@ inline void appendInt(std::string& out, std::int64_t value) {
     out.append(buffer, end);
 }
 
-}  // namespace ratelab::http
+}  // namespace ratelab::json

@@ -1,29 +1,16 @@
 #pragma once
 
+// The interface through which a Limiter reports limit hits and store failures. Ready-made
+// observers: policy_counters.h, json_log_observer.h.
+
 #include <cstdint>
 #include <string_view>
 
 #include "ratelab/limit.h"
 #include "ratelab/store.h"
+#include "ratelab/verdict.h"
 
 namespace ratelab {
-
-/// What a matching policy did with a request.
-enum class PolicyOutcome : std::uint8_t {
-    Passed,               ///< allowed by the policy
-    Throttled,            ///< over the limit: 429
-    ShadowThrottled,      ///< over the limit in shadow mode: counted, passed
-    CostExceedsCapacity,  ///< costs more than the limit can ever hold: 429, no Retry-After
-    Bypassed,             ///< a bypass rule skipped the policy
-    NoIdentity,           ///< no key could be derived: 412
-    ForwardedMalformed,   ///< a trusted proxy's forwarded header is malformed: 412 (fail closed)
-    FailedOpen,           ///< store transport error under fail_open_on_transport: passed
-    FailedClosed,         ///< store transport error under deny: 503
-    StoreRefused,         ///< the store refused (full, OOM, ...): 503 under every policy
-};
-
-/// "passed", "throttled", "shadow_throttled", ...
-std::string_view policyOutcomeName(PolicyOutcome outcome);
 
 /// A request a policy refused or would have refused (shadow), or could not key.
 struct LimitEvent {

@@ -1,0 +1,99 @@
+#pragma once
+
+// What a decision says: each matching policy's outcome, the refusal's stable code, and the
+// rendered HTTP answer. Written by Limiter::check() and Limiter::decide() (limiter.h).
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ratelab/limit.h"
+
+namespace ratelab {
+
+class Limiter;
+
+/// What a matching policy did with a request.
+enum class PolicyOutcome : std::uint8_t {
+    Passed,               ///< allowed by the policy
+    Throttled,            ///< over the limit: 429
+    ShadowThrottled,      ///< over the limit in shadow mode: counted, passed
+    CostExceedsCapacity,  ///< costs more than the limit can ever hold: 429, no Retry-After
+    Bypassed,             ///< a bypass rule skipped the policy
+    NoIdentity,           ///< no key could be derived: 412
+    ForwardedMalformed,   ///< a trusted proxy's forwarded header is malformed: 412 (fail closed)
+    FailedOpen,           ///< store transport error under fail_open_on_transport: passed
+    FailedClosed,         ///< store transport error under deny: 503
+    StoreRefused,         ///< the store refused (full, OOM, ...): 503 under every policy
+};
+
+/// "passed", "throttled", "shadow_throttled", ...
+std::string_view policyOutcomeName(PolicyOutcome outcome);
+
+/// The stable code of a refusal, carried in the problem+json body.
+enum class RefusalCode : std::uint8_t {
+    None,
+    RateLimited,          ///< 429
+    CostExceedsCapacity,  ///< 429 without Retry-After: waiting never helps
+    IdentityUnavailable,  ///< 412: no principal, credential or peer to key on
+    ForwardedMalformed,   ///< 412: a trusted proxy sent a forwarded header that does not parse
+    StoreUnavailable,     ///< 503: transport error under `deny`
+    StoreRefused,         ///< 503: the store refused (full, out of memory, read-only)
+};
+
+/// "rate_limited", "cost_exceeds_capacity", "identity_unavailable", "forwarded_malformed",
+/// "store_unavailable", "store_refused"; "" for None.
+std::string_view refusalCodeName(RefusalCode code);
+
+/// One matching policy's part in a decision.
+struct PolicyResult {
+    std::uint32_t policy = 0;  ///< index into the PolicySet
+    std::uint32_t tier = 0;    ///< index into the policy's tiers; 0 without tiers
+    PolicyOutcome outcome = PolicyOutcome::Passed;
+    Decision decision;
+    bool chargedFallback = false;
+    std::string key;    ///< the bucket key charged; filled only when Check::captureKeys
+    std::string scope;  ///< the budget scope; filled only when Check::captureKeys
+};
+
+/// A decision without text: what the simulator and benchmarks read. Reuse one across calls;
+/// its storage and strings keep their capacity, so steady-state calls do not allocate.
+struct Check {
+    bool captureKeys = false;  ///< set before calling to fill PolicyResult::key and ::scope
+    bool allowed = true;
+    int status = 200;  ///< 200 (pass), 429, 412 or 503
+    RefusalCode code = RefusalCode::None;
+    Nanos retryAfter = 0;  ///< 429: how long until the refusing policy would admit the request
+
+    /// One per matching policy, in order, up to and including the first that refused: like
+    /// nested middleware, a refused request does not spend the quota of later policies. Valid
+    /// until the Check is used for the next decision.
+    std::span<const PolicyResult> policies() const { return {results_.data(), used_}; }
+
+private:
+    friend class Limiter;
+    // Grows to the most policies one request ever matched; entries past used_ are stale.
+    std::vector<PolicyResult> results_;
+    std::size_t used_ = 0;
+};
+
+struct HttpHeader {
+    std::string name;
+    std::string value;
+};
+
+/// Everything a server needs to answer: status, headers (on passes too) and, for refusals, a
+/// problem+json body.
+struct Verdict {
+    bool allowed = true;
+    int status = 200;
+    RefusalCode code = RefusalCode::None;
+    std::vector<HttpHeader> headers;
+    std::string contentType;  ///< "application/problem+json" when body is set
+    std::string body;
+    Check check;  ///< the decisions behind it; keys and scopes filled when explained
+};
+
+}  // namespace ratelab
