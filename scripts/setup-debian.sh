@@ -9,8 +9,12 @@ packages=(
     qt6-websockets-dev   # Qt6HttpServer's CMake package needs it but the package does not depend on it
     libqt6opengl6-dev    # Qt6Charts' CMake package needs Qt6OpenGL; not pulled in without recommends
     libxkbcommon-dev
-    libhiredis-dev libssl-dev nlohmann-json3-dev libxxhash-dev libbenchmark-dev
-    redis-server redis-tools nginx-light
+    libhiredis-dev libssl-dev nlohmann-json3-dev libxxhash-dev libbenchmark-dev zlib1g-dev
+    libhttp-parser-dev   # request framing of ratelab-cli serve
+    redis-server redis-tools nginx-light   # nginx: exports, auth_request in front of serve
+    haproxy              # the Lua action in front of serve (tests/serve)
+    wrk                  # tests/bench/http: serve against nginx limit_req
+    python3-prometheus-client   # /metrics read by a real Prometheus parser
     fonts-dejavu-core xvfb xauth
     python3-jsonschema
 )

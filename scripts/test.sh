@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
 # Installs what ratelab needs, builds it and runs every test: the Release build's whole CTest
-# suite (labels engine, identity, policy, sim, redis, gui), then the engine, identity, policy and
-# simulator suites again under AddressSanitizer and UndefinedBehaviorSanitizer (the Redis and GUI
-# suites measure timeouts and frame gaps, which a sanitizer's slowdown would distort). The tests
-# start their own redis-server and nginx on loopback.
+# suite (labels engine, identity, policy, sim, redis, gui, serve), then the engine, identity,
+# policy, simulator and serve suites again under AddressSanitizer and UndefinedBehaviorSanitizer
+# (the Redis and GUI suites measure timeouts and frame gaps, which a sanitizer's slowdown would
+# distort). The tests start their own redis-server, nginx and HAProxy on loopback.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
 scripts/build.sh
 ctest --test-dir build --output-on-failure --parallel "$(nproc)"
 
-sanitized='engine|identity|policy|sim'
+sanitized='engine|identity|policy|sim|serve'
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S . -B build-asan -G Ninja "${launcher[@]}" \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
       -DRATELAB_SANITIZE=address,undefined -DRATELAB_BUILD_GUI=OFF -DRATELAB_BUILD_BENCH=OFF \
       >/dev/null
-# Build only what those suites run: their test executables and ratelab-cli.
+# Build only what those suites run: their test executables (tests that are scripts, such as
+# the replay's Python peer, have none) and ratelab-cli.
 mapfile -t targets < <(ctest --test-dir build-asan -N --label-regex "$sanitized" |
-                       sed -n 's/^ *Test *#[0-9]*: *//p')
+                       sed -n 's/^ *Test *#[0-9]*: *//p' |
+                       while read -r t; do
+                           ninja -C build-asan -t query "$t" >/dev/null 2>&1 && echo "$t"
+                       done)
 cmake --build build-asan --parallel "$(nproc)" --target ratelab-cli "${targets[@]}"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure --parallel "$(nproc)" --label-regex "$sanitized"

@@ -98,7 +98,7 @@ int diffPolicies(const QStringList& arguments) {
         flipsFile = flipsPath == "-" ? stdout : std::fopen(flipsPath.c_str(), "wb");
         if (!flipsFile) return badInput("diff", flipsPath + ": cannot write");
         flips = std::make_unique<sim::FlipCsvWriter>(flipsFile, *scenario,
-                                                     traffic ? traffic->startEpochMs : 0);
+                                                     traffic ? traffic->reading.startEpochMicros / 1000 : 0);
         options.flips = flips.get();
     }
     sim::ScenarioRunner runner(*scenario, std::vector<PolicySet>{*a, *b}, options);
@@ -122,7 +122,7 @@ int diffPolicies(const QStringList& arguments) {
     sim::Timing timing{wall, wall > 0 ? static_cast<double>(runner.requests()) / wall : 0};
     sim::Comparison comparison =
         sim::buildComparison(runner, static_cast<std::size_t>(top), timing);
-    if (traffic) comparison.replay = sim::replayInfo(*traffic);
+    if (traffic) comparison.replay = sim::replayInfo(traffic->reading);
 
     std::string error;
     if (parser.isSet(jsonOption) && !writeTextFile(parser.value(jsonOption).toStdString(),

@@ -1,5 +1,6 @@
-// ratelab-cli replay: a recorded access log through a policy; what the policy would have done,
-// per request (--decisions) and in sum (the report). Unparsed lines are listed, never dropped.
+// ratelab-cli replay: recorded access logs through a policy; what the policy would have done,
+// per request (--decisions) and in sum (the report). The logs are streamed in bounded memory;
+// every line is replayed, replayed with a warning, or listed as not replayed.
 
 #include <QCommandLineParser>
 #include <algorithm>
@@ -18,25 +19,48 @@ namespace ratelab::cli {
 namespace {
 
 constexpr const char* kSynopsis =
-    "replay ACCESS.log --policy P.json [--format combined|common|csv] [--decisions OUT.csv] "
-    "[--json REPORT.json] [--sample-ms N] [--quiet]";
+    "replay ACCESS.log... --policy P.json [--format combined|common|csv|nginx|caddy|json] "
+    "[--log-format 'STRING'] [--field ROLE=PATH]... [--reorder-window SECONDS] "
+    "[--decisions OUT.csv] [--json REPORT.json] [--sample-ms N] [--quiet]";
+
+// Lines of each kind printed on stderr; the report lists up to kMaxListedLines.
+constexpr std::size_t kPrintedLines = 20;
 
 int replayLog(const QStringList& arguments) {
     QCommandLineParser parser;
-    parser.addPositionalArgument("ACCESS.log", "The access log to replay.");
+    parser.addPositionalArgument(
+        "ACCESS.log",
+        "The logs to replay, oldest first (rotated: access.log.2.gz access.log.1 "
+        "access.log); .gz is read as gzip, - is standard input.");
     const QCommandLineOption policyOption("policy", "Policy file.", "P.json");
     const QCommandLineOption formatOption(
-        "format", "combined, common or csv (default: guessed from the first line).", "FORMAT");
+        "format",
+        "combined, common, csv, nginx, caddy or json (default: detected from the first lines).",
+        "FORMAT");
+    const QCommandLineOption logFormatOption(
+        "log-format", "nginx: the server's log_format string (implies --format nginx).", "STRING");
+    const QCommandLineOption fieldOption(
+        "field",
+        "json: where a field is, ROLE=PATH with ROLE client, time, method, path, status or "
+        "header:NAME and PATH keys joined by dots (implies --format json).",
+        "ROLE=PATH");
+    const QCommandLineOption windowOption(
+        "reorder-window",
+        "Sort lines out of order by up to this many seconds (default 60); lines later than "
+        "that are listed, not replayed.",
+        "SECONDS");
     const QCommandLineOption decisionsOption(
-        "decisions", "Write seq,ts_ms,key,allowed,remaining,retry_after_ms per request.",
+        "decisions",
+        "Write seq,ts_ms,key,allowed,remaining,retry_after_ms,file,line per request (- for "
+        "stdout).",
         "OUT.csv");
     const QCommandLineOption jsonOption("json", "Write the report as JSON (- for stdout).",
                                         "REPORT.json");
     const QCommandLineOption sampleOption("sample-ms", "Sample interval (default 1000).", "N");
     const QCommandLineOption quietOption("quiet", "Print nothing on success but errors.");
-    parser.addOptions(
-        {policyOption, formatOption, decisionsOption, jsonOption, sampleOption, quietOption});
-    if (!parseCommandLine(parser, arguments, "replay", kSynopsis, 1)) return kBadInput;
+    parser.addOptions({policyOption, formatOption, logFormatOption, fieldOption, windowOption,
+                       decisionsOption, jsonOption, sampleOption, quietOption});
+    if (!parseCommandLine(parser, arguments, "replay", kSynopsis, -1)) return kBadInput;
     const bool quiet = parser.isSet(quietOption);
     if (!parser.isSet(policyOption)) return badInput("replay", "--policy P.json is required");
 
@@ -55,12 +79,60 @@ int replayLog(const QStringList& arguments) {
         sampleInterval = ms * kNanosPerMilli;
     }
 
-    const std::string logPath = parser.positionalArguments().at(0).toStdString();
-    std::string error;
+    sim::ReplayInput input;
+    for (const QString& file : parser.positionalArguments())
+        input.files.push_back(file.toStdString());
+    if (std::count(input.files.begin(), input.files.end(), "-") > 1) {
+        return badInput("replay", "standard input (-) can be given once");
+    }
+    if (parser.isSet(formatOption) || parser.isSet(logFormatOption) || parser.isSet(fieldOption)) {
+        sim::LogFormatOptions format;
+        format.format = parser.isSet(logFormatOption) ? sim::LogFormat::Nginx
+                        : parser.isSet(fieldOption)   ? sim::LogFormat::Json
+                                                      : sim::LogFormat::Combined;
+        if (parser.isSet(formatOption)) {
+            const std::string name = parser.value(formatOption).toStdString();
+            std::optional<sim::LogFormat> f = sim::parseLogFormat(name);
+            if (!f) {
+                return badInput("replay",
+                                "--format \"" + name + "\": expected " + sim::logFormatNames());
+            }
+            format.format = *f;
+        }
+        format.nginxFormat = parser.value(logFormatOption).toStdString();
+        for (const QString& field : parser.values(fieldOption)) {
+            const qsizetype eq = field.indexOf('=');
+            if (eq <= 0) {
+                return badInput("replay", "--field \"" + field.toStdString() +
+                                              "\": expected ROLE=PATH, e.g. client=request.ip");
+            }
+            format.jsonFields.emplace_back(field.left(eq).toStdString(),
+                                           field.mid(eq + 1).toStdString());
+        }
+        input.format = std::move(format);
+    }
+    if (parser.isSet(windowOption)) {
+        bool ok = false;
+        const double s = parser.value(windowOption).toDouble(&ok);
+        if (!ok || !(s >= 0) || s > 86'400) {
+            return badInput("replay", "--reorder-window \"" +
+                                          parser.value(windowOption).toStdString() +
+                                          "\": expected 0 to 86400 seconds");
+        }
+        input.reorderWindow = static_cast<Nanos>(s * 1e9);
+    }
+
     const auto started = std::chrono::steady_clock::now();
-    std::shared_ptr<const sim::RecordedTraffic> shared =
-        loadRecordedTraffic(logPath, parser.value(formatOption).toStdString(), "replay");
-    if (!shared) return kBadInput;
+    sim::LogReading reading;
+    auto stream = std::make_shared<sim::LogStream>(input, reading);
+    if (!stream->start()) {
+        printDiagnostics({*reading.error});
+        return kBadInput;
+    }
+    if (!quiet && !reading.detection.empty()) {
+        std::fprintf(stderr, "%s: format %s\n", input.files.front().c_str(),
+                     reading.detection.c_str());
+    }
 
     sim::RunnerOptions options;
     options.measureWallTime = false;
@@ -70,43 +142,61 @@ int replayLog(const QStringList& arguments) {
     if (parser.isSet(decisionsOption)) {
         decisionsFile = decisionsPath == "-" ? stdout : std::fopen(decisionsPath.c_str(), "wb");
         if (!decisionsFile) return badInput("replay", decisionsPath + ": cannot write");
-        decisions = std::make_unique<DecisionCsvWriter>(decisionsFile, shared->startEpochMs);
+        decisions = std::make_unique<DecisionCsvWriter>(decisionsFile, &reading);
         options.decisions = decisions.get();
     }
-    sim::ScenarioRunner runner(sim::makeReplayScenario(shared, sampleInterval), *policies, options);
+    sim::ScenarioRunner runner(
+        sim::makeReplayScenario(std::make_shared<sim::StreamedLog>(stream, input.files.front()),
+                                sampleInterval),
+        *policies, options);
     {
-        ProgressBar progress(logPath);
-        const std::int64_t total = static_cast<std::int64_t>(shared->requests.size());
+        ProgressBar progress(input.files.size() == 1
+                                 ? input.files.front()
+                                 : std::to_string(input.files.size()) + " logs");
         while (!runner.finished()) {
             runner.advance(runner.duration(), 200'000);
+            const std::int64_t total = stream->bytesTotal();
             progress.update(
-                static_cast<double>(runner.totals().requests) / static_cast<double>(total),
-                shortCount(static_cast<double>(runner.totals().requests)) + " lines");
+                total > 0 ? static_cast<double>(stream->bytesRead()) / static_cast<double>(total)
+                          : 0.0,
+                shortCount(static_cast<double>(runner.requests())) + " lines");
         }
     }
     bool decisionsOk = true;
     if (decisions) {
         decisionsOk = decisions->finish();
         if (decisionsFile != stdout && std::fclose(decisionsFile) != 0) decisionsOk = false;
-        if (!decisionsOk) return badInput("replay", decisionsPath + ": cannot write");
+    }
+    if (reading.error) {
+        printDiagnostics({*reading.error});
+        return kBadInput;
+    }
+    if (!decisionsOk) return badInput("replay", decisionsPath + ": cannot write");
+    printDiagnostics(sim::readingDiagnostics(reading, kPrintedLines), !quiet);
+    const std::string where =
+        input.files.size() == 1
+            ? input.files.front()
+            : input.files.front() + " and " + std::to_string(input.files.size() - 1) + " more";
+    if (reading.replayed == 0) {
+        return badInput("replay", where + ": no request could be read from the log");
     }
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    sim::Timing timing{wall, wall > 0 ? static_cast<double>(runner.totals().requests) / wall : 0};
-    sim::Report report = sim::buildReport(runner, timing);
-    report.replay = sim::replayInfo(*shared);
+    sim::Timing timing{wall, wall > 0 ? static_cast<double>(runner.requests()) / wall : 0};
+    sim::Report report = sim::buildReplayReport(runner, timing, reading);
+    std::string error;
     if (parser.isSet(jsonOption) &&
         !writeTextFile(parser.value(jsonOption).toStdString(), sim::reportJson(report), error)) {
         return badInput("replay", error);
     }
     const bool stdoutTaken = parser.value(jsonOption) == "-" || decisionsPath == "-";
     if (!quiet && !stdoutTaken) {
-        std::printf("%s: %" PRId64 " lines (%s), %" PRId64 " replayed, %" PRId64
-                    " unparsed, %" PRId64 " clients (%" PRId64 " host names)\n",
-                    logPath.c_str(), shared->lines,
-                    std::string(sim::logFormatName(shared->format)).c_str(),
-                    static_cast<std::int64_t>(shared->requests.size()), shared->unparsedCount,
-                    static_cast<std::int64_t>(shared->clients.size()), shared->hostNames);
+        std::printf("%s: %" PRId64 " lines (%s), %" PRId64 " replayed (%" PRId64
+                    " damaged), %" PRId64 " unparsed, %" PRId64
+                    " out of the reorder window, %" PRId64 " clients (%" PRId64 " host names)\n",
+                    where.c_str(), reading.lines, reading.format.c_str(), reading.replayed,
+                    reading.damagedCount, reading.unparsedCount, reading.outOfWindowCount,
+                    reading.clients, reading.hostNames);
         std::fputs(sim::reportText(report).c_str(), stdout);
     }
     return kSuccess;
@@ -114,6 +204,6 @@ int replayLog(const QStringList& arguments) {
 
 }  // namespace
 
-RATELAB_CLI_COMMAND({"replay", kSynopsis, "replay an access log through a policy", &replayLog});
+RATELAB_CLI_COMMAND({"replay", kSynopsis, "replay access logs through a policy", &replayLog});
 
 }  // namespace ratelab::cli

@@ -49,9 +49,9 @@ bool parseCommandLine(QCommandLineParser& parser, const QStringList& arguments, 
     std::string problem;
     if (!parsed) {
         problem = parser.errorText().toStdString();
-    } else if (parser.positionalArguments().size() < positionals) {
+    } else if (parser.positionalArguments().size() < std::abs(positionals)) {
         problem = "missing argument";
-    } else if (parser.positionalArguments().size() > positionals) {
+    } else if (positionals >= 0 && parser.positionalArguments().size() > positionals) {
         problem = "unexpected argument \"" +
                   parser.positionalArguments().at(positionals).toStdString() + "\"";
     }
@@ -129,39 +129,36 @@ std::optional<std::shared_ptr<Store>> storeFromOption(const std::string& option,
 std::shared_ptr<const sim::RecordedTraffic> loadRecordedTraffic(const std::string& path,
                                                                 const std::string& format,
                                                                 const char* command) {
-    // Unparsed lines printed on stderr; the report lists up to kMaxUnparsedListed.
-    constexpr std::size_t kPrintedUnparsed = 20;
-    std::optional<sim::LogFormat> chosen;
+    // Lines of each kind printed on stderr; the report lists up to kMaxListedLines.
+    constexpr std::size_t kPrintedLines = 20;
+    sim::ReplayInput input;
+    input.files.push_back(path);
     if (!format.empty()) {
-        chosen = sim::parseLogFormat(format);
+        const std::optional<sim::LogFormat> chosen = sim::parseLogFormat(format);
         if (!chosen) {
-            badInput(command, "--format \"" + format + "\": expected combined, common or csv");
+            badInput(command, "--format \"" + format + "\": expected " + sim::logFormatNames());
             return nullptr;
         }
+        input.format = sim::LogFormatOptions{};
+        input.format->format = *chosen;
+        if (*chosen == sim::LogFormat::Nginx) input.format->nginxFormat = sim::kNginxMainFormat;
     }
-    std::string error;
-    std::optional<sim::RecordedTraffic> traffic = sim::loadAccessLog(path, chosen, error);
+    sim::LogReading reading;
+    std::shared_ptr<sim::RecordedTraffic> traffic = sim::loadAccessLog(input, reading);
     if (!traffic) {
-        badInput(command, error);
+        if (reading.error) {
+            printDiagnostics({*reading.error});
+        } else {
+            badInput(command, path + ": cannot be read");
+        }
         return nullptr;
     }
-    for (std::size_t i = 0; i < traffic->unparsed.size() && i < kPrintedUnparsed; ++i) {
-        std::fprintf(stderr, "%s:%" PRId64 ": cannot parse (%s): %s\n", path.c_str(),
-                     traffic->unparsed[i].line, std::string(logFormatName(traffic->format)).c_str(),
-                     traffic->unparsed[i].reason.c_str());
-    }
-    if (traffic->unparsedCount > 0) {
-        std::fprintf(stderr, "%s: %" PRId64 " of %" PRId64 " lines could not be parsed%s\n",
-                     path.c_str(), traffic->unparsedCount, traffic->lines,
-                     traffic->unparsedCount > static_cast<std::int64_t>(kPrintedUnparsed)
-                         ? " (the report lists their line numbers)"
-                         : "");
-    }
+    printDiagnostics(sim::readingDiagnostics(traffic->reading, kPrintedLines));
     if (traffic->requests.empty()) {
         badInput(command, path + ": no request could be read from the log");
         return nullptr;
     }
-    return std::make_shared<const sim::RecordedTraffic>(std::move(*traffic));
+    return traffic;
 }
 
 std::optional<std::uint64_t> parseSeed(const std::string& text, std::string& error) {
@@ -186,36 +183,58 @@ std::string shortCount(double value) {
     return buffer;
 }
 
-DecisionCsvWriter::DecisionCsvWriter(std::FILE* out, std::int64_t epochMs)
-    : out_(out), epochMs_(epochMs) {
+DecisionCsvWriter::DecisionCsvWriter(std::FILE* out) : out_(out) {
     buffer_.reserve(1 << 20);
     buffer_ = "seq,ts_ms,key,allowed,remaining,retry_after_ms\n";
 }
 
+DecisionCsvWriter::DecisionCsvWriter(std::FILE* out, const sim::LogReading* reading)
+    : out_(out), reading_(reading) {
+    buffer_.reserve(1 << 20);
+    buffer_ = "seq,ts_ms,key,allowed,remaining,retry_after_ms,file,line\n";
+}
+
+namespace {
+
+void appendCsvField(std::string& out, std::string_view field) {
+    if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
+        out.append(field);
+        return;
+    }
+    out.push_back('"');
+    for (char c : field) {
+        if (c == '"') out.push_back('"');
+        out.push_back(c);
+    }
+    out.push_back('"');
+}
+
+}  // namespace
+
 void DecisionCsvWriter::onDecision(const sim::DecisionRecord& d) {
+    // A replay's time is the logged one: the first line's, plus the virtual time since.
+    const std::int64_t tsMs =
+        reading_ ? (reading_->startEpochMicros + d.at / 1000) / 1000 : d.at / kNanosPerMilli;
     char line[96];
-    int n = std::snprintf(line, sizeof line, "%" PRId64 ",%" PRId64 ",", d.seq,
-                          epochMs_ + d.at / kNanosPerMilli);
+    int n = std::snprintf(line, sizeof line, "%" PRId64 ",%" PRId64 ",", d.seq, tsMs);
     buffer_.append(line, static_cast<std::size_t>(n));
-    if (d.key.find_first_of(",\"\n") != std::string_view::npos) {
-        buffer_.push_back('"');
-        for (char c : d.key) {
-            if (c == '"') buffer_.push_back('"');
-            buffer_.push_back(c);
-        }
-        buffer_.push_back('"');
-    } else {
-        buffer_.append(d.key);
-    }
+    appendCsvField(buffer_, d.key);
+    const std::int64_t retryMs = (d.retryAfter + kNanosPerMilli - 1) / kNanosPerMilli;
     if (d.remaining >= 0) {
-        n = std::snprintf(line, sizeof line, ",%s,%" PRId64 ",%" PRId64 "\n",
-                          d.allowed ? "true" : "false", d.remaining,
-                          (d.retryAfter + kNanosPerMilli - 1) / kNanosPerMilli);
+        n = std::snprintf(line, sizeof line, ",%s,%" PRId64 ",%" PRId64,
+                          d.allowed ? "true" : "false", d.remaining, retryMs);
     } else {
-        n = std::snprintf(line, sizeof line, ",%s,,%" PRId64 "\n", d.allowed ? "true" : "false",
-                          (d.retryAfter + kNanosPerMilli - 1) / kNanosPerMilli);
+        n = std::snprintf(line, sizeof line, ",%s,,%" PRId64, d.allowed ? "true" : "false",
+                          retryMs);
     }
     buffer_.append(line, static_cast<std::size_t>(n));
+    if (reading_) {
+        buffer_.push_back(',');
+        if (d.logFile < reading_->files.size()) appendCsvField(buffer_, reading_->files[d.logFile]);
+        n = std::snprintf(line, sizeof line, ",%" PRId64, d.logLine);
+        buffer_.append(line, static_cast<std::size_t>(n));
+    }
+    buffer_.push_back('\n');
     if (buffer_.size() >= (1u << 20) - 512) flush();
 }
 

@@ -16,6 +16,7 @@
 #include "ratelab/policy.h"
 #include "ratelab/store.h"
 #include "sim/access_log.h"
+#include "sim/log_stream.h"
 #include "sim/metrics.h"
 #include "sim/scenario.h"
 
@@ -33,7 +34,8 @@ std::optional<PolicySet> loadPolicy(const std::string& path, bool warnings = tru
 
 /// Parses the command line with QCommandLineParser::parse(); on a bad option or a missing
 /// positional argument prints "ratelab-cli CMD: what is wrong" and the usage, and returns false.
-/// `--help` prints the help and exits 0.
+/// `positionals` is the exact count, or when negative, the least. `--help` prints the help and
+/// exits 0.
 bool parseCommandLine(QCommandLineParser& parser, const QStringList& arguments, const char* command,
                       const char* synopsis, int positionals);
 
@@ -62,10 +64,13 @@ std::optional<std::uint64_t> parseSeed(const std::string& text, std::string& err
 std::string shortCount(double value);
 
 /// Streams decisions as CSV `seq,ts_ms,key,allowed,remaining,retry_after_ms` with a large
-/// buffer. `epochMs` is added to the virtual time (a replay's start; 0 for runs).
+/// buffer; a replay's rows add `file,line`, the log line each request came from.
 class DecisionCsvWriter final : public sim::DecisionSink {
 public:
-    DecisionCsvWriter(std::FILE* out, std::int64_t epochMs);
+    /// A run: ts_ms is the virtual time.
+    explicit DecisionCsvWriter(std::FILE* out);
+    /// A replay: ts_ms is the logged time. `reading` must outlive the writer.
+    DecisionCsvWriter(std::FILE* out, const sim::LogReading* reading);
     void onDecision(const sim::DecisionRecord& d) override;
     /// Flushes; false when any write failed.
     bool finish();
@@ -73,7 +78,7 @@ public:
 private:
     void flush();
     std::FILE* out_;
-    std::int64_t epochMs_;
+    const sim::LogReading* reading_ = nullptr;
     std::string buffer_;
     bool ok_ = true;
 };

@@ -64,49 +64,50 @@ sim::ScenarioLoadResult loadScenarioAt(const QString& path, qint64 maxBytes) {
 }
 
 struct AccessLogResult {
-    std::shared_ptr<const sim::RecordedTraffic> traffic;
+    std::shared_ptr<sim::RecordedTraffic> traffic;
     QString error;
 };
 
 // Runs on a pool thread.
 AccessLogResult parseAccessLogFile(const QString& path) {
     AccessLogResult out;
-    std::string error;
-    // The format is guessed from the first line (detectLogFormat).
-    std::optional<sim::RecordedTraffic> traffic =
-        sim::loadAccessLog(QDir::toNativeSeparators(path).toStdString(), std::nullopt, error);
-    if (!traffic) {
-        out.error = QString::fromStdString(error);
-        return out;
-    }
-    if (traffic->requests.empty()) {
+    sim::ReplayInput input;
+    input.files = {QDir::toNativeSeparators(path).toStdString()};  // the format is detected
+    sim::LogReading reading;
+    out.traffic = sim::loadAccessLog(input, reading);
+    if (!out.traffic) {
+        out.error = QString::fromStdString(formatDiagnostic(*reading.error));
+    } else if (out.traffic->requests.empty()) {
         out.error = QObject::tr("%1: no line could be read as a %2 access log (%3 lines)")
-                        .arg(path, QString::fromUtf8(sim::logFormatName(traffic->format).data()))
-                        .arg(traffic->lines);
-        return out;
+                        .arg(path, QString::fromStdString(reading.format))
+                        .arg(reading.lines);
+        out.traffic.reset();
     }
-    out.traffic = std::make_shared<const sim::RecordedTraffic>(std::move(*traffic));
     return out;
 }
 
 QString replayNotes(const sim::RecordedTraffic& t) {
-    QString notes = QObject::tr(
-                        "Replay of %1 (%2 format): %3 lines, %4 requests from %5 clients "
-                        "over %6 s.")
-                        .arg(QFileInfo(QString::fromStdString(t.file)).fileName(),
-                             QString::fromUtf8(sim::logFormatName(t.format).data()))
-                        .arg(t.lines)
-                        .arg(static_cast<qint64>(t.requests.size()))
-                        .arg(static_cast<qint64>(t.clients.size()))
-                        .arg(static_cast<double>(t.span) / 1e9, 0, 'f', 0);
-    if (t.unparsedCount > 0) {
+    const sim::LogReading& r = t.reading;
+    QString notes =
+        QObject::tr("Replay of %1 (%2 format): %3 lines, %4 requests from %5 clients over %6 s.")
+            .arg(QFileInfo(QString::fromStdString(t.fileName())).fileName(),
+                 QString::fromStdString(r.format))
+            .arg(r.lines)
+            .arg(static_cast<qint64>(t.requests.size()))
+            .arg(r.clients)
+            .arg(static_cast<double>(t.spanNanos) / 1e9, 0, 'f', 0);
+    if (r.damagedCount > 0) {
+        notes += ' ' + QObject::tr("%1 damaged lines were replayed with a warning.")
+                           .arg(r.damagedCount);
+    }
+    if (r.unparsedCount > 0) {
         QStringList lines;
-        for (std::size_t i = 0; i < t.unparsed.size() && i < 10; ++i)
-            lines << QString::number(t.unparsed[i].line);
+        for (std::size_t i = 0; i < r.unparsed.size() && i < 10; ++i)
+            lines << QString::number(r.unparsed[i].line);
         notes += ' ' + QObject::tr("%1 lines could not be parsed (lines %2%3).")
-                           .arg(t.unparsedCount)
+                           .arg(r.unparsedCount)
                            .arg(lines.join(", "))
-                           .arg(t.unparsedCount > 10 ? ", ..." : "");
+                           .arg(r.unparsedCount > 10 ? ", ..." : "");
     }
     return notes;
 }

@@ -1,95 +1,96 @@
 #pragma once
 
-// Recorded access logs as a traffic source: nginx/Apache `combined` and `common`, and CSV
-// `ts_ms,key[,path[,method]]`. Lines are sorted by time, stably; lines that cannot be parsed
-// are counted and listed by line number, never dropped silently.
+// Recorded access logs as a traffic source. The formats are in log_format.h, reading files as
+// a time-ordered stream in log_stream.h; this is what a replay is built from: a log read into
+// memory (for the workbench, tests, and logs replayed more than once), the replay scenario,
+// and the report's account of how the log was read.
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "ratelab/ip_address.h"
 #include "ratelab/limit.h"
+#include "ratelab/request.h"
+#include "sim/log_format.h"
+#include "sim/log_stream.h"
+#include "sim/replay_source.h"
 #include "sim/scenario.h"
 
 namespace ratelab::sim {
 
-enum class LogFormat : std::uint8_t { Combined, Common, Csv };
-
-/// "combined", "common", "csv".
-std::string_view logFormatName(LogFormat format);
-std::optional<LogFormat> parseLogFormat(std::string_view name);
-
-/// One parsed line. Strings live in RecordedTraffic's tables.
+/// One request of a log in memory. Strings are indices into RecordedTraffic's tables.
 struct RecordedRequest {
-    Nanos at = 0;              ///< since the earliest line of the log
-    std::uint32_t client = 0;  ///< index into RecordedTraffic::clients
-    std::uint32_t path = 0;    ///< index into RecordedTraffic::paths
-    std::uint32_t method = 0;  ///< index into RecordedTraffic::methods
-    std::uint32_t line = 0;    ///< 1-based line number in the file
+    Nanos at = 0;                    ///< since the log's first replayed line
+    std::uint32_t client = 0;        ///< index into RecordedTraffic::clients
+    std::uint32_t method = 0;        ///< index into RecordedTraffic::strings
+    std::uint32_t path = 0;          ///< index into RecordedTraffic::strings
+    std::uint32_t headersBegin = 0;  ///< [begin, end) into RecordedTraffic::headers
+    std::uint32_t headersEnd = 0;
+    std::uint32_t file = 0;  ///< index into reading.files
+    std::int64_t line = 0;   ///< 1-based line in that file
+    int status = 0;          ///< 0 when not logged
 };
 
 /// A distinct client field, as written in the log.
 struct RecordedClient {
     std::string text;                  ///< "198.51.100.7", "2001:db8::1", "piweba3y.prodigy.com"
-    std::optional<IpAddress> address;  ///< set when the text is an IP address
-    /// A host name has no address; the replay gives it this one so that peer-keyed policies
-    /// still see one client per name (see makeReplayScenario).
-    IpAddress syntheticAddress;
+    std::optional<IpAddress> address;  ///< unset for a host name
 };
 
-struct UnparsedLine {
-    std::int64_t line = 0;
-    std::string reason;
-};
-
-struct RecordedTraffic {
-    std::string file;
-    LogFormat format = LogFormat::Combined;
-    std::vector<RecordedRequest> requests;  ///< sorted by time; equal times keep file order
+/// A whole log in memory, sorted by time (equal times keep file order). Immutable once loaded:
+/// any number of runs (and threads) may replay it.
+class RecordedTraffic final : public RecordedLog {
+public:
+    LogReading reading;  ///< how the log was read: counts, listed lines, the format
+    std::vector<RecordedRequest> requests;
     std::vector<RecordedClient> clients;
-    std::vector<std::string> paths;
-    std::vector<std::string> methods;
-    std::int64_t startEpochMs = 0;  ///< the earliest line's time, Unix milliseconds
-    Nanos span = 0;                 ///< latest minus earliest
-    std::int64_t lines = 0;         ///< non-empty lines read
-    std::int64_t hostNames = 0;     ///< clients that are host names
-    std::int64_t unparsedCount = 0;
-    /// The first kMaxUnparsedListed unparsed lines with the reason (the count is always exact).
-    std::vector<UnparsedLine> unparsed;
+    std::vector<std::string> strings;  ///< methods, paths, header names and values
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> headers;  ///< name, value in strings
+    Nanos spanNanos = 0;                                           ///< the last request's `at`
+
+    std::unique_ptr<RecordedCursor> open() const override;
+    std::optional<Nanos> span() const override { return spanNanos; }
+    std::string fileName() const override;
+
+    /// A request's line as the stream gave it (views into this object).
+    ReplayedLine line(const RecordedRequest& r, std::vector<Header>& headerScratch) const;
 };
 
-inline constexpr std::size_t kMaxUnparsedListed = 10'000;
-/// A replay keeps at most this many samples; longer logs get longer samples.
-inline constexpr Nanos kMaxReplaySamples = 100'000;
+/// The log `actor` replays when it is held in memory (its clients known); null for a streamed
+/// log or an actor that replays nothing.
+inline const RecordedTraffic* recordedTraffic(const Actor& actor) {
+    return dynamic_cast<const RecordedTraffic*>(actor.recorded.get());
+}
 
-/// Parses a whole log held in memory. Never throws on bad lines: they are counted and listed.
-/// Empty lines are skipped; a CSV header line ("ts_ms,...") on line 1 is skipped.
-RecordedTraffic parseAccessLog(std::string_view text, LogFormat format, std::string_view fileName);
+/// Called now and then while a log is read: bytes of the stored files consumed and their total
+/// (-1 when unknown, as for standard input). Returns false to stop reading.
+using LoadProgress = std::function<bool(std::int64_t done, std::int64_t total)>;
 
-/// Reads and parses a file; without a format, guesses it (detectLogFormat). Nullopt with
-/// `error` set when the file cannot be read.
-std::optional<RecordedTraffic> loadAccessLog(const std::string& path,
-                                             std::optional<LogFormat> format, std::string& error);
+/// Reads a whole log into memory. Null when reading stopped (the reason in result.reading
+/// .error, which `reading` receives as well) or `progress` said stop.
+std::shared_ptr<RecordedTraffic> loadAccessLog(const ReplayInput& input, LogReading& reading,
+                                               const LoadProgress& progress = {});
 
-/// Guesses the format from the first non-empty line: CSV when it starts with digits and a
-/// comma or is a "ts_ms" header, combined when the line ends with two quoted fields, else common.
-LogFormat detectLogFormat(std::string_view text);
+/// A replay keeps at most this many samples; longer logs get longer ones.
+inline constexpr std::int64_t kMaxReplaySamples = 100'000;
 
-/// A scenario with one actor (class "log") replaying `traffic`: duration the log's span plus
-/// one sample, no expectations. `sampleInterval` grows (to whole seconds) when the log would
-/// need more than kMaxReplaySamples samples. Each line's client becomes the peer when it is an IP
-/// address (the policy's prefix rules apply); a host name becomes the verified principal (so the
-/// default chain keys on the name as it is) and a synthetic peer address unique to that name
-/// (fd00::/8 with the client's index in bits 8..40, so peer-keyed policies see one client
-/// per name at any IPv6 prefix of 40 or more).
-Scenario makeReplayScenario(std::shared_ptr<const RecordedTraffic> traffic, Nanos sampleInterval);
+/// The sample interval a replay of `span` uses: `requested`, doubled until the replay needs at
+/// most kMaxReplaySamples samples. (A streamed replay reaches the same interval as it goes.)
+Nanos replaySampleInterval(Nanos span, Nanos requested);
+
+/// A scenario with one actor (class "log") replaying `log`: no expectations, one request per
+/// logged line, keyed by the policy's own rules (writeReplayedRequest). A log in memory gets
+/// its duration and sample interval from its span; a stream ends with the sample holding its
+/// last line (Scenario::endsWithTraffic).
+Scenario makeReplayScenario(std::shared_ptr<const RecordedLog> log, Nanos sampleInterval);
 
 struct ReplayInfo;  // report.h
 /// How the log was read, for the report.
-ReplayInfo replayInfo(const RecordedTraffic& traffic);
+ReplayInfo replayInfo(const LogReading& reading);
 
 }  // namespace ratelab::sim

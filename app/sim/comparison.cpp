@@ -21,8 +21,9 @@ std::string policyNames(const PolicySet& set) {
 }
 
 std::string instanceName(const Actor& actor, std::int64_t instance) {
-    if (actor.recorded && static_cast<std::size_t>(instance) < actor.recorded->clients.size()) {
-        return actor.recorded->clients[static_cast<std::size_t>(instance)].text;
+    const RecordedTraffic* traffic = recordedTraffic(actor);
+    if (traffic && static_cast<std::size_t>(instance) < traffic->clients.size()) {
+        return traffic->clients[static_cast<std::size_t>(instance)].text;
     }
     return actor.name + "#" + std::to_string(instance);
 }
@@ -127,8 +128,8 @@ Comparison buildComparison(const ScenarioRunner& runner, std::size_t top, Timing
         c.actors.push_back(ComparedActor{actor.name, actor.className, actor.count,
                                          rowsA[a].counters, rowsB[a].counters, flips[a]});
         c.classFlips[cls] += flips[a];
-        const std::vector<InstanceCounters>& ia = runner.instances(a, 0);
-        const std::vector<InstanceCounters>& ib = runner.instances(a, 1);
+        const std::span<const InstanceCounters> ia = runner.instances(a, 0);
+        const std::span<const InstanceCounters> ib = runner.instances(a, 1);
         const bool legitimate = isLegitimateClass(actor.className);
         for (std::size_t i = 0; i < ia.size(); ++i) {
             const auto instance = static_cast<std::int64_t>(i);

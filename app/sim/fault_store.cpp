@@ -65,4 +65,21 @@ ConsumeResult FaultStore::consume(const ConsumeRequest& request) {
     return inner_->consume(request);
 }
 
+void FaultStore::consumeBatch(std::span<const ConsumeRequest> requests,
+                              std::span<ConsumeResult> results) {
+    std::size_t i = 0;
+    while (i < requests.size()) {
+        if (const Window* fault = activeFault(requests[i])) {
+            results[i] = injected(*fault, requests[i]);
+            ++i;
+            continue;
+        }
+        std::size_t end = i + 1;
+        while (end < requests.size() && !activeFault(requests[end]))
+            ++end;
+        inner_->consumeBatch(requests.subspan(i, end - i), results.subspan(i, end - i));
+        i = end;
+    }
+}
+
 }  // namespace ratelab::sim

@@ -22,6 +22,9 @@ public:
                Nanos defaultTimeout = 500 * kNanosPerMilli);
 
     ConsumeResult consume(const ConsumeRequest& request) override;
+    /// Runs of requests outside every fault window go to the wrapped store's batch path.
+    void consumeBatch(std::span<const ConsumeRequest> requests,
+                      std::span<ConsumeResult> results) override;
     KeyspaceStats keyspace() const override { return inner_->keyspace(); }
     std::string_view kind() const override { return inner_->kind(); }
 

@@ -105,8 +105,8 @@ std::optional<ToleranceTuning> tuneToTolerance(const Scenario& replay, const Pol
         error = "--keep-unthrottled must be above 0 and at most 1";
         return std::nullopt;
     }
-    if (replay.actors.size() != 1 || !replay.actors[0].recorded) {
-        error = "tuning to a tolerance needs a replayed access log";
+    if (replay.actors.size() != 1 || !recordedTraffic(replay.actors[0])) {
+        error = "tuning to a tolerance needs a replayed access log, read into memory";
         return std::nullopt;
     }
     bool found = false;
@@ -144,7 +144,7 @@ std::optional<ToleranceTuning> tuneToTolerance(const Scenario& replay, const Pol
 
     // 2. Per client, the most demanding of its buckets: the peak over the window first.
     const Nanos window = policy.windowMs * kNanosPerMilli;
-    const std::size_t clientCount = replay.actors[0].recorded->clients.size();
+    const std::size_t clientCount = recordedTraffic(replay.actors[0])->clients.size();
     std::vector<std::int64_t> peakOfBucket;
     for (const std::vector<Nanos>& times : buckets.times())
         peakOfBucket.push_back(windowPeak(times, window));
@@ -200,8 +200,8 @@ std::optional<ToleranceTuning> tuneToTolerance(const Scenario& replay, const Pol
     ScenarioRunner runner(replay, t.tuned, options);
     runner.runToEnd();
     t.report = buildReport(runner, Timing{});
-    const RecordedTraffic& traffic = *replay.actors[0].recorded;
-    const std::vector<InstanceCounters>& clients = runner.instances(0);
+    const RecordedTraffic& traffic = *recordedTraffic(replay.actors[0]);
+    const std::span<const InstanceCounters> clients = runner.instances(0);
     std::vector<ThrottledClient> throttled;
     for (std::size_t i = 0; i < clients.size(); ++i) {
         if (clients[i].throttled == 0) continue;

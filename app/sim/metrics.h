@@ -67,9 +67,11 @@ inline constexpr CounterField kOutcomeFields[] = {
     {"failed_closed", &ClassCounters::failedClosed},
 };
 inline constexpr std::size_t kOutcomeCount = std::size(kOutcomeFields);
-/// Index of "allowed" and "throttled" in kOutcomeFields.
+/// Index of each outcome in kOutcomeFields.
 inline constexpr std::size_t kAllowedOutcome = 0;
 inline constexpr std::size_t kThrottledOutcome = 1;
+inline constexpr std::size_t kRefusedOutcome = 2;
+inline constexpr std::size_t kFailedClosedOutcome = 3;
 
 /// The outcome of a decided request (an index into kOutcomeFields) from its HTTP status:
 /// 200 allowed, 429 throttled, 412 refused, anything else failed_closed.
@@ -80,9 +82,9 @@ constexpr std::size_t requestOutcome(int status) {
         case 429:
             return kThrottledOutcome;
         case 412:
-            return 2;
+            return kRefusedOutcome;
         default:
-            return 3;
+            return kFailedClosedOutcome;
     }
 }
 
@@ -110,8 +112,9 @@ struct ClassSpread {
     /// 1 when no instance was allowed anything (all equal at nothing).
     double fairness = 1.0;
     /// Legitimate classes: the most distinct instances of the class charged to one bucket
-    /// within one sample interval (users behind one NAT address or /64 share a bucket).
-    /// Not measured for the attacker class (0).
+    /// within one sample interval (users behind one NAT address or /64 share a bucket), each
+    /// instance counted with the buckets of its first request in the interval. Not measured
+    /// for the attacker class (0).
     std::int64_t peakInstancesPerBucket = 0;
     friend bool operator==(const ClassSpread&, const ClassSpread&) = default;
 };
@@ -151,9 +154,14 @@ struct LogEntry {
 struct DecisionRecord {
     std::int64_t seq = 0;  ///< 0-based, in decision order
     Nanos at = 0;          ///< virtual time since the start
-    /// The first matching policy's bucket key (credentials hashed by the engine), or, for a
-    /// replay, the client field as written in the log. Valid for the call only.
+    /// The first matching policy's bucket key (credentials hashed by the engine), as the
+    /// engine derived it; empty when no policy matched. Valid for the call only.
     std::string_view key;
+    /// Replays: the client field as written, and the line the request came from (an index
+    /// into the log's files, and a 1-based line). Empty and 0 otherwise.
+    std::string_view client;
+    std::uint32_t logFile = 0;
+    std::int64_t logLine = 0;
     bool allowed = false;
     int status = 200;
     std::int64_t remaining = 0;  ///< the smallest remaining over the matching policies

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ratelab/policy_file.h"
+#include "sim/access_log.h"
 #include "sim/report_json.h"
 
 namespace ratelab::sim {
@@ -150,7 +151,16 @@ Json replay(const ReplayInfo& r) {
                 {"unparsed", r.unparsed},
                 {"unparsed_lines", r.unparsedLines},
                 {"clients", r.clients},
-                {"host_names", r.hostNames}};
+                {"host_names", r.hostNames},
+                {"files", r.files},
+                {"format_detected", r.detected},
+                {"end_epoch_ms", r.endEpochMs},
+                {"reorder_window_s", rounded(r.reorderWindowS)},
+                {"damaged", r.damaged},
+                {"out_of_window", r.outOfWindow},
+                {"unparsed_at", r.unparsedAt},
+                {"damaged_at", r.damagedAt},
+                {"out_of_window_at", r.outOfWindowAt}};
 }
 
 Json timing(const Timing& t) {
@@ -159,6 +169,14 @@ Json timing(const Timing& t) {
 }
 
 }  // namespace report_json
+
+Report buildReplayReport(const ScenarioRunner& runner, Timing timing, const LogReading& reading) {
+    Report r = buildReport(runner, timing);
+    r.replay = replayInfo(reading);
+    for (ActorRow& a : r.actors)
+        a.instances = reading.clients;
+    return r;
+}
 
 std::string reportJson(const Report& report) {
     using report_json::Json;

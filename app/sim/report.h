@@ -30,15 +30,24 @@ struct Timing {
 
 /// What a replay adds: how the log was read.
 struct ReplayInfo {
-    std::string file;
-    std::string format;  ///< "combined", "common" or "csv"
+    std::string file;                ///< the first file
+    std::vector<std::string> files;  ///< every file, in the order replayed
+    std::string format;              ///< "combined", "nginx '$remote_addr ...'", ...
+    bool detected = false;           ///< the format was detected, not given
+    double reorderWindowS = 0;
     std::int64_t lines = 0;
-    std::int64_t parsed = 0;
+    std::int64_t parsed = 0;   ///< replayed, the damaged ones included
+    std::int64_t damaged = 0;  ///< replayed with a warning: a later field was damaged
     std::int64_t unparsed = 0;
+    std::int64_t outOfWindow = 0;             ///< out of order by more than the window
     std::vector<std::int64_t> unparsedLines;  ///< line numbers, the first kMaxListedLines
-    std::int64_t clients = 0;                 ///< distinct client fields
-    std::int64_t hostNames = 0;               ///< of which host names, not addresses
-    std::int64_t startEpochMs = 0;            ///< the earliest line's time, Unix ms
+    std::vector<std::string> unparsedAt;      ///< the same as FILE:LINE:COLUMN
+    std::vector<std::string> damagedAt;
+    std::vector<std::string> outOfWindowAt;
+    std::int64_t clients = 0;       ///< distinct client fields
+    std::int64_t hostNames = 0;     ///< of which host names, not addresses
+    std::int64_t startEpochMs = 0;  ///< the first replayed line's time, Unix ms
+    std::int64_t endEpochMs = 0;    ///< the last one's
 };
 
 struct Report {
@@ -69,6 +78,11 @@ Report buildReport(const ScenarioRunner& runner, Timing timing, std::size_t lane
 std::vector<ExpectationResult> evaluateExpectations(const Scenario& scenario,
                                                     const std::vector<std::string>& classNames,
                                                     const RunTotals& totals);
+
+struct LogReading;  // log_stream.h
+/// The report of a finished replay: buildReport() with how the log was read, the log's actor
+/// counting its distinct clients as instances.
+Report buildReplayReport(const ScenarioRunner& runner, Timing timing, const LogReading& reading);
 
 /// The report as JSON, keys in the documented order, ending in a newline.
 std::string reportJson(const Report& report);

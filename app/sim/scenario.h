@@ -17,7 +17,7 @@
 
 namespace ratelab::sim {
 
-struct RecordedTraffic;  // access_log.h
+class RecordedLog;  // replay_source.h
 
 /// When one actor's instances send requests. Rates are per instance.
 struct Arrival {
@@ -110,7 +110,7 @@ struct Actor {
     std::optional<Nanos> stop;  ///< no request at or after this; unset: the end
     /// A replayed access log: when set, requests, times and clients come from it, and
     /// arrival, identity, method and path above are unused.
-    std::shared_ptr<const RecordedTraffic> recorded;
+    std::shared_ptr<const RecordedLog> recorded;
 };
 
 /// A store failure mode active over [from, to).
@@ -165,6 +165,12 @@ struct Scenario {
     /// True: every replica talks to one store. False: each replica has its own memory store.
     bool sharedStore = true;
     std::int64_t maxBuckets = 0;  ///< memory store cap override; 0: the policy file's
+    /// A streamed replay, whose span is known only at its end: the run ends with the sample
+    /// that holds the last request, `duration` being only a bound.
+    bool endsWithTraffic = false;
+    /// > 0 (even): a run that would close more samples merges them in pairs and doubles its
+    /// sample interval, so the figures are those of a run at the final interval from the start.
+    std::int64_t maxSamples = 0;
     /// The policy file as written in the scenario, and resolved against the scenario's folder.
     std::string policy;
     std::string policyPath;

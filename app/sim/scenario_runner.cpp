@@ -29,6 +29,12 @@ std::int64_t wallNanos(WallClock::time_point from, WallClock::time_point to) {
 class BucketSharing {
 public:
     void reset(std::size_t classes) { peak_.assign(classes, 0); }
+    // Out of line: called once per instance and interval, it keeps the per-request path small.
+    [[gnu::noinline]] void add(const Check& check, std::size_t cls, std::uint64_t instance) {
+        for (const PolicyResult& r : check.policies()) {
+            if (!r.key.empty()) add(cls, r.policy, r.key, instance);
+        }
+    }
     void add(std::size_t cls, std::uint32_t policy, std::string_view key, std::uint64_t instance) {
         const std::uint64_t bucket = mixSeed(std::hash<std::string_view>{}(key),
                                              (static_cast<std::uint64_t>(cls) << 32) | policy);
@@ -54,7 +60,7 @@ struct Lane final : LimitObserver {
         : initialPolicies(p), policies(std::move(p)), actors(a) {}
 
     void onLimitHit(const LimitEvent& event) override {
-        LogEntry& e = pushLog();
+        LogEntry& e = pushLog(event.request);
         e.at = event.now;
         e.policy.assign(event.policy);
         e.outcome = event.outcome;
@@ -63,7 +69,7 @@ struct Lane final : LimitObserver {
         e.error.clear();
     }
     void onStoreError(const StoreErrorEvent& event) override {
-        LogEntry& e = pushLog();
+        LogEntry& e = pushLog(event.request);
         e.at = event.now;
         e.policy.assign(event.policy);
         e.outcome = event.outcome;
@@ -71,8 +77,9 @@ struct Lane final : LimitObserver {
         e.retryAfter = 0;
         e.error.assign(event.error);
     }
-    // The ring keeps the newest logCapacity entries; strings reuse their capacity.
-    LogEntry& pushLog() {
+    // The ring keeps the newest logCapacity entries; strings reuse their capacity. `request`
+    // is the event's index in the checkBatch() call that reported it.
+    LogEntry& pushLog(std::uint32_t request) {
         std::size_t index = (logHead + logCount) % log.size();
         if (logCount < log.size()) {
             ++logCount;
@@ -80,42 +87,51 @@ struct Lane final : LimitObserver {
             logHead = (logHead + 1) % log.size();
         }
         LogEntry& e = log[index];
-        e.actor.assign(actors[static_cast<std::size_t>(currentActor)].name);
+        e.actor.assign(actors[static_cast<std::size_t>(eventActors[request])].name);
         return e;
     }
 
     /// Counts the decision in `check` for `actor`'s `instance` of class `cls`; returns its
     /// outcome (kOutcomeFields).
-    std::size_t record(int actor, std::int64_t instance, std::size_t cls, bool shares);
+    std::size_t record(const Check& check, int actor, std::int64_t instance, std::size_t cls,
+                       bool shares);
+    /// Closes the sample [start, end): per-class counters into the totals, keyspace figures.
+    /// `idle`: no request since the previous sample, so the memory stores did not change.
+    void closeSample(Nanos start, Nanos end, double wallPerRequest, bool idle);
+    /// Pairs of samples become one of twice the interval (Scenario::maxSamples).
+    void mergeSamples();
 
     const PolicySet initialPolicies;
     PolicySet policies;
     const std::vector<Actor>& actors;
     std::vector<std::shared_ptr<Store>> innerStores;  // distinct stores, for keyspace figures
     std::vector<std::unique_ptr<Limiter>> limiters;   // one per replica
-    Check check;
+    bool ownStores = true;                            // false on RunnerOptions::store
+    std::vector<Check> checks;                        // the batch's decisions, as Impl::slots
+    const int* eventActors = nullptr;                 // actors of the requests being decided
     std::int64_t storeErrors = 0;  // store calls that failed: injected or the store's own
     std::int64_t errorsAtSampleStart = 0;
     std::vector<ClassCounters> current;
     std::vector<Sample> samples;
     std::size_t samplesTaken = 0;
     std::vector<ClassCounters> actorTotals;
-    std::vector<std::vector<InstanceCounters>> instances;  // per actor
-    std::vector<OutcomeFlips> flips;                       // per actor, against lane 0
+    std::vector<InstanceCounters> instances;  // every actor's instances, one after another
+    std::vector<std::size_t> firstInstance;   // per actor: where its instances start
+    std::vector<OutcomeFlips> flips;          // per actor, against lane 0
     RunTotals totals;
     BucketSharing sharing;
 
     std::vector<LogEntry> log;
     std::size_t logHead = 0;
     std::size_t logCount = 0;
-    int currentActor = 0;
 };
 
-std::size_t Lane::record(int actor, std::int64_t instance, std::size_t cls, bool shares) {
+inline std::size_t Lane::record(const Check& check, int actor, std::int64_t instance,
+                                std::size_t cls, bool shares) {
     const auto a = static_cast<std::size_t>(actor);
     ClassCounters& c = current[cls];
     ClassCounters& t = actorTotals[a];
-    InstanceCounters& i = instances[a][static_cast<std::size_t>(instance)];
+    InstanceCounters& i = instances[firstInstance[a] + static_cast<std::size_t>(instance)];
     c.offered += 1;
     t.offered += 1;
     i.offered += 1;
@@ -127,23 +143,105 @@ std::size_t Lane::record(int actor, std::int64_t instance, std::size_t cls, bool
             ++storeErrors;
             failedOpen = failedOpen || o == PolicyOutcome::FailedOpen;
         }
-        if (shares && !r.key.empty())
-            sharing.add(cls, r.policy, r.key, static_cast<std::uint64_t>(instance));
     }
+    if (shares) sharing.add(check, cls, static_cast<std::uint64_t>(instance));
+    // Spelled out rather than through kOutcomeFields' member pointers: this runs per request.
     const std::size_t outcome = requestOutcome(check.status);
-    const auto member = kOutcomeFields[outcome].member;
-    c.*member += 1;
-    t.*member += 1;
-    if (outcome == kAllowedOutcome) {
-        i.allowed += 1;
-        if (failedOpen) {
-            c.failedOpen += 1;
-            t.failedOpen += 1;
-        }
-    } else if (outcome == kThrottledOutcome) {
-        i.throttled += 1;
+    switch (outcome) {
+        case kAllowedOutcome:
+            c.allowed += 1;
+            t.allowed += 1;
+            i.allowed += 1;
+            if (failedOpen) {
+                c.failedOpen += 1;
+                t.failedOpen += 1;
+            }
+            break;
+        case kThrottledOutcome:
+            c.throttled += 1;
+            t.throttled += 1;
+            i.throttled += 1;
+            break;
+        case kRefusedOutcome:
+            c.refused += 1;
+            t.refused += 1;
+            break;
+        default:
+            c.failedClosed += 1;
+            t.failedClosed += 1;
+            break;
     }
     return outcome;
+}
+
+void Lane::closeSample(Nanos start, Nanos end, double wallPerRequest, bool idle) {
+    Sample s;
+    s.start = start;
+    s.end = end;
+    s.classes = current;
+    // The memory stores change only when consumed from: over an idle stretch (a replayed log's
+    // quiet night) the figures are the previous sample's, without walking every shard again.
+    if (!samples.empty() && idle && ownStores) {
+        s.keyspace = samples.back().keyspace;
+    } else {
+        for (const auto& store : innerStores) {
+            KeyspaceStats k = store->keyspace();
+            s.keyspace.buckets += k.buckets;
+            s.keyspace.budgetSlots += k.budgetSlots;
+            s.keyspace.scopes += k.scopes;
+            s.keyspace.bytes += k.bytes;
+            s.keyspace.maxBuckets += k.maxBuckets;
+        }
+    }
+    const std::int64_t errors = storeErrors;
+    s.storeErrors = errors - errorsAtSampleStart;
+    errorsAtSampleStart = errors;
+    s.wallNanosPerRequest = wallPerRequest;
+
+    for (std::size_t c = 0; c < current.size(); ++c) {
+        totals.classes[c] += current[c];
+        totals.peakAllowed[c] = std::max(totals.peakAllowed[c], current[c].allowed);
+        current[c] = ClassCounters{};
+    }
+    totals.maxBuckets = std::max(totals.maxBuckets, s.keyspace.buckets);
+    totals.maxBudgetSlots = std::max(totals.maxBudgetSlots, s.keyspace.budgetSlots);
+    totals.maxBytes = std::max(totals.maxBytes, s.keyspace.bytes);
+    totals.finalBuckets = s.keyspace.buckets;
+    totals.storeErrors = errors;
+    samples.push_back(std::move(s));
+    sharing.closeInterval();
+}
+
+// The closed samples are an even number of whole intervals from 0, so the open one starts on a
+// boundary of the doubled interval.
+void Lane::mergeSamples() {
+    std::vector<Sample> merged;
+    merged.reserve(samples.size() / 2 + 1);
+    for (std::size_t i = 0; i < samples.size(); i += 2) {
+        Sample m = std::move(samples[i]);
+        if (i + 1 < samples.size()) {
+            const Sample& b = samples[i + 1];
+            m.end = b.end;
+            for (std::size_t c = 0; c < m.classes.size(); ++c)
+                m.classes[c] += b.classes[c];
+            m.keyspace = b.keyspace;
+            m.storeErrors += b.storeErrors;
+            m.wallNanosPerRequest = b.wallNanosPerRequest;
+        }
+        merged.push_back(std::move(m));
+    }
+    samples = std::move(merged);
+    samplesTaken = std::min(samplesTaken, samples.size());
+    // Peaks are over samples: those of the merged ones, as a run at this interval has them.
+    std::fill(totals.peakAllowed.begin(), totals.peakAllowed.end(), 0);
+    totals.maxBuckets = totals.maxBudgetSlots = totals.maxBytes = 0;
+    for (const Sample& x : samples) {
+        for (std::size_t c = 0; c < x.classes.size(); ++c)
+            totals.peakAllowed[c] = std::max(totals.peakAllowed[c], x.classes[c].allowed);
+        totals.maxBuckets = std::max(totals.maxBuckets, x.keyspace.buckets);
+        totals.maxBudgetSlots = std::max(totals.maxBudgetSlots, x.keyspace.budgetSlots);
+        totals.maxBytes = std::max(totals.maxBytes, x.keyspace.bytes);
+    }
 }
 
 struct ScenarioRunner::Impl {
@@ -159,8 +257,10 @@ struct ScenarioRunner::Impl {
 
     void build();
     void buildLane(Lane& lane);
-    void decideNext();
+    std::int64_t decideBatch(Nanos before, std::int64_t room);
+    void account(std::size_t j);
     void closeSample();
+    void endWithTraffic();
     void applyChangesThrough(Nanos t);
     Nanos nextBoundary() const {
         Nanos change =
@@ -177,12 +277,26 @@ struct ScenarioRunner::Impl {
     std::vector<std::unique_ptr<Lane>> lanes;
 
     TrafficMix mix;
-    RequestSlot slot;
+    // The batch being decided: request j was generated into slots[j] at times[j] by actors[j],
+    // for replica replicaOf[j]; each lane decides it into its checks[j].
+    std::size_t batchSize = 1;
+    bool replicasInterchangeable = true;  // one limiter may decide for every replica
+    std::vector<RequestSlot> slots;
+    std::vector<RequestView> views;
+    std::vector<Nanos> times;
+    std::vector<int> actors;
+    std::vector<std::size_t> replicaOf;
+    std::vector<std::uint8_t> shares;  // per request of the batch: counted for bucket sharing
     std::vector<const ScenarioEvent*> changes;  // policy_change events in time order
     std::size_t nextChange = 0;
-    std::array<std::size_t, 2> outcomes{};  // lanes 0 and 1, for the flip sink
+    // Per instance (of every actor, like Lane::instances): 1 + the sample interval of its latest
+    // request counted for bucket sharing. An instance is counted at its first request of each
+    // interval, so keys are captured once per instance and interval, not on every request.
+    std::vector<std::uint32_t> sharedIn;
+    std::uint32_t sampleIndex = 0;
 
     Nanos now = 0;
+    Nanos lastRequestAt = 0;
     std::int64_t requests = 0;
     std::size_t nextReplica = 0;
 
@@ -202,6 +316,10 @@ void ScenarioRunner::Impl::build() {
     }
     for (const std::string& c : classNames)
         legitimateClass.push_back(isLegitimateClass(c));
+    std::size_t instances = 0;
+    for (const Actor& a : scenario.actors)
+        instances += static_cast<std::size_t>(a.count);
+    sharedIn.assign(instances, 0);
     sampleEnd = std::min(scenario.sampleInterval, scenario.duration);
 
     for (const ScenarioEvent& e : scenario.events) {
@@ -212,13 +330,36 @@ void ScenarioRunner::Impl::build() {
         [](const ScenarioEvent* a, const ScenarioEvent* b) { return a->from < b->from; });
     for (auto& lane : lanes)
         buildLane(*lane);
+
+    // Replicas with a store each (or faults of their own) decide their own requests one at a
+    // time, in order; replicas that share one store undecorated are the same limiter, so one of
+    // them decides every batch.
+    const std::shared_ptr<Store>& shared = options.store;
+    batchSize = options.batchSize > 0                 ? options.batchSize
+                : shared && shared->kind() == "redis" ? 256
+                                                      : 64;
+    if (!replicasInterchangeable) batchSize = 1;
+    // A replayed log's cursor keeps one line's views alive at a time (replay_source.h), so a
+    // replay generates and decides its requests one by one.
+    for (const Actor& a : scenario.actors)
+        if (a.recorded) batchSize = 1;
+    slots.resize(batchSize);
+    views.resize(batchSize);
+    times.resize(batchSize);
+    actors.resize(batchSize);
+    replicaOf.resize(batchSize);
+    shares.resize(batchSize);
+    for (auto& lane : lanes)
+        lane->checks.resize(batchSize);
 }
 
 void ScenarioRunner::Impl::buildLane(Lane& lane) {
     lane.actorTotals.assign(scenario.actors.size(), ClassCounters{});
     lane.flips.assign(scenario.actors.size(), OutcomeFlips{});
-    for (const Actor& a : scenario.actors)
-        lane.instances.emplace_back(static_cast<std::size_t>(a.count));
+    for (const Actor& a : scenario.actors) {
+        lane.firstInstance.push_back(lane.instances.size());
+        lane.instances.resize(lane.instances.size() + static_cast<std::size_t>(a.count));
+    }
     lane.current.assign(classNames.size(), ClassCounters{});
     lane.totals.classes.assign(classNames.size(), ClassCounters{});
     lane.totals.peakAllowed.assign(classNames.size(), 0);
@@ -230,6 +371,7 @@ void ScenarioRunner::Impl::buildLane(Lane& lane) {
     memory.maxBuckets = scenario.maxBuckets > 0 ? scenario.maxBuckets : policies.store.maxBuckets;
     const int replicas = scenario.replicas;
     std::shared_ptr<Store> shared = options.store;
+    lane.ownStores = !shared;
     if (!shared && (scenario.sharedStore || replicas == 1)) {
         memory.hashSeed = mixSeed(seed, 0x73746f7265);
         shared = makeMemoryStore(memory);
@@ -255,6 +397,8 @@ void ScenarioRunner::Impl::buildLane(Lane& lane) {
         auto fault = std::make_shared<FaultStore>(inner, faults);
         std::shared_ptr<Store> store = fault->hasFaults() ? fault : inner;
         lane.limiters.push_back(std::make_unique<Limiter>(policies, store, limiterOptions));
+        replicasInterchangeable = replicasInterchangeable &&
+                                  &lane.limiters.back()->store() == &lane.limiters.front()->store();
     }
 }
 
@@ -288,94 +432,124 @@ void ScenarioRunner::Impl::closeSample() {
                                      : 0.0;
     requestsAtSampleStart = requests;
     sampleWallNanos = 0;
+    for (auto& lane : lanes)
+        lane->closeSample(sampleStart, sampleEnd, wallPerRequest, n == 0);
 
-    for (auto& lanePointer : lanes) {
-        Lane& lane = *lanePointer;
-        Sample s;
-        s.start = sampleStart;
-        s.end = sampleEnd;
-        s.classes = lane.current;
-        for (const auto& store : lane.innerStores) {
-            KeyspaceStats k = store->keyspace();
-            s.keyspace.buckets += k.buckets;
-            s.keyspace.budgetSlots += k.budgetSlots;
-            s.keyspace.scopes += k.scopes;
-            s.keyspace.bytes += k.bytes;
-            s.keyspace.maxBuckets += k.maxBuckets;
-        }
-        const std::int64_t errors = lane.storeErrors;
-        s.storeErrors = errors - lane.errorsAtSampleStart;
-        lane.errorsAtSampleStart = errors;
-        s.wallNanosPerRequest = wallPerRequest;
-
-        RunTotals& totals = lane.totals;
-        for (std::size_t c = 0; c < lane.current.size(); ++c) {
-            totals.classes[c] += lane.current[c];
-            totals.peakAllowed[c] = std::max(totals.peakAllowed[c], lane.current[c].allowed);
-            lane.current[c] = ClassCounters{};
-        }
-        totals.maxBuckets = std::max(totals.maxBuckets, s.keyspace.buckets);
-        totals.maxBudgetSlots = std::max(totals.maxBudgetSlots, s.keyspace.budgetSlots);
-        totals.maxBytes = std::max(totals.maxBytes, s.keyspace.bytes);
-        totals.finalBuckets = s.keyspace.buckets;
-        totals.storeErrors = errors;
-        lane.samples.push_back(std::move(s));
-        lane.sharing.closeInterval();
-    }
-
+    ++sampleIndex;
     sampleStart = sampleEnd;
     sampleEnd = std::min(sampleEnd + scenario.sampleInterval, scenario.duration);
-    if (sampleStart >= scenario.duration) sampleEnd = ActorTraffic::kNever;
+    if (sampleStart >= scenario.duration) {
+        sampleEnd = ActorTraffic::kNever;
+    } else if (scenario.maxSamples > 0 &&
+               static_cast<std::int64_t>(lanes.front()->samples.size()) >= scenario.maxSamples) {
+        for (auto& lane : lanes)
+            lane->mergeSamples();
+        scenario.sampleInterval *= 2;
+        sampleEnd = std::min(sampleStart + scenario.sampleInterval, scenario.duration);
+    }
 }
 
-void ScenarioRunner::Impl::decideNext() {
-    const Nanos at = mix.nextTime();
-    const int actor = mix.emit(slot);
-    const std::size_t replica = nextReplica;
-    nextReplica = nextReplica + 1 == lanes.front()->limiters.size() ? 0 : nextReplica + 1;
+// A streamed replay has run dry: the sample holding its last request is the last.
+void ScenarioRunner::Impl::endWithTraffic() {
+    const Nanos interval = scenario.sampleInterval;
+    const Nanos end = requests > 0 ? (lastRequestAt / interval + 1) * interval : interval;
+    scenario.duration = std::min(scenario.duration, end);
+    scenario.endsWithTraffic = false;
+    if (sampleEnd != ActorTraffic::kNever) sampleEnd = std::min(sampleEnd, scenario.duration);
+}
+
+// Generates and decides the requests due before `before`, at most `room` of them and at most a
+// batch, in every lane. Traffic is open-loop (no request depends on a decision), so a batch can
+// be generated ahead of its decisions.
+std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) {
+    std::size_t n = 0;
+    while (n < batchSize && static_cast<std::int64_t>(n) < room) {
+        const Nanos at = mix.nextTime();
+        if (at >= before) break;
+        times[n] = at;
+        lastRequestAt = at;
+        const int actor = mix.emit(slots[n]);
+        actors[n] = actor;
+        views[n] = slots[n].view();
+        replicaOf[n] = nextReplica;
+        nextReplica = nextReplica + 1 == lanes.front()->limiters.size() ? 0 : nextReplica + 1;
+        // Keys are captured only where they are read: a legitimate instance's first request of
+        // the interval (bucket sharing), the decisions file, and lane 1 when flips are streamed.
+        bool share = false;
+        if (legitimateClass[actorClass[static_cast<std::size_t>(actor)]]) {
+            std::uint32_t& seen =
+                sharedIn[lanes.front()->firstInstance[static_cast<std::size_t>(actor)] +
+                         static_cast<std::size_t>(slots[n].instance)];
+            share = seen != sampleIndex + 1;
+            seen = sampleIndex + 1;
+        }
+        shares[n] = share;
+        for (std::size_t l = 0; l < lanes.size(); ++l) {
+            lanes[l]->checks[n].captureKeys =
+                share || (l == 0 && options.decisions) || (l == 1 && options.flips);
+        }
+        ++n;
+    }
+    for (auto& lanePointer : lanes) {
+        Lane& lane = *lanePointer;
+        if (n == 1 || !replicasInterchangeable) {
+            for (std::size_t j = 0; j < n; ++j) {
+                lane.eventActors = &actors[j];
+                lane.limiters[replicaOf[j]]->check(views[j], times[j], lane.checks[j]);
+            }
+        } else if (n > 1) {
+            lane.eventActors = actors.data();
+            lane.limiters.front()->checkBatch(std::span(views).first(n), std::span(times).first(n),
+                                              std::span(lane.checks).first(n));
+        }
+    }
+    for (std::size_t j = 0; j < n; ++j)
+        account(j);
+    return static_cast<std::int64_t>(n);
+}
+
+// Counts request j of the batch just decided in every lane, and streams its flip and decision.
+void ScenarioRunner::Impl::account(std::size_t j) {
+    const int actor = actors[j];
     const std::size_t cls = actorClass[static_cast<std::size_t>(actor)];
-    // Keys are captured only where they are read: legitimate requests (bucket sharing), the
-    // decisions file, and lane 1 when flips are streamed.
-    const bool shares = legitimateClass[cls];
-    const RequestView view = slot.view();
+    const std::int64_t instance = slots[j].instance;
+    std::size_t outcomeA = 0;
+    std::size_t outcomeB = 0;
     for (std::size_t l = 0; l < lanes.size(); ++l) {
         Lane& lane = *lanes[l];
-        lane.check.captureKeys =
-            shares || (l == 0 && options.decisions) || (l == 1 && options.flips);
-        lane.currentActor = actor;
-        lane.limiters[replica]->check(view, at, lane.check);
-        const std::size_t outcome = lane.record(actor, slot.instance, cls, shares);
-        if (l < 2) outcomes[l] = outcome;
-        if (l > 0 && outcome != outcomes[0]) {
-            lane.flips[static_cast<std::size_t>(actor)].transitions[outcomes[0]][outcome] += 1;
+        const std::size_t outcome = lane.record(lane.checks[j], actor, instance, cls, shares[j]);
+        if (l == 0) outcomeA = outcome;
+        if (l == 1) outcomeB = outcome;
+        if (l > 0 && outcome != outcomeA) {
+            lane.flips[static_cast<std::size_t>(actor)].transitions[outcomeA][outcome] += 1;
         }
     }
 
-    if (options.flips && outcomes[0] != outcomes[1]) {
+    if (options.flips && outcomeA != outcomeB) {
         FlipRecord f;
         f.seq = requests;
-        f.at = at;
+        f.at = times[j];
         f.actor = actor;
-        f.instance = slot.instance;
-        const Check& b = lanes[1]->check;
+        f.instance = instance;
+        const Check& b = lanes[1]->checks[j];
         if (!b.policies().empty()) f.key = b.policies().front().key;
-        f.client = slot.clientText;
-        f.outcomeA = outcomes[0];
-        f.outcomeB = outcomes[1];
+        f.client = slots[j].clientText;
+        f.outcomeA = outcomeA;
+        f.outcomeB = outcomeB;
         options.flips->onFlip(f);
     }
 
     if (options.decisions) {
-        const Check& check = lanes.front()->check;
+        const Check& check = lanes.front()->checks[j];
         DecisionRecord d;
         d.seq = requests;
-        d.at = at;
+        d.at = times[j];
         d.allowed = check.allowed;
         d.status = check.status;
         d.retryAfter = check.retryAfter;
         d.actor = actor;
-        d.instance = slot.instance;
-        d.replica = static_cast<int>(replica);
+        d.instance = instance;
+        d.replica = static_cast<int>(replicaOf[j]);
         d.check = &check;
         d.remaining = -1;
         for (const PolicyResult& r : check.policies()) {
@@ -383,11 +557,10 @@ void ScenarioRunner::Impl::decideNext() {
             if (d.remaining < 0 || decision.remaining < d.remaining)
                 d.remaining = decision.remaining;
         }
-        if (!slot.clientText.empty()) {
-            d.key = slot.clientText;
-        } else if (!check.policies().empty()) {
-            d.key = check.policies().front().key;
-        }
+        if (!check.policies().empty()) d.key = check.policies().front().key;
+        d.client = slots[j].clientText;
+        d.logFile = slots[j].logFile;
+        d.logLine = slots[j].logLine;
         options.decisions->onDecision(d);
     }
     ++requests;
@@ -467,6 +640,10 @@ std::int64_t ScenarioRunner::advance(Nanos until, std::int64_t maxRequests) {
     std::int64_t decided = 0;
     for (;;) {
         const Nanos t = m.mix.nextTime();
+        if (t == ActorTraffic::kNever && m.scenario.endsWithTraffic) {
+            m.endWithTraffic();
+            until = std::min(until, m.scenario.duration);
+        }
         // Before the request at `t`: samples that end by then close, and policy changes due by
         // then apply (a change at exactly `until` waits for the next call, since requests at
         // `until` belong to it).
@@ -495,8 +672,8 @@ std::int64_t ScenarioRunner::advance(Nanos until, std::int64_t maxRequests) {
             m.now = std::max(m.now, t);
             break;
         }
-        m.decideNext();
-        ++decided;
+        // Requests at the next sample end or policy change wait for it.
+        decided += m.decideBatch(std::min(m.nextBoundary(), until), maxRequests - decided);
     }
     if (m.measuring) {
         m.sampleWallNanos += wallNanos(m.wallMark, WallClock::now());
@@ -538,9 +715,12 @@ std::vector<ActorRow> ScenarioRunner::actorRows(std::size_t lane) const {
     return rows;
 }
 
-const std::vector<InstanceCounters>& ScenarioRunner::instances(std::size_t actor,
-                                                               std::size_t lane) const {
-    return impl_->lanes[lane]->instances[actor];
+std::span<const InstanceCounters> ScenarioRunner::instances(std::size_t actor,
+                                                            std::size_t lane) const {
+    const Lane& l = *impl_->lanes[lane];
+    return std::span<const InstanceCounters>(l.instances)
+        .subspan(l.firstInstance[actor],
+                 static_cast<std::size_t>(impl_->scenario.actors[actor].count));
 }
 
 const std::vector<OutcomeFlips>& ScenarioRunner::flips(std::size_t lane) const {
@@ -574,7 +754,7 @@ RunTotals ScenarioRunner::totals(std::size_t lane) const {
     for (std::size_t a = 0; a < m.scenario.actors.size(); ++a) {
         const std::size_t c = m.actorClass[a];
         ClassSpread& spread = t.spread[c];
-        for (const InstanceCounters& i : l.instances[a]) {
+        for (const InstanceCounters& i : instances(a, lane)) {
             if (i.offered == 0) continue;
             spread.instances += 1;
             spread.throttledInstances += i.throttled > 0 ? 1 : 0;

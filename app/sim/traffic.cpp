@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "sim/log_stream.h"
+
 namespace ratelab::sim {
 
 namespace {
@@ -112,7 +114,7 @@ ActorTraffic::ActorTraffic(const Actor& actor, std::uint64_t seed, Nanos end)
     for (const auto& [name, value] : actor.headers)
         headerFields_.push_back(makeField(name, value));
     if (actor.recorded) {
-        recorded_ = actor.recorded.get();
+        recorded_ = actor.recorded->open();
         schedule();
         return;
     }
@@ -163,12 +165,8 @@ void ActorTraffic::schedule() {
     const Nanos start = actor_.start;
     double offset = 0;  // ns since the actor's start
     if (recorded_) {
-        if (recordedIndex_ >= recorded_->requests.size()) {
-            next_ = kNever;
-            return;
-        }
-        next_ = start + recorded_->requests[recordedIndex_].at;
-        if (next_ >= end_) next_ = kNever;
+        const Nanos at = recorded_->nextTime();
+        next_ = at == RecordedCursor::kEndOfLog || at >= end_ - start ? kNever : start + at;
         return;
     }
     switch (actor_.arrival.kind) {
@@ -255,23 +253,12 @@ void ActorTraffic::emit(RequestSlot& slot) {
     slot.headerCount = 0;
     slot.principal = {};
     slot.clientText = {};
+    slot.instance = 0;
     slot.hasPeer = false;
+    slot.loggedHeaders = {};
+    slot.logLine = 0;
     if (recorded_) {
-        const RecordedRequest& r = recorded_->requests[recordedIndex_++];
-        const RecordedClient& client = recorded_->clients[r.client];
-        slot.method = recorded_->methods[r.method];
-        slot.path = recorded_->paths[r.path];
-        slot.attributes = {};
-        slot.cost = 0;
-        slot.hasPeer = true;
-        if (client.address) {
-            slot.peer = *client.address;
-        } else {
-            slot.peer = client.syntheticAddress;
-            slot.principal = client.text;
-        }
-        slot.clientText = client.text;
-        slot.instance = r.client;
+        recorded_->writeNext(slot);
         schedule();
         return;
     }
@@ -399,6 +386,26 @@ std::string_view ActorTraffic::writeField(const Field& f, std::int64_t instance,
     end = writeText(end, f.suffix);
     scratch = end;
     return std::string_view(start, static_cast<std::size_t>(end - start));
+}
+
+void writeReplayedRequest(const ReplayedLine& line, RequestSlot& slot) {
+    slot.method = line.method;
+    slot.path = line.path;
+    slot.attributes = {};
+    slot.cost = 0;
+    slot.headerCount = 0;
+    slot.loggedHeaders = line.headers;
+    slot.clientText = line.client;
+    slot.logFile = line.file;
+    slot.logLine = line.line;
+    slot.hasPeer = true;
+    if (line.address) {
+        slot.peer = *line.address;
+        slot.principal = {};
+    } else {
+        slot.peer = syntheticPeer(line.client);
+        slot.principal = line.client;
+    }
 }
 
 // --- TrafficMix ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@
 #include "ratelab/ip_address.h"
 #include "ratelab/limit.h"
 #include "ratelab/request.h"
-#include "sim/access_log.h"
+#include "sim/replay_source.h"
 #include "sim/scenario.h"
 
 namespace ratelab::sim {
@@ -40,10 +40,17 @@ struct RequestSlot {
     std::string_view principal;
     std::span<const Attribute> attributes;
     std::int64_t cost = 0;
-    /// Which of the actor's instances sends it (a replay: the client's index).
+    /// Which of the actor's instances sends it (a replay in memory: the client's index into
+    /// RecordedTraffic::clients; a streamed replay: 0).
     std::int64_t instance = 0;
-    /// Replays: the client field as written, for the decisions file. Empty otherwise.
+    /// Replays: the client field as written, and the line it came from (file index into the
+    /// log's files, 1-based line). Empty and 0 otherwise.
     std::string_view clientText;
+    std::uint32_t logFile = 0;
+    std::int64_t logLine = 0;
+    /// Replays: the headers the log recorded, used instead of `headers` when set (a log may
+    /// record more than kMaxHeaders).
+    std::span<const Header> loggedHeaders;
 
     char authorization[80];
     char forwarded[128];
@@ -55,7 +62,8 @@ struct RequestSlot {
         RequestView v;
         v.method = method;
         v.path = path;
-        v.headers = std::span<const Header>(headers, headerCount);
+        v.headers =
+            loggedHeaders.empty() ? std::span<const Header>(headers, headerCount) : loggedHeaders;
         v.peer = hasPeer ? &peer : nullptr;
         v.principal = principal;
         v.attributes = attributes;
@@ -131,9 +139,15 @@ private:
     std::vector<BurstEntry> burstHeap_;
 
     // Replay state.
-    const RecordedTraffic* recorded_ = nullptr;
-    std::size_t recordedIndex_ = 0;
+    std::unique_ptr<RecordedCursor> recorded_;
 };
+
+struct ReplayedLine;  // log_stream.h
+/// Writes a replayed line into `slot` as the live request would have arrived: the logged
+/// client as the peer, the logged headers (X-Forwarded-For, Authorization, API keys), method
+/// and path, so the policy's own key rules decide its key. A host-name client (old traces)
+/// becomes the verified principal, from syntheticPeer(name).
+void writeReplayedRequest(const ReplayedLine& line, RequestSlot& slot);
 
 /// Merges the actors' arrivals in time order; equal times go to the lower actor index.
 /// Not thread-safe.

@@ -1,27 +1,40 @@
 #include "ratelab/json_log_observer.h"
 
 #include "json/json_text.h"
+#include "log_line.h"
 
 namespace ratelab {
 
-namespace {
+JsonLogObserver::JsonLogObserver(Sink sink, int linesPerSecond)
+    : JsonLogObserver(std::move(sink), JsonLogOptions{linesPerSecond, nullptr, {}}) {}
 
-std::string_view statusName(StoreStatus status) {
-    switch (status) {
-        case StoreStatus::Ok:
-            return "ok";
-        case StoreStatus::Transport:
-            return "transport";
-        case StoreStatus::Refused:
-            return "refused";
+JsonLogObserver::JsonLogObserver(Sink sink, JsonLogOptions options)
+    : sink_(std::move(sink)), options_(std::move(options)) {
+    if (!options_.keyNamer) {
+        ownNamer_ = std::make_unique<KeyNamer>();
+        options_.keyNamer = ownNamer_.get();
     }
-    return "";
+    if (!options_.wallClock) options_.wallClock = &logging::wallClockNow;
 }
 
-}  // namespace
-
-JsonLogObserver::JsonLogObserver(Sink sink, int linesPerSecond)
-    : sink_(std::move(sink)), linesPerSecond_(linesPerSecond) {}
+std::string_view JsonLogObserver::levelOf(PolicyOutcome outcome) {
+    switch (outcome) {
+        case PolicyOutcome::Passed:
+        case PolicyOutcome::Bypassed:
+        case PolicyOutcome::Throttled:
+        case PolicyOutcome::ShadowThrottled:
+        case PolicyOutcome::CostExceedsCapacity:
+            return "info";
+        case PolicyOutcome::NoIdentity:
+        case PolicyOutcome::ForwardedMalformed:
+        case PolicyOutcome::FailedOpen:
+            return "warn";
+        case PolicyOutcome::FailedClosed:
+        case PolicyOutcome::StoreRefused:
+            return "error";
+    }
+    return "info";
+}
 
 std::int64_t JsonLogObserver::admit(std::string_view policy, bool storeError, Nanos now) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -33,7 +46,7 @@ std::int64_t JsonLogObserver::admit(std::string_view policy, bool storeError, Na
         w.second = second;
         w.written = 0;
     }
-    if (w.written >= linesPerSecond_) {
+    if (w.written >= options_.linesPerSecond) {
         ++w.suppressed;
         return -1;
     }
@@ -43,23 +56,28 @@ std::int64_t JsonLogObserver::admit(std::string_view policy, bool storeError, Na
     return suppressed;
 }
 
-namespace {
-
-// {"event":E,"policy":P,"route":R,"key":K,"outcome":O: the fields every log line starts with.
-std::string lineStart(std::string_view event, std::string_view policy, std::string_view route,
-                      std::string_view keyHash, PolicyOutcome outcome) {
-    std::string line = "{\"event\":";
-    json::appendJsonString(line, event);
+// {"time":T,"level":L,"event":E,"policy":P,"route":R,"key":K,"outcome":O: the fields every
+// line starts with.
+std::string JsonLogObserver::lineStart(std::string_view event, std::string_view policy,
+                                       std::string_view route, std::string_view key,
+                                       PolicyOutcome outcome) const {
+    std::string line = logging::lineStart(options_.wallClock(), levelOf(outcome), event);
     line += ",\"policy\":";
     json::appendJsonString(line, policy);
     line += ",\"route\":";
     json::appendJsonString(line, route);
-    line += ",\"key\":";
-    json::appendJsonString(line, keyHash);
-    line += ",\"outcome\":";
+    line += ",\"key\":\"";
+    if (!key.empty()) {
+        char name[KeyNamer::kKeyNameLength];
+        options_.keyNamer->name(key, name);
+        line.append(name, sizeof name);
+    }
+    line += "\",\"outcome\":";
     json::appendJsonString(line, policyOutcomeName(outcome));
     return line;
 }
+
+namespace {
 
 // ,"t_ms":T[,"suppressed_before":N]}
 void lineEnd(std::string& line, Nanos now, std::int64_t suppressed) {
@@ -77,8 +95,7 @@ void lineEnd(std::string& line, Nanos now, std::int64_t suppressed) {
 void JsonLogObserver::onLimitHit(const LimitEvent& event) {
     const std::int64_t suppressed = admit(event.policy, false, event.now);
     if (suppressed < 0) return;
-    std::string line =
-        lineStart("limit_hit", event.policy, event.route, event.keyHash, event.outcome);
+    std::string line = lineStart("limit_hit", event.policy, event.route, event.key, event.outcome);
     line += ",\"retry_after_ms\":";
     json::appendInt(line, (event.decision.retryAfter + kNanosPerMilli - 1) / kNanosPerMilli);
     lineEnd(line, event.now, suppressed);
@@ -89,9 +106,9 @@ void JsonLogObserver::onStoreError(const StoreErrorEvent& event) {
     const std::int64_t suppressed = admit(event.policy, true, event.now);
     if (suppressed < 0) return;
     std::string line =
-        lineStart("store_error", event.policy, event.route, event.keyHash, event.outcome);
+        lineStart("store_error", event.policy, event.route, event.key, event.outcome);
     line += ",\"status\":";
-    json::appendJsonString(line, statusName(event.status));
+    json::appendJsonString(line, storeStatusName(event.status));
     line += ",\"error\":";
     json::appendJsonString(line, event.error);
     lineEnd(line, event.now, suppressed);

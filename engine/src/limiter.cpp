@@ -3,7 +3,9 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
+#include <span>
 
 #include "http/response.h"
 #include "identity/key_deriver.h"
@@ -50,15 +52,28 @@ struct Limiter::Impl {
     LimiterOptions options;
     std::vector<Compiled> compiled;
 
-    Impl(PolicySet p, std::shared_ptr<Store> s, LimiterOptions o)
+    std::uint32_t nextLimitId = 0;  // never reused, so a fresh policy never meets old buckets
+
+    Impl(PolicySet p, std::shared_ptr<Store> s, LimiterOptions o, const Impl* previous = nullptr)
         : policies(std::move(p)), store(std::move(s)), options(o) {
         if (options.keyHashSecret == 0) {
             std::random_device device;
             options.keyHashSecret = (static_cast<std::uint64_t>(device()) << 32) ^ device();
         }
-        std::uint32_t nextId = 0;
+        if (previous) nextLimitId = previous->nextLimitId;
         for (const Policy& policy : policies.policies) {
-            Compiled c{identity::KeyDeriver(policy), nextId, {}, false};
+            std::uint32_t firstId = nextLimitId;
+            bool carried = false;
+            if (previous) {
+                for (std::size_t j = 0; j < previous->policies.policies.size(); ++j) {
+                    if (keepsBucketState(previous->policies.policies[j], policy)) {
+                        firstId = previous->compiled[j].firstLimitId;
+                        carried = true;
+                        break;
+                    }
+                }
+            }
+            Compiled c{identity::KeyDeriver(policy), firstId, {}, false};
             const RouteMatch& m = policy.match;
             c.matchesEverything = m.methods.empty() && m.pathPattern.empty() &&
                                   (m.pathPrefix.empty() || m.pathPrefix == "/");
@@ -68,7 +83,7 @@ struct Limiter::Impl {
             } else {
                 c.limitNames.push_back(policy.name);
             }
-            nextId += static_cast<std::uint32_t>(c.limitNames.size());
+            if (!carried) nextLimitId += static_cast<std::uint32_t>(c.limitNames.size());
             compiled.push_back(std::move(c));
         }
     }
@@ -116,19 +131,21 @@ struct Limiter::Impl {
     }
 
     void report(const Policy& policy, const RequestView& request, std::string_view key,
-                const PolicyResult& r, const ConsumeResult* storeResult, Nanos now) const {
+                const PolicyResult& r, const ConsumeResult* storeResult, Nanos now,
+                std::uint32_t index) const {
         LimitObserver* observer = options.observer;
         if (!observer) return;
         char hash[16];
         keyHash(key, hash);
         std::string_view hashView(hash, key.empty() ? 0 : sizeof hash);
         if (storeResult && storeResult->status != StoreStatus::Ok) {
-            observer->onStoreError(StoreErrorEvent{policy.name, request.path, hashView,
+            observer->onStoreError(StoreErrorEvent{policy.name, request.path, hashView, key,
                                                    storeResult->status, storeResult->error,
-                                                   r.outcome, now});
+                                                   r.outcome, now, index});
         } else {
             observer->onLimitHit(
-                LimitEvent{policy.name, request.path, hashView, r.outcome, r.decision, now});
+                LimitEvent{policy.name, request.path, hashView, key, r.outcome, r.decision, now,
+                           index});
         }
     }
 };
@@ -136,7 +153,26 @@ struct Limiter::Impl {
 Limiter::Limiter(PolicySet policies, std::shared_ptr<Store> store, LimiterOptions options)
     : impl_(std::make_unique<Impl>(std::move(policies), std::move(store), options)) {}
 
+Limiter::Limiter(PolicySet policies, const Limiter& previous, LimiterOptions options)
+    : impl_(std::make_unique<Impl>(std::move(policies), previous.impl_->store, options,
+                                   previous.impl_.get())) {}
+
 Limiter::~Limiter() = default;
+
+bool keepsBucketState(const Policy& before, const Policy& after) {
+    if (before.name != after.name || before.algorithm != after.algorithm ||
+        !(before.key == after.key) || before.tiers.has_value() != after.tiers.has_value()) {
+        return false;
+    }
+    if (!before.tiers) return true;
+    const std::vector<Tier>& a = before.tiers->tiers;
+    const std::vector<Tier>& b = after.tiers->tiers;
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i].name != b[i].name) return false;
+    }
+    return true;
+}
 
 const PolicySet& Limiter::policies() const {
     return impl_->policies;
@@ -174,109 +210,328 @@ void Limiter::retune(std::size_t policyIndex, const Policy& updated) {
     }
 }
 
-void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
-    const Impl& impl = *impl_;
-    out.allowed = true;
-    out.status = 200;
-    out.code = RefusalCode::None;
-    out.retryAfter = 0;
-    out.used_ = 0;
-    identity::RequestContext context(request, impl.policies.trustedProxies);
-    thread_local identity::DerivedKey derived;
+// --- deciding -------------------------------------------------------------------------------
+//
+// check() and checkBatch() share one walk. Per request, the matching policies are visited in
+// order: a bypass or an identity failure is settled at once, a derived key becomes a store call.
+// Store calls are sent in batches (Store::consumeBatch), in the order one-by-one deciding would
+// make them: a request that may reach a later policy waits for its call's answer before any
+// later request's call is queued, so every store sees exactly the sequence of calls, and every
+// observer exactly the sequence of events, that deciding the requests one by one produces.
 
-    for (std::size_t i = 0; i < impl.policies.policies.size(); ++i) {
-        const Policy& policy = impl.policies.policies[i];
-        const auto& compiled = impl.compiled[i];
-        if (!compiled.matchesEverything && !policy.match.matches(request.method, request.path)) {
-            continue;
-        }
-        if (out.used_ == out.results_.size()) out.results_.emplace_back();
-        PolicyResult& r = out.results_[out.used_++];
-        r.policy = static_cast<std::uint32_t>(i);
-        r.tier = 0;
-        r.decision = Decision{};
-        r.chargedFallback = false;
-        if (out.captureKeys) {
-            r.key.clear();
-            r.scope.clear();
-        }
-        const bool shadow = policy.mode == PolicyMode::Shadow;
-        RefusalCode refusal = RefusalCode::None;
+namespace {
 
-        if (impl.bypassed(policy, request, context)) {
-            r.outcome = PolicyOutcome::Bypassed;
-            continue;
+// What one queued store call belongs to.
+struct CallOwner {
+    std::uint32_t request = 0;  // index into the batch
+    std::uint32_t result = 0;   // index into that request's policy results
+};
+
+// Where one request's walk stands.
+struct RequestWork {
+    identity::RequestContext context;
+    std::uint32_t nextPolicy = 0;  // where the walk resumes
+};
+
+// Scratch space of one thread's batches, grown to the largest batch and reused, so that
+// steady-state calls do not allocate. A request makes at most one store call per policy, so a
+// batch of n requests has n * policies call slots, used in order. Calls view their derived
+// key's strings and point at their budget, so nothing here moves while a batch runs.
+struct BatchWork {
+    // Raw views of the vectors below, refreshed when they grow.
+    RequestWork* requests = nullptr;
+    identity::DerivedKey* derived = nullptr;  // per call slot
+    BucketBudget* budgets = nullptr;
+    ConsumeRequest* calls = nullptr;
+    ConsumeResult* results = nullptr;
+    CallOwner* owners = nullptr;
+    std::int32_t* callOf = nullptr;  // per (request, result): its call, or -1
+
+    void reserve(std::size_t n, std::size_t policyCount) {
+        if (n <= requestCapacity_ && n * policyCount <= slotCapacity_) return;
+        requestCapacity_ = std::max(requestCapacity_, n);
+        slotCapacity_ = std::max(slotCapacity_, requestCapacity_ * policyCount);
+        requests_.resize(requestCapacity_);
+        derived_.resize(slotCapacity_);
+        budgets_.resize(slotCapacity_);
+        calls_.resize(slotCapacity_);
+        results_.resize(slotCapacity_);
+        owners_.resize(slotCapacity_);
+        callOf_.resize(slotCapacity_);
+        requests = requests_.data();
+        derived = derived_.data();
+        budgets = budgets_.data();
+        calls = calls_.data();
+        results = results_.data();
+        owners = owners_.data();
+        callOf = callOf_.data();
+    }
+
+private:
+    std::size_t requestCapacity_ = 0;
+    std::size_t slotCapacity_ = 0;
+    std::vector<RequestWork> requests_;
+    std::vector<identity::DerivedKey> derived_;
+    std::vector<BucketBudget> budgets_;
+    std::vector<ConsumeRequest> calls_;
+    std::vector<ConsumeResult> results_;
+    std::vector<CallOwner> owners_;
+    std::vector<std::int32_t> callOf_;
+};
+
+BatchWork& batchWork() {
+    thread_local BatchWork work;
+    return work;
+}
+
+}  // namespace
+
+struct Limiter::Batch {
+    const Impl& impl;
+    std::span<const RequestView> requests;
+    std::span<const Nanos> times;  // one per request, or a single time for all
+    std::span<Check> out;
+    BatchWork& work;
+    std::size_t policyCount = 0;
+    std::size_t queued = 0;  // calls [0, queued) are queued
+    std::size_t sent = 0;    // and [0, sent) were sent and resolved
+
+    Batch(const Impl& i, std::span<const RequestView> r, std::span<const Nanos> t,
+          std::span<Check> o)
+        : impl(i)
+        , requests(r)
+        , times(t)
+        , out(o)
+        , work(batchWork())
+        , policyCount(i.policies.policies.size()) {
+        work.reserve(requests.size(), policyCount);
+    }
+
+    Nanos timeOf(std::size_t i) const { return times.size() == 1 ? times[0] : times[i]; }
+
+    void run() {
+        const std::size_t n = requests.size();
+        for (std::size_t i = 0; i < n; ++i) {
+            Check& c = out[i];
+            c.allowed = true;
+            c.status = 200;
+            c.code = RefusalCode::None;
+            c.retryAfter = 0;
+            c.used_ = 0;
+            work.requests[i].context.reset(requests[i], impl.policies.trustedProxies);
+            work.requests[i].nextPolicy = 0;
         }
-        identity::DeriveStatus status = compiled.deriver.derive(context, derived);
-        if (status != identity::DeriveStatus::Ok) {
-            const bool malformed = status == identity::DeriveStatus::ForwardedMalformed;
-            r.outcome = malformed ? PolicyOutcome::ForwardedMalformed : PolicyOutcome::NoIdentity;
-            refusal =
-                malformed ? RefusalCode::ForwardedMalformed : RefusalCode::IdentityUnavailable;
-            impl.report(policy, request, {}, r, nullptr, now);
-        } else {
+        for (std::size_t i = 0; i < n; ++i) {
+            // A request whose call may be followed by another of its own is resolved before
+            // the next request's calls are queued.
+            while (walk(i)) {
+                flush();
+            }
+        }
+        flush();
+        if (impl.options.observer) {
+            for (std::size_t i = 0; i < n; ++i)
+                reportEvents(i);
+        }
+    }
+
+    // Visits request i's policies from where its walk stopped. Returns true when it queued a
+    // store call and a later policy still matches (the call must be answered first).
+    bool walk(std::size_t i) {
+        const RequestView& request = requests[i];
+        Check& c = out[i];
+        RequestWork& w = work.requests[i];
+        const Policy* policies = impl.policies.policies.data();
+        for (std::size_t p = w.nextPolicy; p < policyCount; ++p) {
+            const Policy& policy = policies[p];
+            const Impl::Compiled& compiled = impl.compiled[p];
+            if (!compiled.matchesEverything &&
+                !policy.match.matches(request.method, request.path)) {
+                continue;
+            }
+            if (c.used_ == c.results_.size()) c.results_.emplace_back();
+            const std::size_t resultIndex = c.used_++;
+            PolicyResult& r = c.results_[resultIndex];
+            std::int32_t& call = work.callOf[i * policyCount + resultIndex];
+            call = -1;
+            r.policy = static_cast<std::uint32_t>(p);
+            r.tier = 0;
+            r.decision = Decision{};
+            r.chargedFallback = false;
+            if (c.captureKeys) {
+                r.key.clear();
+                r.scope.clear();
+            }
+            if (impl.bypassed(policy, request, w.context)) {
+                r.outcome = PolicyOutcome::Bypassed;
+                continue;
+            }
+            const std::size_t k = queued;
+            identity::DerivedKey& key = work.derived[k];
+            const identity::DeriveStatus status = compiled.deriver.derive(w.context, key);
+            if (status != identity::DeriveStatus::Ok) {
+                const bool malformed = status == identity::DeriveStatus::ForwardedMalformed;
+                r.outcome =
+                    malformed ? PolicyOutcome::ForwardedMalformed : PolicyOutcome::NoIdentity;
+                if (settle(i, policy, r,
+                           malformed ? RefusalCode::ForwardedMalformed
+                                     : RefusalCode::IdentityUnavailable)) {
+                    return false;
+                }
+                continue;
+            }
             r.tier = impl.tierOf(policy, request);
             const Limit& limit = limitOf(policy, r.tier);
-            const BucketBudget budget = derived.budget();
+            const bool budgeted = key.hasBudget();
+            if (budgeted) work.budgets[k] = key.budget();
             // Built in one expression: member-wise assignment after a default construction
-            // costs an 88-byte zero fill (rep stos) per request.
-            const ConsumeRequest consume{
+            // costs an 88-byte zero fill per request.
+            work.calls[k] = ConsumeRequest{
                 compiled.firstLimitId + r.tier,
                 compiled.limitNames[r.tier],
                 &limit,
-                derived.partition(),
-                derived.key,
-                derived.hasBudget() ? &budget : nullptr,
+                key.partition(),
+                key.key,
+                budgeted ? &work.budgets[k] : nullptr,
                 request.cost > 0 ? request.cost : policy.cost,
-                now,
+                timeOf(i),
                 policy.storeTimeout,
             };
-            ConsumeResult result = impl.store->consume(consume);
-            r.chargedFallback = result.chargedFallback;
-            if (out.captureKeys) {
-                r.key = result.chargedFallback ? derived.fallbackKey : derived.key;
-                r.scope = derived.scope;
-            }
-            const std::string_view chargedKey = result.chargedFallback
-                                                    ? std::string_view(derived.fallbackKey)
-                                                    : std::string_view(derived.key);
-            if (result.status == StoreStatus::Ok) {
-                r.decision = result.decision;
-                if (result.decision.allowed) {
-                    r.outcome = PolicyOutcome::Passed;
-                } else if (result.decision.reason == DenyReason::CostExceedsCapacity) {
-                    r.outcome = PolicyOutcome::CostExceedsCapacity;
-                    refusal = RefusalCode::CostExceedsCapacity;
-                    impl.report(policy, request, chargedKey, r, nullptr, now);
-                } else {
-                    r.outcome = shadow ? PolicyOutcome::ShadowThrottled : PolicyOutcome::Throttled;
-                    refusal = RefusalCode::RateLimited;
-                    impl.report(policy, request, chargedKey, r, nullptr, now);
-                }
-            } else {
-                if (result.status == StoreStatus::Refused) {
-                    r.outcome = PolicyOutcome::StoreRefused;
-                    refusal = RefusalCode::StoreRefused;
-                } else if (policy.onStoreError == StoreErrorRule::Deny) {
-                    r.outcome = PolicyOutcome::FailedClosed;
-                    refusal = RefusalCode::StoreUnavailable;
-                } else {
-                    r.outcome = PolicyOutcome::FailedOpen;
-                }
-                impl.report(policy, request, chargedKey, r, &result, now);
+            work.owners[k] =
+                CallOwner{static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(resultIndex)};
+            call = static_cast<std::int32_t>(k);
+            queued = k + 1;
+            w.nextPolicy = static_cast<std::uint32_t>(p + 1);
+            return laterPolicyMatches(request, p + 1);
+        }
+        w.nextPolicy = static_cast<std::uint32_t>(policyCount);
+        return false;
+    }
+
+    bool laterPolicyMatches(const RequestView& request, std::size_t from) const {
+        const auto& policies = impl.policies.policies;
+        for (std::size_t p = from; p < policyCount; ++p) {
+            if (impl.compiled[p].matchesEverything ||
+                policies[p].match.matches(request.method, request.path)) {
+                return true;
             }
         }
-
-        // Shadow policies decide, count and report, and never refuse.
-        if (refusal == RefusalCode::None || shadow) continue;
-        out.code = refusal;
-        out.status = statusOf(refusal);
-        if (refusal == RefusalCode::RateLimited) out.retryAfter = r.decision.retryAfter;
-        out.allowed = false;
-        // Like nested middleware layers: a refused request goes no further, so it does not
-        // spend the quota of the policies after the one that refused it.
-        break;
+        return false;
     }
+
+    // Sends the queued calls, then resolves them in order.
+    void flush() {
+        const std::size_t from = sent;
+        const std::size_t count = queued - from;
+        if (count == 0) return;
+        impl.store->consumeBatch({work.calls + from, count}, {work.results + from, count});
+        sent = queued;
+        for (std::size_t k = from; k < sent; ++k)
+            resolve(k);
+    }
+
+    // Turns call k's store answer into its policy's outcome.
+    void resolve(std::size_t k) {
+        const CallOwner owner = work.owners[k];
+        Check& c = out[owner.request];
+        PolicyResult& r = c.results_[owner.result];
+        const Policy& policy = impl.policies.policies[r.policy];
+        const ConsumeResult& result = work.results[k];
+        r.chargedFallback = result.chargedFallback;
+        if (c.captureKeys) {
+            r.key = result.chargedFallback ? work.derived[k].fallbackKey : work.derived[k].key;
+            r.scope = work.derived[k].scope;
+        }
+        RefusalCode refusal = RefusalCode::None;
+        if (result.status == StoreStatus::Ok) {
+            r.decision = result.decision;
+            if (result.decision.allowed) {
+                r.outcome = PolicyOutcome::Passed;
+            } else if (result.decision.reason == DenyReason::CostExceedsCapacity) {
+                r.outcome = PolicyOutcome::CostExceedsCapacity;
+                refusal = RefusalCode::CostExceedsCapacity;
+            } else {
+                r.outcome = policy.mode == PolicyMode::Shadow ? PolicyOutcome::ShadowThrottled
+                                                              : PolicyOutcome::Throttled;
+                refusal = RefusalCode::RateLimited;
+            }
+        } else if (result.status == StoreStatus::Refused) {
+            r.outcome = PolicyOutcome::StoreRefused;
+            refusal = RefusalCode::StoreRefused;
+        } else if (policy.onStoreError == StoreErrorRule::Deny) {
+            r.outcome = PolicyOutcome::FailedClosed;
+            refusal = RefusalCode::StoreUnavailable;
+        } else {
+            r.outcome = PolicyOutcome::FailedOpen;
+        }
+        settle(owner.request, policy, r, refusal);
+    }
+
+    // Applies a policy's refusal to its request; returns whether the request is refused.
+    // Shadow policies decide, count and report, and never refuse. Like nested middleware
+    // layers, a refused request goes no further, so it does not spend the quota of the
+    // policies after the one that refused it.
+    bool settle(std::size_t i, const Policy& policy, const PolicyResult& r, RefusalCode refusal) {
+        if (refusal == RefusalCode::None || policy.mode == PolicyMode::Shadow) return false;
+        Check& c = out[i];
+        c.code = refusal;
+        c.status = statusOf(refusal);
+        if (refusal == RefusalCode::RateLimited) c.retryAfter = r.decision.retryAfter;
+        c.allowed = false;
+        work.requests[i].nextPolicy = static_cast<std::uint32_t>(policyCount);
+        return true;
+    }
+
+    // Limit hits and store failures of request i, in policy order.
+    void reportEvents(std::size_t i) const {
+        const Check& c = out[i];
+        const auto index = static_cast<std::uint32_t>(i);
+        for (std::size_t ri = 0; ri < c.used_; ++ri) {
+            const PolicyResult& r = c.results_[ri];
+            const Policy& policy = impl.policies.policies[r.policy];
+            const std::int32_t k = work.callOf[i * policyCount + ri];
+            switch (r.outcome) {
+                case PolicyOutcome::Passed:
+                case PolicyOutcome::Bypassed:
+                    break;
+                case PolicyOutcome::NoIdentity:
+                case PolicyOutcome::ForwardedMalformed:
+                    impl.report(policy, requests[i], {}, r, nullptr, timeOf(i), index);
+                    break;
+                case PolicyOutcome::Throttled:
+                case PolicyOutcome::ShadowThrottled:
+                case PolicyOutcome::CostExceedsCapacity:
+                    impl.report(policy, requests[i], chargedKey(k), r, nullptr, timeOf(i), index);
+                    break;
+                case PolicyOutcome::FailedOpen:
+                case PolicyOutcome::FailedClosed:
+                case PolicyOutcome::StoreRefused:
+                    impl.report(policy, requests[i], chargedKey(k), r, &work.results[k], timeOf(i),
+                                index);
+                    break;
+            }
+        }
+    }
+
+    std::string_view chargedKey(std::int32_t k) const {
+        const identity::DerivedKey& d = work.derived[k];
+        return work.results[k].chargedFallback ? std::string_view(d.fallbackKey)
+                                               : std::string_view(d.key);
+    }
+};
+
+void Limiter::check(const RequestView& request, Nanos now, Check& out) const {
+    Batch(*impl_, {&request, 1}, {&now, 1}, {&out, 1}).run();
+}
+
+void Limiter::checkBatch(std::span<const RequestView> requests, Nanos now,
+                         std::span<Check> out) const {
+    Batch(*impl_, requests, {&now, 1}, out).run();
+}
+
+void Limiter::checkBatch(std::span<const RequestView> requests, std::span<const Nanos> times,
+                         std::span<Check> out) const {
+    Batch(*impl_, requests, times, out).run();
 }
 
 void Limiter::decide(const RequestView& request, Nanos now, Verdict& out, bool explain) const {

@@ -6,4 +6,20 @@ void Store::consumeBatch(std::span<const ConsumeRequest> requests, std::span<Con
     for (std::size_t i = 0; i < requests.size(); ++i) results[i] = consume(requests[i]);
 }
 
+std::string_view storeStatusName(StoreStatus status) {
+    switch (status) {
+        case StoreStatus::Ok:
+            return "ok";
+        case StoreStatus::Transport:
+            return "transport";
+        case StoreStatus::Refused:
+            return "refused";
+    }
+    return "";
+}
+
+ConsumeResult Store::probe() {
+    return ConsumeResult{};
+}
+
 }  // namespace ratelab

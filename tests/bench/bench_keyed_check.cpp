@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "key_sets.h"
 #include "naive_limiter.h"
@@ -105,7 +106,37 @@ void BM_KeyedCheck_Naive(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations());
 }
 
+// The store's batch path (Store::consumeBatch, what Limiter::checkBatch calls): kBatch requests
+// hashed, prefetched and decided per call. One iteration is one batch; ns_per_check divides.
+constexpr std::size_t kBatch = 32;
+
+void BM_KeyedCheckBatch_Ratelab(benchmark::State& state) {
+    const std::size_t n = static_cast<std::size_t>(state.range(0));
+    const KeySet& keys = KeySet::of(n);
+    PopulatedStore& s = shared<PopulatedStore>(n);
+    std::vector<ConsumeRequest> requests(kBatch, s.request());
+    std::vector<ConsumeResult> results(kBatch);
+    std::vector<KeyBytes> bytes(kBatch, KeyBytes(0));
+    std::size_t i = static_cast<std::size_t>(state.thread_index()) * 7919;
+    Nanos now = kNanosPerSecond;
+    for (auto _ : state) {
+        for (std::size_t k = 0; k < kBatch; ++k) {
+            bytes[k] = KeyBytes(keys.index(i++));
+            requests[k].key = bytes[k].view();
+            requests[k].partition = bytes[k].view();
+            requests[k].now = now += kStep;
+        }
+        s.store->consumeBatch(requests, results);
+        benchmark::DoNotOptimize(results.data());
+    }
+    state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kBatch));
+    state.counters["ns_per_check"] = benchmark::Counter(
+        static_cast<double>(state.iterations() * kBatch),
+        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 BENCHMARK(BM_KeyedCheck_Ratelab)->Arg(1000)->Arg(1'000'000);
+BENCHMARK(BM_KeyedCheckBatch_Ratelab)->Arg(1000)->Arg(1'000'000);
 BENCHMARK(BM_KeyedCheck_Naive)->Arg(1000)->Arg(1'000'000);
 BENCHMARK(BM_KeyedCheck_Ratelab)->Arg(1000)->Arg(1'000'000)->Threads(2)->UseRealTime();
 BENCHMARK(BM_KeyedCheck_Naive)->Arg(1000)->Arg(1'000'000)->Threads(2)->UseRealTime();

@@ -23,9 +23,11 @@
 #include <thread>
 #include <vector>
 
+#include "ratelab/policy_file.h"
 #include "ratelab/redis_store.h"
 #include "redis/lua_scripts.h"
 #include "redis_fixture.h"
+#include "sim/scenario_runner.h"
 #include "summary.h"
 
 extern char** environ;
@@ -290,6 +292,51 @@ BENCHMARK(BM_Redis_Flood)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
+// `ratelab-cli run --store redis://` on the shipped header-rotation scenario (its own
+// policy: budgets, so every request is a three-key script), in caller-time mode as the CLI
+// runs it. Arg: the runner's batch size; 1 decides in order, one round trip per request, as
+// the simulator did before it batched; 0 is the default, one pipeline per batch of 256.
+void BM_SimRedis(benchmark::State& state) {
+    const std::string root = RATELAB_SOURCE_DIR;
+    sim::ScenarioLoadResult loaded =
+        sim::loadScenarioFile(root + "/scenarios/header-rotation.json");
+    PolicyLoadResult policy = loadPolicyFile(root + "/resources/policies/default.json");
+    if (!loaded.ok() || !policy.ok()) {
+        state.SkipWithError("the shipped scenario or policy does not load");
+        return;
+    }
+    std::int64_t requests = 0;
+    double seconds = 0;
+    for (auto _ : state) {
+        RedisStoreOptions o;
+        o.urls = {server().url()};
+        o.timeSource = RedisTimeSource::Caller;
+        o.keyNamespace = "bench-sim";
+        std::string error;
+        std::shared_ptr<Store> store = makeRedisStore(o, &error);
+        resetServerStats();
+        sim::RunnerOptions options;
+        options.store = store;
+        options.measureWallTime = false;
+        options.batchSize = static_cast<std::size_t>(state.range(0));
+        const auto start = SteadyClock::now();
+        sim::ScenarioRunner runner(*loaded.scenario, *policy.policies, options);
+        runner.runToEnd();
+        seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+        requests = runner.totals().requests;
+        state.SetIterationTime(seconds);
+        if (runner.totals().storeErrors != 0) state.SkipWithError("store errors on Redis");
+    }
+    state.counters["requests_per_s"] = static_cast<double>(requests) / seconds;
+    state.counters["server_us_per_call"] = serverMicrosPerCall();
+}
+BENCHMARK(BM_SimRedis)
+    ->Arg(1)
+    ->Arg(0)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
 double decisionsPerSecond(const Results& r, const std::string& run) {
     return counter(r, run, "decisions_per_s");
 }
@@ -336,6 +383,23 @@ const bool registered = [] {
                      },
                      4,
                      64});
+    registerSummary(
+        {"sim_redis_speedup",
+         {"BM_SimRedis/0/iterations:1/manual_time", "BM_SimRedis/1/iterations:1/manual_time"},
+         [](const Results& r) {
+             return counter(r, "BM_SimRedis/0/iterations:1/manual_time", "requests_per_s") /
+                    counter(r, "BM_SimRedis/1/iterations:1/manual_time", "requests_per_s");
+         },
+         1,
+         66});
+    registerSummary({"sim_redis_req_per_s",
+                     {"BM_SimRedis/0/iterations:1/manual_time"},
+                     [](const Results& r) {
+                         return counter(r, "BM_SimRedis/0/iterations:1/manual_time",
+                                        "requests_per_s");
+                     },
+                     0,
+                     67});
     registerSummary({"redis_flood_cache_speedup",
                      {"BM_Redis_Flood/4096/iterations:1/manual_time",
                       "BM_Redis_Flood/0/iterations:1/manual_time"},

@@ -1,7 +1,7 @@
 // The simulator's throughput: whole scenario runs of 10^7 requests on one thread (a new
 // Authorization header on every request; IPv4 peers only), the engine's own Limiter::check on the
-// same request streams (so the simulator's share can be read off), and a 10,000-line access log
-// parsed and replayed. Rates are per CPU second: the simulator is single-threaded, and CPU time
+// same request streams (so the simulator's share can be read off); access-log replays are in
+// bench_replay.cpp. Rates are per CPU second: the simulator is single-threaded, and CPU time
 // does not count the time other processes on a shared machine take from it.
 
 #include <benchmark/benchmark.h>
@@ -13,7 +13,6 @@
 
 #include "ratelab/limiter.h"
 #include "ratelab/memory_store.h"
-#include "sim/access_log.h"
 #include "sim/scenario_runner.h"
 #include "summary.h"
 
@@ -142,55 +141,6 @@ void BM_Check_Ipv4(benchmark::State& state) {
 BENCHMARK(BM_Check_RotatingAuthorization);
 BENCHMARK(BM_Check_Ipv4);
 
-// A 10,000-line combined log (500 clients, IPv4 and IPv6, three time zones, lines a little out
-// of order), read from memory, sorted, and replayed through the default policy.
-std::string makeLog(int lines) {
-    std::string log;
-    std::mt19937_64 rng(5);
-    const char* zones[] = {"+0000", "-0700", "+0530"};
-    const int offsets[] = {0, -7 * 3600, 5 * 3600 + 1800};
-    char line[256];
-    for (int i = 0; i < lines; ++i) {
-        const int client = static_cast<int>(rng() % 500);
-        const int zone = static_cast<int>(rng() % 3);
-        // One line every 100 ms over 1,000 s, jittered by up to 2 s.
-        int t = 36'000 + i / 10 - static_cast<int>(rng() % 3) + offsets[zone];
-        const int day = 10 + t / 86'400;
-        t %= 86'400;
-        char address[48];
-        if (client % 5 == 0) {
-            std::snprintf(address, sizeof address, "2001:db8:%x::%x", client, client + 1);
-        } else {
-            std::snprintf(address, sizeof address, "198.51.%d.%d", client / 250, client % 250 + 1);
-        }
-        std::snprintf(
-            line, sizeof line,
-            "%s - - [%02d/Oct/2000:%02d:%02d:%02d %s] \"GET /api/items?page=%d HTTP/1.1\" "
-            "200 %d \"-\" \"bench/1.0\"\n",
-            address, day, t / 3600, t / 60 % 60, t % 60, zones[zone], i % 7, 100 + i % 900);
-        log += line;
-    }
-    return log;
-}
-
-void BM_Replay_10kLines(benchmark::State& state) {
-    const std::string log = makeLog(10'000);
-    const PolicySet policies = defaultPolicy();
-    std::int64_t decided = 0;
-    for (auto _ : state) {
-        auto traffic = std::make_shared<const sim::RecordedTraffic>(
-            sim::parseAccessLog(log, sim::LogFormat::Combined, "bench.log"));
-        sim::RunnerOptions options;
-        options.measureWallTime = false;
-        sim::ScenarioRunner runner(sim::makeReplayScenario(traffic, kNanosPerSecond), policies,
-                                   options);
-        runner.runToEnd();
-        decided = runner.totals().requests;
-    }
-    if (decided != 10'000) state.SkipWithError("not every line was replayed");
-}
-BENCHMARK(BM_Replay_10kLines)->Unit(benchmark::kMillisecond);
-
 [[maybe_unused]] const bool registered = [] {
     registerSummary(
         {"sim_rotate_mreq_per_s",
@@ -227,11 +177,6 @@ BENCHMARK(BM_Replay_10kLines)->Unit(benchmark::kMillisecond);
                      },
                      2,
                      43});
-    registerSummary({"replay_10k_lines_ms",
-                     {"BM_Replay_10kLines"},
-                     [](const Results& r) { return nanos(r, "BM_Replay_10kLines") / 1e6; },
-                     1,
-                     44});
     return true;
 }();
 

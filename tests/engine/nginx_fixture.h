@@ -107,13 +107,17 @@ public:
 
     struct Response {
         int status = 0;
+        std::string head;  ///< status line and header lines, as sent
         std::string body;
     };
 
     /// The directory served as the document root, for `root` in a location.
     std::string htmlRoot() const { return dir_.filePath("html").toStdString(); }
 
-    Response get(const std::string& method, const std::string& path, const std::string& client) {
+    /// One HTTP/1.0 request from `client` (an address, through X-Real-IP); `extra` holds more
+    /// header lines, each ending in CRLF.
+    Response get(const std::string& method, const std::string& path, const std::string& client,
+                 const std::string& extra = "") {
         Response response;
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sockaddr_un address{};
@@ -126,8 +130,9 @@ public:
             close(fd);
             return response;
         }
-        std::string request =
-            method + " " + path + " HTTP/1.0\r\nHost: test\r\nX-Real-IP: " + client + "\r\n\r\n";
+        std::string request = method + " " + path +
+                              " HTTP/1.0\r\nHost: test\r\nX-Real-IP: " + client + "\r\n" + extra +
+                              "\r\n";
         if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
             close(fd);
             return response;
@@ -139,7 +144,10 @@ public:
         close(fd);
         if (reply.rfind("HTTP/1.1 ", 0) == 0) response.status = std::atoi(reply.c_str() + 9);
         std::size_t body = reply.find("\r\n\r\n");
-        if (body != std::string::npos) response.body = reply.substr(body + 4);
+        if (body != std::string::npos) {
+            response.head = reply.substr(0, body);
+            response.body = reply.substr(body + 4);
+        }
         return response;
     }
 

@@ -2,6 +2,7 @@
 // mode, bypasses, tiers, store-error rules and the observer, on a manual clock.
 
 #include <QtTest>
+#include <functional>
 
 #include "limiter_fixture.h"
 
@@ -329,6 +330,76 @@ private slots:
         QVERIFY(pattern.matches("GET", "/api/v2/items/3/parts"));
         QVERIFY(!pattern.matches("GET", "/api/items"));
         QVERIFY(!pattern.matches("GET", "/api/v1/other"));
+    }
+
+    // A limiter taking over from another (a policy reload) keeps the buckets of the policies
+    // whose name, algorithm and key rules stayed, whatever else changed; a policy whose algorithm
+    // changed, or a new one, starts fresh.
+    void aReloadKeepsTheBucketsOfUnchangedPolicies() {
+        std::shared_ptr<Store> store = makeMemoryStore({});
+        Policy login = tokenBucketPolicy("login", 2, 0.001, "/login");
+        Policy api = tokenBucketPolicy("api", 2, 0.001, "/api");
+        Limiter before(policySet({login, api}), store);
+        TestRequest toLogin;
+        toLogin.from("192.0.2.1").path = "/login";
+        TestRequest toApi;
+        toApi.from("192.0.2.1").path = "/api/x";
+        for (int i = 0; i < 2; ++i) {
+            QVERIFY(before.decide(toLogin.view(), 0).allowed);
+            QVERIFY(before.decide(toApi.view(), 0).allowed);
+        }
+        QCOMPARE(before.decide(toLogin.view(), 0).status, 429);
+
+        // login's numbers and route change, api's algorithm changes, a new policy arrives and
+        // the order moves: login stays limited, api starts over.
+        Policy loginNext = tokenBucketPolicy("login", 3, 0.001, "/login");
+        loginNext.match.methods = {"GET", "POST"};
+        Policy apiNext = api;
+        apiNext.algorithm = Algorithm::Gcra;
+        Policy fresh = tokenBucketPolicy("fresh", 1, 0.001, "/fresh");
+        QVERIFY(keepsBucketState(login, loginNext));
+        QVERIFY(!keepsBucketState(api, apiNext));
+        Limiter after(policySet({fresh, apiNext, loginNext}), before);
+        QCOMPARE(&after.store(), &before.store());
+        // login had spent 2 of 2 (and one refusal wrote nothing); it now holds 3: one more.
+        QVERIFY(after.decide(toLogin.view(), 0).allowed);
+        QCOMPARE(after.decide(toLogin.view(), 0).status, 429);
+        QVERIFY(after.decide(toApi.view(), 0).allowed);
+        QVERIFY(after.decide(toApi.view(), 0).allowed);
+        QCOMPARE(after.decide(toApi.view(), 0).status, 429);
+        QCOMPARE(after.limitId(2), before.limitId(0));  // login: the same buckets
+        QVERIFY(after.limitId(1) != before.limitId(1));
+        QVERIFY(after.limitId(0) != before.limitId(1) && after.limitId(0) != before.limitId(0));
+
+        // Another reload back to api's first algorithm does not meet the GCRA buckets either.
+        Limiter again(policySet({login, api}), after);
+        QVERIFY(again.limitId(1) != after.limitId(1) && again.limitId(1) != before.limitId(1));
+        QVERIFY(again.decide(toApi.view(), 0).allowed);
+    }
+
+    // What a reload may change under a policy and still keep its buckets.
+    void keepsBucketStateTable() {
+        struct Row {
+            const char* change;
+            std::function<void(Policy&)> apply;
+            bool kept;
+        };
+        const Row rows[] = {
+            {"capacity", [](Policy& p) { p.capacity = 50; }, true},
+            {"mode", [](Policy& p) { p.mode = PolicyMode::Shadow; }, true},
+            {"budget", [](Policy& p) { p.budget.perPeer = 3; }, true},
+            {"route", [](Policy& p) { p.match.pathPrefix = "/v2"; }, true},
+            {"name", [](Policy& p) { p.name = "api2"; }, false},
+            {"algorithm", [](Policy& p) { p.algorithm = Algorithm::SlidingWindow; }, false},
+            {"key source", [](Policy& p) { p.key.source = KeySource::Peer; }, false},
+            {"ipv6 prefix", [](Policy& p) { p.key.ipv6Prefix = 48; }, false},
+        };
+        const Policy before = tokenBucketPolicy("api", 5, 1.0);
+        for (const Row& row : rows) {
+            Policy after = before;
+            row.apply(after);
+            QVERIFY2(keepsBucketState(before, after) == row.kept, row.change);
+        }
     }
 };
 

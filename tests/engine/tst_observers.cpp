@@ -68,6 +68,40 @@ private slots:
         for (const std::string& line : lines)
             QVERIFY(line.find("hunter2") == std::string::npos);
     }
+
+    // Lines carry an RFC 3339 wall-clock time and a level, and name keys with HMAC-SHA-256 under
+    // the secret given: the same key, the same name, computable by anyone holding the secret
+    // (here checked against Python's hmac module), never by anyone else.
+    void jsonLogTimeLevelAndKeyNames() {
+        std::vector<std::string> lines;
+        const KeyNamer namer("a secret of sixteen+ bytes");
+        JsonLogOptions options;
+        options.keyNamer = &namer;
+        options.wallClock = [] { return Nanos(1'700'000'000'123'456'789); };
+        JsonLogObserver log([&](std::string_view line) { lines.emplace_back(line); }, options);
+        LimiterOptions limiterOptions;
+        limiterOptions.observer = &log;
+        Policy peer = tokenBucketPolicy("api", 1, 0.001);
+        peer.key.source = KeySource::Peer;
+        Limiter limiter(policySet({peer}), makeMemoryStore({}), limiterOptions);
+        TestRequest request;
+        request.from("192.0.2.1");
+        limiter.decide(request.view(), 0);
+        limiter.decide(request.view(), 0);
+        QCOMPARE(lines.size(), std::size_t(1));
+        const QJsonObject line =
+            QJsonDocument::fromJson(QByteArray::fromStdString(lines[0])).object();
+        QCOMPARE(line.value("time").toString(), QString("2023-11-14T22:13:20.123Z"));
+        QCOMPARE(line.value("level").toString(), QString("info"));
+        // python3 -c "import hmac,hashlib; print(hmac.new(b'a secret of sixteen+ bytes',
+        //             b'ip:192.0.2.1', hashlib.sha256).hexdigest()[:16])"
+        QCOMPARE(line.value("key").toString(), QString("36837845836d2027"));
+        QCOMPARE(namer.name("ip:192.0.2.1"), std::string("36837845836d2027"));
+        QVERIFY(lines[0].find("192.0.2.1") == std::string::npos);
+        QVERIFY(KeyNamer().name("ip:192.0.2.1") != KeyNamer().name("ip:192.0.2.1"));
+        QCOMPARE(JsonLogObserver::levelOf(PolicyOutcome::FailedOpen), std::string_view("warn"));
+        QCOMPARE(JsonLogObserver::levelOf(PolicyOutcome::StoreRefused), std::string_view("error"));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestObservers)

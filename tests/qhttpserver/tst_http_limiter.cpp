@@ -1,12 +1,12 @@
-// The QHttpServer adapter (app/qhttpserver/qhttpserver.cpp) and `ratelab-cli serve`, over real HTTP
-// on loopback: statuses, headers and bodies as a client sees them. Time is injected.
+// The QHttpServer adapter (app/qhttpserver/qhttpserver.cpp), over real HTTP on loopback:
+// statuses, headers and bodies as a client sees them. Time is injected. (`ratelab-cli serve` has
+// its own server and its own tests in tests/serve.)
 
 #include <QHttpServer>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
-#include <QProcess>
 #include <QtTest>
 
 #include "ratelab/memory_store.h"
@@ -107,43 +107,6 @@ private slots:
             QCOMPARE(get(network, url, {{"X-Test-User", "alice"}}).status, 200);
         QCOMPARE(get(network, url, {{"X-Test-User", "alice"}}).status, 429);
         QCOMPARE(get(network, url, {{"X-Test-User", "bob"}}).status, 200);
-    }
-
-    // `ratelab-cli serve` answers every path through the policy file's limits.
-    void serveCommandAnswersThroughThePolicy() {
-        QProcess serve;
-        serve.start(QStringLiteral(RATELAB_BINARY_DIR "/app/cli/ratelab-cli"),
-                    {"serve", "--policy",
-                     QStringLiteral(RATELAB_SOURCE_DIR "/resources/policies/default.json"),
-                     "--listen", "127.0.0.1:0", "--quiet"});
-        QVERIFY(serve.waitForStarted(10'000));
-        QVERIFY(serve.waitForReadyRead(10'000));
-        const QString line = QString::fromUtf8(serve.readLine()).trimmed();
-        QVERIFY2(line.startsWith("listening on http://127.0.0.1:"), qPrintable(line));
-        const QString base = line.mid(QString("listening on ").size());
-        QNetworkAccessManager network;
-        Reply ok = get(network, base + "/any/path");
-        QCOMPARE(ok.status, 200);
-        QCOMPARE(ok.body, QByteArray("ok\n"));
-        QCOMPARE(ok.headers.value("ratelimit-policy"), QByteArray("\"api\";q=20;w=4"));
-        // default.json: 20 at once, 5 a second; a burst of 30 sees the first refusals.
-        int refused = 0;
-        for (int i = 0; i < 30; ++i)
-            refused += get(network, base + "/api").status == 429;
-        QVERIFY(refused >= 5);
-        serve.terminate();
-        QVERIFY(serve.waitForFinished(10'000));
-    }
-
-    void serveRefusesABadListenAddress() {
-        QProcess serve;
-        serve.start(QStringLiteral(RATELAB_BINARY_DIR "/app/cli/ratelab-cli"),
-                    {"serve", "--policy",
-                     QStringLiteral(RATELAB_SOURCE_DIR "/resources/policies/default.json"),
-                     "--listen", "nowhere"});
-        QVERIFY(serve.waitForFinished(10'000));
-        QCOMPARE(serve.exitCode(), 2);
-        QVERIFY(serve.readAllStandardError().contains("expected HOST:PORT"));
     }
 };
 

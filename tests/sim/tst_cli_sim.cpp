@@ -3,6 +3,9 @@
 
 #include <QtTest>
 
+#include <map>
+#include <set>
+
 #include <QProcess>
 #include <QTemporaryDir>
 #include <nlohmann/json.hpp>
@@ -59,6 +62,8 @@ private slots:
     void reportsAreDeterministic();
     void validatedPolicy();
     void replay();
+    void replayProxiedKeysMatchCheck();
+    void replayStandardInput();
     void sweep();
 
 private:
@@ -137,7 +142,26 @@ void TestCliSim::badCommandLine_data() {
     QTest::newRow("replay, missing log")
         << QStringList{"replay", "/nonexistent/access.log", "--policy",
                        kRoot + "/resources/policies/default.json"}
-        << "/nonexistent/access.log: cannot open the file";
+        << "/nonexistent/access.log: error: cannot open the file (No such file or directory)";
+    QTest::newRow("replay, nginx without its format")
+        << QStringList{"replay",   kRoot + "/tests/data/logs/sample_common.log",
+                       "--policy", kRoot + "/resources/policies/default.json",
+                       "--format", "nginx"}
+        << "--format nginx needs --log-format";
+    QTest::newRow("replay, json without a time field")
+        << QStringList{"replay",   kRoot + "/tests/data/logs/iso-times.jsonl",
+                       "--policy", kRoot + "/resources/policies/default.json",
+                       "--field",  "client=client.ip"}
+        << "--format json needs --field time=PATH";
+    QTest::newRow("replay, a binary file")
+        << QStringList{"replay", kRoot + "/tests/data/logs/binary.log", "--policy",
+                       kRoot + "/resources/policies/default.json"}
+        << "binary.log: error: binary data, not a text log";
+    QTest::newRow("replay, rotated files newest first")
+        << QStringList{"replay",   kRoot + "/tests/data/logs/nginx-proxy.log.1.gz",
+                       kRoot + "/tests/data/logs/nginx-proxy.log.2.gz",
+                       "--policy", kRoot + "/resources/policies/default.json"}
+        << "nginx-proxy.log.2.gz:1:1: error: this file starts at 2024-03-01T12:00:02Z, before";
     QTest::newRow("sweep without axis") << QStringList{"sweep", s} << "--vary";
     QTest::newRow("sweep, unknown field")
         << QStringList{"sweep", s, "--vary", "burst=1:2:1"} << "cannot vary \"burst\"";
@@ -234,28 +258,89 @@ void TestCliSim::validatedPolicy() {
 
 void TestCliSim::replay() {
     const QString decisions = dir_.filePath("decisions.csv"), report = dir_.filePath("replay.json");
-    Result r = cli({"replay", kRoot + "/tests/data/logs/sample_combined.log", "--policy",
-                    kRoot + "/resources/policies/default.json", "--decisions", decisions, "--json",
-                    report});
+    const QString log = kRoot + "/tests/data/logs/sample_combined.log";
+    Result r = cli({"replay", log, "--policy", kRoot + "/resources/policies/default.json",
+                    "--decisions", decisions, "--json", report});
     QCOMPARE(r.exitCode, 0);
-    // Unparsed lines are reported with their numbers, never dropped silently.
-    QVERIFY2(r.err.contains("sample_combined.log:7: cannot parse (combined): no [time] field"),
-             qPrintable(r.err));
-    QVERIFY(r.err.contains("4 of 16 lines could not be parsed"));
-    QVERIFY(r.out.contains("12 replayed, 4 unparsed, 8 clients (1 host names)"));
+    // The detected format is named; every line not replayed is listed FILE:LINE:COLUMN.
+    QVERIFY2(r.err.contains(log + ": format combined, detected"), qPrintable(r.err));
+    QVERIFY(r.err.contains(log + ":7:6: warning: not replayed: cannot read the line as combined: "
+                                 "no [time] field"));
+    QVERIFY(r.err.contains(log + ":17:79: warning: replayed with damage: no quoted referer"));
+    QVERIFY2(r.out.contains("16 lines (combined), 13 replayed (1 damaged), 3 unparsed, 0 out of "
+                            "the reorder window, 9 clients (1 host names)"),
+             qPrintable(r.out));
     const QList<QByteArray> rows = readFile(decisions).trimmed().split('\n');
-    QCOMPARE(rows.size(), 13);
-    QCOMPARE(rows[0], QByteArray("seq,ts_ms,key,allowed,remaining,retry_after_ms"));
-    // Line 9 comes first (13:55:35 -0700); the key column is the client as written.
-    QCOMPARE(rows[1], QByteArray("0,971211335000,198.51.100.7,true,19,0"));
-    QVERIFY(rows[8].startsWith("7,971211338000,::ffff:198.51.100.7,true,"));
-    QVERIFY(rows[9].startsWith("8,971211339000,piweba3y.prodigy.com,true,"));
+    QCOMPARE(rows.size(), 14);
+    QCOMPARE(rows[0], QByteArray("seq,ts_ms,key,allowed,remaining,retry_after_ms,file,line"));
+    // Line 9 comes first (13:55:35 -0700); the key is the engine's, each row names its line.
+    QCOMPARE(rows[1], QByteArray("0,971211335000,ip:198.51.100.7,true,19,0,") + log.toUtf8() + ",9");
+    QVERIFY(rows[8].startsWith("7,971211338000,ip:198.51.100.7,true,"));  // written IPv4-mapped
+    QVERIFY(rows[9].startsWith("8,971211339000,princ:"));                 // a host name
     nlohmann::ordered_json j = readJson(report);
     QCOMPARE(j["replay"]["format"], "combined");
-    QCOMPARE(j["replay"]["unparsed_lines"], nlohmann::json::array({7, 10, 15, 17}));
+    QCOMPARE(j["replay"]["format_detected"], true);
+    QCOMPARE(j["replay"]["unparsed_lines"], nlohmann::json::array({7, 10, 15}));
+    QCOMPARE(j["replay"]["damaged_at"], nlohmann::json::array({log.toStdString() + ":17:79"}));
     QCOMPARE(j["replay"]["start_epoch_ms"], 971211335000LL);
-    QCOMPARE(j["requests"], 12);
-    QCOMPARE(j["classes"]["log"]["offered"], 12);
+    QCOMPARE(j["requests"], 13);
+    QCOMPARE(j["classes"]["log"]["offered"], 13);
+}
+
+// A balancer's log replayed through a policy trusting it: each line's key is the key
+// `ratelab-cli check` derives for the same peer and X-Forwarded-For.
+void TestCliSim::replayProxiedKeysMatchCheck() {
+    const QString dir = kRoot + "/tests/data/logs/";
+    const QString policy = dir + "proxied-default.json";
+    const QString decisions = dir_.filePath("proxied.csv");
+    Result r = cli({"replay", dir + "nginx-proxy.log.2.gz", dir + "nginx-proxy.log.1.gz",
+                    "--policy", policy, "--decisions", decisions, "--quiet"});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.err.isEmpty(), qPrintable(r.err));
+    QList<QByteArray> rows = readFile(decisions).trimmed().split('\n');
+    QCOMPARE(rows.size(), 41);
+    rows.removeFirst();
+    // The logged peer and forwarded-for of each (file, line).
+    std::map<std::pair<std::string, int>, std::pair<QString, QString>> logged;
+    for (const char* name : {"nginx-proxy.log.2.gz", "nginx-proxy.log.1.gz"}) {
+        QProcess zcat;
+        zcat.start("gzip", {"-dc", dir + name});
+        QVERIFY(zcat.waitForFinished());
+        int n = 0;
+        for (const QByteArray& line : zcat.readAllStandardOutput().trimmed().split('\n')) {
+            const QString text = QString::fromUtf8(line);
+            const QString xff = text.section('"', -2, -2);
+            logged[{(dir + name).toStdString(), ++n}] = {text.section(' ', 0, 0), xff};
+        }
+    }
+    std::set<QString> distinct;
+    for (const QByteArray& row : rows) {
+        const QList<QByteArray> f = row.split(',');
+        const auto& [peer, xff] = logged.at({f[6].toStdString(), f[7].toInt()});
+        QStringList args{"check", "--policy", policy, "--peer", peer, "--path", "/"};
+        if (xff != "-") args << "--header" << "X-Forwarded-For: " + xff;
+        Result c = cli(args);
+        QCOMPARE(c.exitCode, 0);
+        const auto j = nlohmann::json::parse(c.out.toStdString());
+        QCOMPARE(QString::fromStdString(j["policies"][0]["key"]), QString::fromUtf8(f[2]));
+        distinct.insert(QString::fromUtf8(f[2]));
+    }
+    QCOMPARE(distinct.size(), std::size_t(6));
+    QVERIFY(distinct.count("ip:198.51.100.7") == 1 && distinct.count("ip:2001:db8:1:2::/64") == 1);
+}
+
+// "-" reads standard input, gzip or not.
+void TestCliSim::replayStandardInput() {
+    QProcess p;
+    p.setStandardInputFile(kRoot + "/tests/data/logs/nginx-proxy.log.2.gz");
+    p.start(kCli, {"replay", "-", "--policy", kRoot + "/tests/data/logs/peer-fixed-window.json",
+                   "--json", "-", "--quiet"});
+    QVERIFY(p.waitForFinished(60'000));
+    QCOMPARE(p.exitCode(), 0);
+    const auto j = nlohmann::json::parse(p.readAllStandardOutput().toStdString());
+    QCOMPARE(j["replay"]["files"], nlohmann::json::array({"-"}));
+    QCOMPARE(j["requests"], 20);
+    QCOMPARE(j["scenario"], "stdin");
 }
 
 void TestCliSim::sweep() {

@@ -11,6 +11,7 @@
 #include "sim/comparison.h"
 #include "sim/report.h"
 #include "sim/scenario_runner.h"
+#include "recorded_log.h"
 #include "sim_fixture.h"
 
 using namespace ratelab;
@@ -242,15 +243,15 @@ void TestComparison::spreadAndFairness() {
 
 // A log through a loose and a strict peer-keyed policy: clients are compared one by one.
 void TestComparison::replayedLog() {
-    auto traffic = std::make_shared<const RecordedTraffic>(
-        parseAccessLog(kLog, LogFormat::Common, "access.log"));
+    auto traffic = recordedLog(kLog, LogFormat::Common, "access.log");
+    QVERIFY(traffic);
     QCOMPARE(traffic->requests.size(), std::size_t(7));
     const Scenario s = makeReplayScenario(traffic, kNanosPerSecond);
     Policy loose = tokenBucket("api", 10, 1.0);
     Policy strict = tokenBucket("api", 2, 0.5);
     loose.key.source = strict.key.source = KeySource::Peer;
     Comparison c = compare(s, policySet({loose}), policySet({strict}));
-    c.replay = replayInfo(*traffic);
+    c.replay = replayInfo(traffic->reading);
     QCOMPARE(c.classNames, std::vector<std::string>{"log"});
     // 198.51.100.1 sends 3 at once and one a second later: the strict bucket of 2 admits 2,
     // and only half a token has come back by the fourth. 198.51.100.2's two and .3's one pass.

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "clients_log.h"
+#include "recorded_log.h"
 #include "sim/access_log.h"
 #include "sim/log_tuning.h"
 #include "sim/report.h"
@@ -199,8 +200,8 @@ void TestTradeoff::toleranceHolds_data() {
 void TestTradeoff::toleranceHolds() {
     QFETCH(int, algorithm);
     QFETCH(double, keep);
-    auto traffic = std::make_shared<const RecordedTraffic>(
-        parseAccessLog(clientsLog(), LogFormat::Csv, "clients.csv"));
+    auto traffic = recordedLog(clientsLog(), LogFormat::Csv, "clients.csv");
+    QVERIFY(traffic);
     QCOMPARE(traffic->clients.size(), std::size_t(200));
     const Scenario replay = makeReplayScenario(traffic, kNanosPerSecond);
     const PolicySet policies = peerPolicy(static_cast<Algorithm>(algorithm));
@@ -230,8 +231,8 @@ void TestTradeoff::toleranceHolds() {
 }
 
 void TestTradeoff::toleranceRefusals() {
-    auto traffic = std::make_shared<const RecordedTraffic>(
-        parseAccessLog(clientsLog(), LogFormat::Csv, "clients.csv"));
+    auto traffic = recordedLog(clientsLog(), LogFormat::Csv, "clients.csv");
+    QVERIFY(traffic);
     const Scenario replay = makeReplayScenario(traffic, kNanosPerSecond);
     std::string error;
     QVERIFY(!tuneToTolerance(replay, peerPolicy(Algorithm::LeakyBucket), "", 0.99, 10, error));

@@ -16,21 +16,30 @@ namespace ratelab {
 struct LimitEvent {
     std::string_view policy;
     std::string_view route;    ///< the request path
-    std::string_view keyHash;  ///< 16 hex digits of a keyed hash of the bucket key; never the key
+    /// 16 hex digits of a fast keyed hash of the bucket key, for correlating events inside the
+    /// process (the workbench's event log). Output that leaves the process names `key` with a
+    /// KeyNamer (HMAC-SHA-256) instead.
+    std::string_view keyHash;
+    /// The bucket key charged ("ip:198.51.100.7", "auth:<sha256>"): derived, never a raw
+    /// credential, yet it holds addresses. Never write it out as it is; name it (key_namer.h).
+    std::string_view key;
     PolicyOutcome outcome;
     Decision decision;
     Nanos now;
+    std::uint32_t request = 0;  ///< the request's index in its checkBatch() call; 0 from check()
 };
 
 /// A store call that failed, and what the policy's rule made of it.
 struct StoreErrorEvent {
     std::string_view policy;
     std::string_view route;
-    std::string_view keyHash;
+    std::string_view keyHash;  ///< as in LimitEvent
+    std::string_view key;      ///< as in LimitEvent
     StoreStatus status;
     std::string_view error;
     PolicyOutcome outcome;  ///< FailedOpen, FailedClosed or StoreRefused
     Nanos now;
+    std::uint32_t request = 0;  ///< the request's index in its checkBatch() call; 0 from check()
 };
 
 /// Receives limit hits and store failures. Called on the deciding thread, so implementations

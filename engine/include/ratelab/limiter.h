@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "ratelab/limit.h"
 #include "ratelab/limit_observer.h"
@@ -22,6 +23,11 @@ struct LimiterOptions {
     std::uint64_t keyHashSecret = 0;
 };
 
+/// Whether a bucket of policy `before` means the same thing under `after`, so that a limiter
+/// taking over from another (a policy reload) may keep it: the same name, algorithm, key rules
+/// and tier names. Numbers, routes, budgets, modes, headers and bypasses may differ.
+bool keepsBucketState(const Policy& before, const Policy& after);
+
 /// The engine's front door: matches policies, derives keys, consumes from the store, applies
 /// store-error rules, shadow mode and bypasses, and renders verdicts.
 /// check() and decide() are thread-safe when the store is (both shipped stores are).
@@ -29,12 +35,29 @@ class Limiter {
 public:
     /// REQUIRES: `policies` validated and compiled (loading a policy file does both).
     Limiter(PolicySet policies, std::shared_ptr<Store> store, LimiterOptions options = {});
+    /// A limiter for `policies` that takes over `previous`'s store and bucket state, for
+    /// reloading a policy file while serving: a policy that keepsBucketState() with the policy
+    /// of `previous` of the same name decides on that policy's buckets; every other policy
+    /// starts with fresh ones (limit ids `previous` never used). `previous` may go on deciding
+    /// meanwhile. REQUIRES: `policies` validated and compiled.
+    Limiter(PolicySet policies, const Limiter& previous, LimiterOptions options = {});
     ~Limiter();
     Limiter(const Limiter&) = delete;
     Limiter& operator=(const Limiter&) = delete;
 
     /// Decides without rendering text. Never throws.
     void check(const RequestView& request, Nanos now, Check& out) const;
+
+    /// Decides requests[i] into out[i], with exactly the results of calling check() on each in
+    /// turn (requests on the same key are decided in order), but with one store call per batch
+    /// where it can: keys are derived for every request first, then the store hashes and
+    /// prefetches every bucket before deciding them in order (memory), or pipelines them
+    /// (Redis). A request that more than one policy may charge is answered before the requests
+    /// after it are sent. Never throws. REQUIRES: out.size() >= requests.size().
+    void checkBatch(std::span<const RequestView> requests, Nanos now, std::span<Check> out) const;
+    /// As above, request i decided at times[i]. REQUIRES: times.size() >= requests.size().
+    void checkBatch(std::span<const RequestView> requests, std::span<const Nanos> times,
+                    std::span<Check> out) const;
 
     /// Decides and renders status, headers and body into `out`, reusing its buffers. With
     /// `explain`, also fills each policy's key and scope in out.check. Never throws.
@@ -54,6 +77,7 @@ public:
 
 private:
     struct Impl;
+    struct Batch;
     std::unique_ptr<Impl> impl_;
 };
 

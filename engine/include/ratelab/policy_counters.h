@@ -18,8 +18,7 @@ namespace ratelab {
 /// request path once a policy has been seen.
 class PolicyCounters final : public LimitObserver {
 public:
-    static constexpr std::size_t kOutcomes =
-        static_cast<std::size_t>(PolicyOutcome::StoreRefused) + 1;
+    static constexpr std::size_t kOutcomes = kPolicyOutcomeCount;
 
     void onLimitHit(const LimitEvent& event) override;
     void onStoreError(const StoreErrorEvent& event) override;

@@ -53,6 +53,9 @@ enum class StoreStatus : std::uint8_t {
     Refused,
 };
 
+/// "ok", "transport", "refused".
+std::string_view storeStatusName(StoreStatus status);
+
 struct ConsumeResult {
     StoreStatus status = StoreStatus::Ok;
     Decision decision;
@@ -91,6 +94,12 @@ public:
 
     /// "memory" or "redis".
     virtual std::string_view kind() const = 0;
+
+    /// Whether the store answers now (a readiness check), within the store's own timeout:
+    /// status Ok; Transport when it cannot be reached or does not answer in time; Refused when
+    /// it answers with an error (authentication refused, for one), with the reason in `error`.
+    /// The default, for stores inside the process, is always Ok.
+    virtual ConsumeResult probe();
 };
 
 }  // namespace ratelab

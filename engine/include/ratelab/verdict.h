@@ -3,6 +3,7 @@
 // What a decision says: each matching policy's outcome, the refusal's stable code, and the
 // rendered HTTP answer. Written by Limiter::check() and Limiter::decide() (limiter.h).
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -27,7 +28,13 @@ enum class PolicyOutcome : std::uint8_t {
     FailedOpen,           ///< store transport error under fail_open_on_transport: passed
     FailedClosed,         ///< store transport error under deny: 503
     StoreRefused,         ///< the store refused (full, OOM, ...): 503 under every policy
+    // A new outcome goes above this line, and kPolicyOutcomeCount follows the last one.
 };
+
+/// How many outcomes there are: PolicyOutcome values run from 0 to kPolicyOutcomeCount - 1, so
+/// counters, metrics and charts enumerate them all (with policyOutcomeName) without a list.
+inline constexpr std::size_t kPolicyOutcomeCount =
+    static_cast<std::size_t>(PolicyOutcome::StoreRefused) + 1;
 
 /// "passed", "throttled", "shadow_throttled", ...
 std::string_view policyOutcomeName(PolicyOutcome outcome);

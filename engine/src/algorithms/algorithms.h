@@ -7,6 +7,10 @@
 //   freshAfter(l)              the longest a used key takes to become fresh again
 //   release(s)                 frees memory s owns (the sliding log's ring)
 //   kOwnsMemory                whether any state owns memory (only the log does)
+//
+// The fixed-size algorithms' consume functions are always inlined: called out of line, their
+// Decision comes back through memory written 8 bytes at a time and is read back 16 bytes at a
+// time, a store-forwarding stall that cost a tenth of a keyed check.
 
 #include <cstddef>
 #include <cstdint>

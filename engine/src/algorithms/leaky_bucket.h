@@ -51,7 +51,8 @@ inline bool isIdle(const LeakyState& s, Nanos now, const Limit& limit) {
 /// a full request (1000) to the excess. Decision::limit is burst + 1 (requests accepted at
 /// once); Decision::delay is how long nginx would hold the request (0 with nodelay).
 /// REQUIRES: limit.capacity (nginx burst) >= 0, limit.emissionInterval >= 1, cost >= 1.
-inline Decision leakyConsume(LeakyState& state, Nanos now, std::int64_t cost, const Limit& limit) {
+[[gnu::always_inline]] inline Decision leakyConsume(LeakyState& state, Nanos now, std::int64_t cost,
+                                                    const Limit& limit) {
     const std::int64_t rate = leakyRate(limit);
     const std::int64_t burst = limit.capacity * 1000;
     const std::int64_t nowMs = toMillis(now);

@@ -37,7 +37,8 @@ inline Nanos refillTime(const Limit& limit) {
 
 /// GCRA. REQUIRES: limit.capacity >= 1, limit.emissionInterval >= 1, cost >= 1,
 /// capacity * emissionInterval <= kMaxDuration (policies are validated for it).
-inline Decision gcraConsume(RateState& state, Nanos now, std::int64_t cost, const Limit& limit) {
+[[gnu::always_inline]] inline Decision gcraConsume(RateState& state, Nanos now, std::int64_t cost,
+                                                   const Limit& limit) {
     const Nanos t = limit.emissionInterval;
     const Nanos burst = limit.capacity * t;  // tau + T
     const Nanos tat = std::max(state.tat, now);
@@ -67,8 +68,8 @@ inline Decision gcraConsume(RateState& state, Nanos now, std::int64_t cost, cons
 /// Token bucket: capacity B, one token every T ns, starts full. The same schedule as GCRA,
 /// written in tokens; `state.tat` is the moment the bucket is full again.
 /// REQUIRES: as gcraConsume.
-inline Decision tokenBucketConsume(RateState& state, Nanos now, std::int64_t cost,
-                                   const Limit& limit) {
+[[gnu::always_inline]] inline Decision tokenBucketConsume(RateState& state, Nanos now,
+                                                          std::int64_t cost, const Limit& limit) {
     const Nanos t = limit.emissionInterval;
     const Nanos full = std::max(state.tat, now);
     // Tokens held now, in nanoseconds of refill: B*T when full, less by what is owed. Negative

@@ -30,8 +30,8 @@ inline bool isIdle(const FixedWindowState& s, Nanos now) {
 }
 
 /// REQUIRES: limit.capacity >= 1, limit.window >= 1 ms, cost >= 1.
-inline Decision fixedWindowConsume(FixedWindowState& state, Nanos now, std::int64_t cost,
-                                   const Limit& limit) {
+[[gnu::always_inline]] inline Decision fixedWindowConsume(FixedWindowState& state, Nanos now,
+                                                          std::int64_t cost, const Limit& limit) {
     Decision d;
     d.limit = limit.capacity;
     const bool expired = state.windowEnd <= now;  // fresh keys too (kFresh is the minimum)
@@ -101,8 +101,8 @@ inline std::int64_t slidingEstimate(const SlidingWindowState& r, Nanos into, Nan
 }
 
 /// REQUIRES: 1 <= limit.capacity <= UINT32_MAX, limit.window >= 1 ms, cost >= 1.
-inline Decision slidingWindowConsume(SlidingWindowState& state, Nanos now, std::int64_t cost,
-                                     const Limit& limit) {
+[[gnu::always_inline]] inline Decision slidingWindowConsume(SlidingWindowState& state, Nanos now,
+                                                            std::int64_t cost, const Limit& limit) {
     const Nanos w = limit.window;
     const std::int64_t quota = limit.capacity;
     SlidingWindowState r = rollForward(state, now, w);

@@ -238,10 +238,13 @@ IpAddress IpAddress::masked(int prefixLength) const {
 std::size_t IpAddress::format(char* out) const {
     char* p = out;
     if (isV4()) {
-        for (int k = 12; k < 16; ++k) {
-            if (k > 12) *p++ = '.';
-            p = writeOctet(p, bytes_[k]);
-        }
+        p = writeOctet(p, bytes_[12]);
+        *p++ = '.';
+        p = writeOctet(p, bytes_[13]);
+        *p++ = '.';
+        p = writeOctet(p, bytes_[14]);
+        *p++ = '.';
+        p = writeOctet(p, bytes_[15]);
         return static_cast<std::size_t>(p - out);
     }
     unsigned groups[8];

@@ -79,22 +79,20 @@ std::string routeLabel(const RouteMatch& match) {
 
 // --- RequestContext ---------------------------------------------------------------------------
 
-RequestContext::RequestContext(const RequestView& request, const TrustedProxies& proxies)
-    : request_(request), proxies_(proxies) {}
-
 const ClientAddress& RequestContext::client() {
     if (clientResolved_) return client_;
     clientResolved_ = true;
-    if (proxies_.cidrs.empty()) {
+    if (proxies_->cidrs.empty()) {
         // No trusted proxy: the peer is the client. Written in place; a returned struct copied
         // back as one 16-byte load of narrower stores stalls store forwarding on every request.
-        if (request_.peer) {
+        client_.status = ClientAddress::Status::None;
+        if (request_->peer) {
             client_.status = ClientAddress::Status::Ok;
-            client_.address = *request_.peer;
+            client_.address = *request_->peer;
         }
         return client_;
     }
-    client_ = resolveClient(request_, proxies_);
+    client_ = resolveClient(*request_, *proxies_);
     return client_;
 }
 
@@ -108,11 +106,11 @@ std::string_view RequestContext::cached(CachedHash& slot, std::string_view input
 
 std::string_view RequestContext::authorizationHash() {
     if (authorization_.done) return cached(authorization_, {});
-    return cached(authorization_, firstHeaderValue(request_.headers, "authorization"));
+    return cached(authorization_, firstHeaderValue(request_->headers, "authorization"));
 }
 
 std::string_view RequestContext::principalHash() {
-    return cached(principal_, request_.principal);
+    return cached(principal_, request_->principal);
 }
 
 // --- KeyDeriver -------------------------------------------------------------------------------
@@ -173,11 +171,12 @@ DeriveStatus KeyDeriver::derivePeer(RequestContext& context, DerivedKey& out) co
     const ClientAddress& client = context.client();
     if (client.status == ClientAddress::Status::Malformed) return DeriveStatus::ForwardedMalformed;
     if (client.status == ClientAddress::Status::None) return DeriveStatus::NoIdentity;
-    // "ip:<addr>", formatted straight into the key's own buffer.
-    out.key.resize(3 + kMaxKeyAddressLength);
-    std::memcpy(out.key.data(), "ip:", 3);
-    out.key.resize(
-        3 + formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix, out.key.data() + 3));
+    // "ip:<addr>", formatted on the stack and copied once into the key's kept capacity
+    // (resizing the string first would fill it with zeros only to overwrite them).
+    char text[3 + kMaxKeyAddressLength];
+    std::memcpy(text, "ip:", 3);
+    out.key.assign(
+        text, 3 + formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix, text + 3));
     out.partitionIs = DerivedKey::Partition::Key;
     return DeriveStatus::Ok;
 }

@@ -21,12 +21,23 @@ namespace ratelab::identity {
 /// Per-request state shared by the policies of one decision. Computes lazily and at most once:
 /// the client address (walking the forwarded header right to left while hops are trusted) and
 /// the SHA-256 of the Authorization header and of the principal. Not thread-safe; one per
-/// request. `request` and `proxies` must outlive it.
+/// request (reset() starts the next one). `request` and `proxies` must outlive its use.
 class RequestContext {
 public:
-    RequestContext(const RequestView& request, const TrustedProxies& proxies);
+    RequestContext() = default;
+    RequestContext(const RequestView& request, const TrustedProxies& proxies) {
+        reset(request, proxies);
+    }
+    /// Forgets everything computed for the previous request.
+    void reset(const RequestView& request, const TrustedProxies& proxies) {
+        request_ = &request;
+        proxies_ = &proxies;
+        clientResolved_ = false;
+        authorization_.done = false;
+        principal_.done = false;
+    }
 
-    const RequestView& request() const { return request_; }
+    const RequestView& request() const { return *request_; }
     const ClientAddress& client();
     /// Lowercase hex SHA-256 of the first Authorization header's value (trimmed); empty when
     /// absent or blank.
@@ -43,8 +54,8 @@ private:
     };
     std::string_view cached(CachedHash& slot, std::string_view input);
 
-    const RequestView& request_;
-    const TrustedProxies& proxies_;
+    const RequestView* request_ = nullptr;
+    const TrustedProxies* proxies_ = nullptr;
     ClientAddress client_;
     bool clientResolved_ = false;
     CachedHash authorization_;

@@ -1,98 +1,39 @@
-// The embedded store. Keys are placed by partition: every key of one decision (the bucket, its
-// budget scope, the fallback bucket) hashes to the same shard, so one shard lock makes the
-// budget check and the consumption one atomic step. Per limit, 64 shards, each a FlatTable of
-// (fingerprint, state) slots plus the shard's budget scopes. Keys are stored as 64-bit keyed
-// fingerprints (xxh3 with a per-store seed), not as strings: 16 or 24 bytes per bucket.
+// The embedded store: per limit, a LimitTable (memory/limit_table.h) of sharded flat tables of
+// (fingerprint, state) slots. Keys are stored as 64-bit keyed fingerprints (memory/
+// fingerprint.h), not as strings: 16 or 24 bytes per bucket. This file routes requests to
+// their limit's table, one at a time or in batches, and owns the store-wide sweep.
 
 #include "ratelab/memory_store.h"
 
-// xxh3 inlined: a call through the shared library's PLT costs as much as hashing 16 bytes.
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #include <array>
 #include <atomic>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <random>
 #include <span>
-#include <string>
-#include <thread>
 
-#include "algorithms/algorithms.h"
-#include "memory/budget_scopes.h"
-#include "memory/flat_table.h"
-#include "memory/spin_lock.h"
+#include "memory/fingerprint.h"
+#include "memory/limit_table.h"
+#include "memory/store_accounts.h"
 
 namespace ratelab {
 
 namespace memory {
 namespace {
 
-// Shards per limit: enough that threads rarely meet on one lock (twice the hardware threads),
-// few enough that each shard's table is large, because large tables get 2 MiB pages and a
-// keyed check at a million keys is then one cache miss instead of a cache miss plus a page
-// walk (90 -> 48 ns measured on the 2-core VM). At least 4, at most 64.
-unsigned shardBits() {
-    static const unsigned bits = [] {
-        const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-        unsigned b = 2;
-        while (b < 6 && (1u << b) < 2 * threads)
-            ++b;
-        return b;
-    }();
-    return bits;
-}
 constexpr std::uint32_t kMaxLimits = 4096;
-constexpr int kEvictionsPerInsert = 2;
 
-std::uint64_t nonZero(std::uint64_t x) {
-    return x != 0 ? x : 1;
+std::uint64_t seedOrRandom(std::uint64_t seed) {
+    if (seed != 0) return seed;
+    std::random_device device;
+    return (static_cast<std::uint64_t>(device()) << 32) ^ device();
 }
 
-std::uint64_t hashOf(std::string_view text, std::uint64_t seed) {
-    return XXH3_64bits_withSeed(text.data(), text.size(), seed);
-}
-
-// A second, independent 64-bit value from a hash (xxh3's own final mix, with another constant),
-// for keys that are their own partition: one hash of the key serves both purposes.
-std::uint64_t remix(std::uint64_t h) {
-    h ^= h >> 37;
-    h *= 0x165667919E3779F9ULL;
-    h ^= h >> 32;
-    return h;
-}
-
-std::int64_t toMillisCeil(Nanos t) {
-    return (t + kNanosPerMilli - 1) / kNanosPerMilli;
-}
-
-class MemoryStoreImpl;
-
-class LimitTableBase {
-public:
-    explicit LimitTableBase(Algorithm algorithm) : algorithm_(algorithm) {}
-    virtual ~LimitTableBase() = default;
-    Algorithm algorithm() const { return algorithm_; }
-    /// Evicts every idle bucket and expired scope; returns the earliest time a surviving bucket
-    /// becomes idle.
-    virtual Nanos sweep(MemoryStoreImpl& store, Nanos now) = 0;
-    virtual void addStats(KeyspaceStats& stats) = 0;
-
-private:
-    const Algorithm algorithm_;
-};
-
-class MemoryStoreImpl final : public Store {
+class MemoryStoreImpl final : public Store, public StoreAccounts {
 public:
     explicit MemoryStoreImpl(const MemoryStoreOptions& options)
-        : maxBuckets_(options.maxBuckets), seed_(options.hashSeed) {
-        if (seed_ == 0) {
-            std::random_device device;
-            seed_ = (static_cast<std::uint64_t>(device()) << 32) ^ device();
-        }
+        : StoreAccounts(options.maxBuckets, seedOrRandom(options.hashSeed)) {
         for (auto& t : tables_)
             t.store(nullptr, std::memory_order_relaxed);
     }
@@ -103,330 +44,81 @@ public:
     }
 
     ConsumeResult consume(const ConsumeRequest& request) override;
+    void consumeBatch(std::span<const ConsumeRequest> requests,
+                      std::span<ConsumeResult> results) override;
     KeyspaceStats keyspace() const override;
     std::string_view kind() const override { return "memory"; }
 
-    std::uint64_t seed() const { return seed_; }
-
-    /// A bucket's fingerprint: its key hashed within its partition. A key that is its own
-    /// partition (the address bucket, principal and header keys) is hashed once, as the
-    /// partition. The one function for keys and budget fallbacks alike, so a fallback charge
-    /// lands in the very bucket the same key has when it is asked for directly.
-    std::uint64_t keyFingerprint(std::string_view key, std::string_view partition,
-                                 std::uint64_t partitionHash) const {
-        const bool same =
-            key.size() == partition.size() && (key.data() == partition.data() || key == partition);
-        return same ? nonZero(remix(partitionHash)) : nonZero(hashOf(key, partitionHash ^ seed_));
-    }
-
-    /// Takes one unit of the live-bucket cap; false when the store is full.
-    bool reserveBucket() {
-        std::int64_t live = live_.load(std::memory_order_relaxed);
-        while (live < maxBuckets_) {
-            if (live_.compare_exchange_weak(live, live + 1, std::memory_order_relaxed)) return true;
-        }
-        return false;
-    }
-    void releaseBuckets(std::int64_t n) { live_.fetch_sub(n, std::memory_order_relaxed); }
-    void addOwnedBytes(std::int64_t n) { ownedBytes_.fetch_add(n, std::memory_order_relaxed); }
-    /// A new bucket goes idle at `t`: a full store may sweep from then on.
-    void noteIdleAt(Nanos t) {
-        Nanos next = nextSweep_.load(std::memory_order_relaxed);
-        while (t < next && !nextSweep_.compare_exchange_weak(next, t, std::memory_order_relaxed)) {
-        }
-    }
-
-    /// Evicts idle state in every table; skipped while nothing can have become idle.
-    /// REQUIRES: the caller holds no shard lock.
-    void sweepAll(Nanos now);
-
-    std::int64_t maxBuckets() const { return maxBuckets_; }
+    void sweepAll(Nanos now) override;
 
 private:
     LimitTableBase* table(const ConsumeRequest& request);
+    static void refuseUnknownLimit(ConsumeResult& out) {
+        out.status = StoreStatus::Refused;
+        out.decision = Decision{};
+        out.chargedFallback = false;
+        out.error = "limit id out of range or reused with another algorithm";
+    }
+    HashedRequest hashed(const ConsumeRequest& request) const {
+        HashedRequest h;
+        h.partition = partitionHash(request.partition, seed());
+        // A key that is its own partition (principal, header and composite keys) is hashed once.
+        h.key = keyFingerprint(request.key, request.partition, h.partition, seed());
+        return h;
+    }
 
-    const std::int64_t maxBuckets_;
-    std::uint64_t seed_;
-    std::atomic<std::int64_t> live_{0};
-    std::atomic<std::int64_t> ownedBytes_{0};
-    std::atomic<Nanos> nextSweep_{std::numeric_limits<Nanos>::min()};
     std::mutex sweepMutex_;
     std::array<std::atomic<LimitTableBase*>, kMaxLimits> tables_;
-};
-
-template <class Algo>
-class LimitTable final : public LimitTableBase {
-    using State = typename Algo::State;
-    using Table = FlatTable<State>;
-    using Slot = typename Table::Slot;
-
-public:
-    explicit LimitTable(Algorithm algorithm)
-        : LimitTableBase(algorithm)
-        , shardCount_(1u << shardBits())
-        , shardShift_(64 - shardBits())
-        , shards_(new Shard[shardCount_]) {}
-
-    ~LimitTable() override {
-        for (Shard& shard : std::span(shards_.get(), shardCount_)) {
-            shard.buckets.forEach([](Slot& s) { Algo::release(s.state); });
-        }
-    }
-
-    /// The common case, kept small so it inlines into the store's entry point: a known key, no
-    /// budget, state that owns no memory. Returns false, having changed nothing, when the full
-    /// path is needed.
-    [[gnu::always_inline]] bool consumeFast(const ConsumeRequest& request,
-                                            std::uint64_t partitionHash, std::uint64_t keyFp,
-                                            ConsumeResult& out) {
-        if constexpr (Algo::kOwnsMemory) return false;
-        if (request.budget) return false;
-        Shard& shard = shards_[partitionHash >> shardShift_];
-        shard.buckets.prefetchUnlocked(keyFp);
-        shard.lock.lock();
-        Slot* slot = shard.limit == *request.limit ? shard.buckets.find(keyFp) : nullptr;
-        if (!slot) {
-            shard.lock.unlock();
-            return false;
-        }
-        bool oom = false;
-        out.decision = Algo::consume(slot->state, request.now, request.cost, *request.limit, oom);
-        shard.lock.unlock();
-        return true;
-    }
-
-    /// Everything else: budgets, new keys, a changed limit, the sliding log, a full store.
-    [[gnu::noinline]] void consumeSlow(MemoryStoreImpl& store, const ConsumeRequest& request,
-                                       std::uint64_t partitionHash, std::uint64_t keyFp,
-                                       ConsumeResult& out) {
-        Shard& shard = shards_[partitionHash >> shardShift_];
-        shard.lock.lock();
-        if (!(shard.limit == *request.limit)) shard.limit = *request.limit;
-        bool decided = consumeLocked(store, shard, request, partitionHash, keyFp, out);
-        shard.lock.unlock();
-        if (decided) return;
-        // The store is full. Evict idle state everywhere once, then decide again.
-        store.sweepAll(request.now);
-        shard.lock.lock();
-        decided = consumeLocked(store, shard, request, partitionHash, keyFp, out);
-        shard.lock.unlock();
-        if (decided) return;
-        out.status = StoreStatus::Refused;
-        out.error = "memory store full: " + std::to_string(store.maxBuckets()) +
-                    " live buckets and none idle";
-    }
-
-    Nanos sweep(MemoryStoreImpl& store, Nanos now) override {
-        Nanos next = std::numeric_limits<Nanos>::max();
-        for (Shard& shard : std::span(shards_.get(), shardCount_)) {
-            std::lock_guard<SpinLock> lock(shard.lock);
-            next = std::min(next, rebuildDroppingIdle(store, shard, now, shard.buckets.capacity()));
-            shard.scopes.sweep(now / kNanosPerMilli, /*all=*/true);
-        }
-        return next;
-    }
-
-    void addStats(KeyspaceStats& stats) override {
-        for (Shard& shard : std::span(shards_.get(), shardCount_)) {
-            std::lock_guard<SpinLock> lock(shard.lock);
-            stats.bytes += static_cast<std::int64_t>(shard.buckets.bytes());
-            shard.scopes.addStats(stats);
-        }
-    }
-
-private:
-    struct alignas(64) Shard {
-        SpinLock lock;
-        Limit limit;
-        Table buckets;
-        BudgetScopes scopes;
-        std::uint64_t evictCursor = 0;
-    };
-
-    // Returns false when a new bucket is needed and the store is full.
-    bool consumeLocked(MemoryStoreImpl& store, Shard& shard, const ConsumeRequest& request,
-                       std::uint64_t partitionHash, std::uint64_t keyFp, ConsumeResult& out) {
-        const Limit& limit = *request.limit;
-        std::uint64_t chargeFp = keyFp;
-        ScopeSet* scope = nullptr;
-        std::int64_t nowMs = 0;
-        std::int64_t ttlMs = 0;
-        bool member = false;
-        out.chargedFallback = false;
-        if (request.budget) {
-            const BucketBudget& budget = *request.budget;
-            nowMs = request.now / kNanosPerMilli;
-            ttlMs = toMillisCeil(std::max(budget.slotTtl, Algo::freshAfter(limit)));
-            scope = shard.scopes.find(
-                scopeFingerprint(budget.scope, request.partition, partitionHash, store.seed()));
-            if (scope) {
-                member = scope->holds(keyFp, nowMs, ttlMs);
-                if (!member && scope->size() >= budget.cap) scope->expire(nowMs, ttlMs);
-            }
-            const std::uint64_t held = scope ? scope->size() : 0;
-            if (!member && held >= budget.cap) {
-                chargeFp =
-                    store.keyFingerprint(budget.fallbackKey, request.partition, partitionHash);
-                out.chargedFallback = true;
-            }
-        }
-
-        Slot* slot = shard.buckets.find(chargeFp);
-        if (!slot) {
-            // Decide on a fresh state first: a refusal of a new key stores nothing.
-            State fresh{};
-            bool oom = false;
-            Decision d = Algo::consume(fresh, request.now, request.cost, limit, oom);
-            if (oom) return refuseOutOfMemory(out);
-            if (std::memcmp(&fresh, &kFreshState, sizeof(State)) == 0) {
-                out.decision = d;
-                recordScope(shard, scope, request, partitionHash, store, keyFp, member, nowMs,
-                            ttlMs);
-                return true;
-            }
-            if (!store.reserveBucket()) {
-                Algo::release(fresh);
-                return false;
-            }
-            evictSome(store, shard, request.now);
-            if (shard.buckets.wouldGrow()) growDroppingIdle(store, shard, request.now);
-            slot = shard.buckets.insert(chargeFp, fresh);
-            if (!slot) {
-                store.releaseBuckets(1);
-                Algo::release(fresh);
-                return refuseOutOfMemory(out);
-            }
-            store.addOwnedBytes(static_cast<std::int64_t>(Algo::ownedBytes(fresh)));
-            store.noteIdleAt(Algo::idleAt(fresh, limit));
-            out.decision = d;
-        } else {
-            decideExisting(store, *slot, request, out);
-            if (out.status != StoreStatus::Ok) return true;
-        }
-        out.status = StoreStatus::Ok;
-        recordScope(shard, scope, request, partitionHash, store, keyFp, member, nowMs, ttlMs);
-        return true;
-    }
-
-    void decideExisting(MemoryStoreImpl& store, Slot& slot, const ConsumeRequest& request,
-                        ConsumeResult& out) {
-        bool oom = false;
-        if constexpr (Algo::kOwnsMemory) {
-            const std::size_t before = Algo::ownedBytes(slot.state);
-            out.decision =
-                Algo::consume(slot.state, request.now, request.cost, *request.limit, oom);
-            store.addOwnedBytes(static_cast<std::int64_t>(Algo::ownedBytes(slot.state)) -
-                                static_cast<std::int64_t>(before));
-        } else {
-            out.decision =
-                Algo::consume(slot.state, request.now, request.cost, *request.limit, oom);
-        }
-        if (oom) refuseOutOfMemory(out);
-    }
-
-    bool refuseOutOfMemory(ConsumeResult& out) {
-        out.status = StoreStatus::Refused;
-        out.error = "memory store out of memory";
-        return true;
-    }
-
-    // After the bucket was decided: a member's slot is refreshed, a new key takes a free slot.
-    void recordScope(Shard& shard, ScopeSet* scope, const ConsumeRequest& request,
-                     std::uint64_t partitionHash, MemoryStoreImpl& store, std::uint64_t keyFp,
-                     bool member, std::int64_t nowMs, std::int64_t ttlMs) {
-        if (!request.budget) return;
-        const BucketBudget& budget = *request.budget;
-        if (!member) {
-            if (scope && scope->size() >= budget.cap) return;  // charged to the fallback
-            if (!scope) {
-                scope = shard.scopes.create(
-                    scopeFingerprint(budget.scope, request.partition, partitionHash, store.seed()),
-                    nowMs);
-                if (!scope) return;
-            }
-        }
-        scope->use(keyFp, nowMs, ttlMs);
-    }
-
-    // The scope's fingerprint. A scope named like its partition (the peerless "global") reuses
-    // the partition's hash: one xxh3 fewer per budgeted request.
-    static std::uint64_t scopeFingerprint(std::string_view scope, std::string_view partition,
-                                          std::uint64_t partitionHash, std::uint64_t seed) {
-        if (scope == partition) return nonZero(remix(partitionHash ^ 0x5C0BEULL));
-        return nonZero(hashOf(scope, partitionHash ^ ~seed));
-    }
-
-    // Looks at a couple of slots past a cursor and evicts the idle ones, so that memory follows
-    // the live keys without a background thread.
-    void evictSome(MemoryStoreImpl& store, Shard& shard, Nanos now) {
-        for (int i = 0; i < kEvictionsPerInsert; ++i) {
-            Slot* s = shard.buckets.occupiedFrom(shard.evictCursor);
-            if (!s) return;
-            if (Algo::idleAt(s->state, shard.limit) <= now) {
-                store.addOwnedBytes(-static_cast<std::int64_t>(Algo::ownedBytes(s->state)));
-                Algo::release(s->state);
-                shard.buckets.erase(s);
-                store.releaseBuckets(1);
-            } else {
-                ++shard.evictCursor;
-            }
-        }
-    }
-
-    void growDroppingIdle(MemoryStoreImpl& store, Shard& shard, Nanos now) {
-        const std::uint64_t capacity = shard.buckets.capacity();
-        rebuildDroppingIdle(store, shard, now, capacity + capacity / 4);
-    }
-
-    // Rebuilds the shard's buckets into `capacity` slots without the idle ones (releasing what
-    // they own) and returns the earliest time a surviving bucket goes idle.
-    Nanos rebuildDroppingIdle(MemoryStoreImpl& store, Shard& shard, Nanos now,
-                              std::uint64_t capacity) {
-        Nanos next = std::numeric_limits<Nanos>::max();
-        std::int64_t evicted = 0;
-        std::int64_t freed = 0;
-        shard.buckets.rebuild(capacity, [&](const Slot& s) {
-            const Nanos idle = Algo::idleAt(s.state, shard.limit);
-            if (idle > now) {
-                next = std::min(next, idle);
-                return true;
-            }
-            State dropped = s.state;
-            freed += static_cast<std::int64_t>(Algo::ownedBytes(dropped));
-            Algo::release(dropped);
-            ++evicted;
-            return false;
-        });
-        store.releaseBuckets(evicted);
-        store.addOwnedBytes(-freed);
-        return next;
-    }
-
-    static constexpr State kFreshState{};
-
-    const unsigned shardCount_;
-    const unsigned shardShift_;
-    std::unique_ptr<Shard[]> shards_;
 };
 
 ConsumeResult MemoryStoreImpl::consume(const ConsumeRequest& request) {
     ConsumeResult out;
     LimitTableBase* t = table(request);
     if (!t) {
-        out.status = StoreStatus::Refused;
-        out.error = "limit id out of range or reused with another algorithm";
+        refuseUnknownLimit(out);
         return out;
     }
-    const std::uint64_t partitionHash = hashOf(request.partition, seed_);
-    // A key that is its own partition (principal, header and composite keys) is hashed once.
-    const std::uint64_t keyFp = keyFingerprint(request.key, request.partition, partitionHash);
+    const HashedRequest h = hashed(request);
     algo::visitAlgorithm(t->algorithm(), [&](auto traits) {
-        auto* typed = static_cast<LimitTable<decltype(traits)>*>(t);
-        if (!typed->consumeFast(request, partitionHash, keyFp, out)) {
-            typed->consumeSlow(*this, request, partitionHash, keyFp, out);
-        }
+        static_cast<LimitTable<decltype(traits)>*>(t)->consume(*this, request, h, out);
     });
     return out;
+}
+
+// Each run of consecutive requests on one limit (same id, same numbers) goes to its table,
+// which hashes them, prefetches their slots, takes each shard's lock once and decides them in
+// order. Requests of different runs never hold locks together.
+void MemoryStoreImpl::consumeBatch(std::span<const ConsumeRequest> requests,
+                                   std::span<ConsumeResult> results) {
+    std::size_t i = 0;
+    while (i < requests.size()) {
+        const ConsumeRequest& first = requests[i];
+        LimitTableBase* t = table(first);
+        if (!t) {
+            refuseUnknownLimit(results[i]);
+            ++i;
+            continue;
+        }
+        std::size_t end = i + 1;
+        while (end < requests.size() && end - i < kMaxRun &&
+               requests[end].limitId == first.limitId &&
+               (requests[end].limit == first.limit || *requests[end].limit == *first.limit)) {
+            ++end;
+        }
+        algo::visitAlgorithm(t->algorithm(), [&](auto traits) {
+            auto* typed = static_cast<LimitTable<decltype(traits)>*>(t);
+            if (end - i == 1) {  // nothing to overlap: the one-request path
+                ConsumeResult& out = results[i];
+                out.status = StoreStatus::Ok;
+                out.chargedFallback = false;
+                if (!out.error.empty()) out.error.clear();
+                typed->consume(*this, first, hashed(first), out);
+            } else {
+                typed->consumeRun(*this, requests.subspan(i, end - i), results.subspan(i, end - i));
+            }
+        });
+        i = end;
+    }
 }
 
 LimitTableBase* MemoryStoreImpl::table(const ConsumeRequest& request) {
@@ -450,7 +142,7 @@ LimitTableBase* MemoryStoreImpl::table(const ConsumeRequest& request) {
 
 void MemoryStoreImpl::sweepAll(Nanos now) {
     std::lock_guard<std::mutex> guard(sweepMutex_);
-    if (now < nextSweep_.load(std::memory_order_relaxed)) return;  // nothing can be idle yet
+    if (now < nextSweep()) return;  // nothing can be idle yet
     Nanos next = std::numeric_limits<Nanos>::max();
     for (auto& entry : tables_) {
         if (LimitTableBase* t = entry.load(std::memory_order_acquire)) {
@@ -458,14 +150,14 @@ void MemoryStoreImpl::sweepAll(Nanos now) {
         }
     }
     // Buckets inserted from now on lower it again (noteIdleAt).
-    nextSweep_.store(next, std::memory_order_relaxed);
+    setNextSweep(next);
 }
 
 KeyspaceStats MemoryStoreImpl::keyspace() const {
     KeyspaceStats stats;
-    stats.buckets = live_.load(std::memory_order_relaxed);
-    stats.maxBuckets = maxBuckets_;
-    stats.bytes = ownedBytes_.load(std::memory_order_relaxed);
+    stats.buckets = liveBuckets();
+    stats.maxBuckets = maxBuckets();
+    stats.bytes = ownedBytes();
     for (const auto& entry : tables_) {
         if (LimitTableBase* t = entry.load(std::memory_order_acquire)) t->addStats(stats);
     }

@@ -67,6 +67,10 @@ public:
     void consumeBatch(std::span<const ConsumeRequest> requests,
                       std::span<ConsumeResult> results) override {
         const std::size_t n = requests.size();
+        if (n == 1) {  // no pipeline to build
+            results[0] = consume(requests[0]);
+            return;
+        }
         const auto started = Clock::now();
         std::vector<EncodedRequest> encoded(n);  // never reallocated: views into their text
         std::vector<ScriptCall> calls;
@@ -113,6 +117,21 @@ public:
     }
 
     std::string_view kind() const override { return "redis"; }
+
+    ConsumeResult probe() override {
+        ConsumeResult result;
+        const std::string_view ping[] = {"PING"};
+        for (const Outcome& o : client_.onEveryMaster(ping, deadlineFor(0, Clock::now()))) {
+            if (o.kind == Outcome::Kind::Reply) continue;
+            // One node that does not answer makes the store unready; a refusal says more.
+            if (result.status == StoreStatus::Ok || o.kind == Outcome::Kind::Refused) {
+                result.status = o.kind == Outcome::Kind::Refused ? StoreStatus::Refused
+                                                                 : StoreStatus::Transport;
+                result.error = o.error;
+            }
+        }
+        return result;
+    }
 
     RedisStoreCounters counters() const override {
         const ClientCounters& c = client_.counters();

@@ -1,0 +1,138 @@
+#include "serve/decision_handler.h"
+
+#include <ctime>
+
+#include "json/json_text.h"
+#include "serve/metrics.h"
+#include "serve/policy_runtime.h"
+#include "serve/request_target.h"
+
+namespace ratelab::serve {
+
+namespace {
+
+Nanos monotonicNow() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<Nanos>(ts.tv_sec) * kNanosPerSecond + ts.tv_nsec;
+}
+
+char lower(char c) {
+    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+bool named(const Header& h, std::string_view lowerName) {
+    if (h.name.size() != lowerName.size()) return false;
+    for (std::size_t i = 0; i < lowerName.size(); ++i) {
+        if (lower(h.name[i]) != lowerName[i]) return false;
+    }
+    return true;
+}
+
+// The original request a proxy's sub-request describes: nginx's X-Original-* first, then the
+// X-Forwarded-* of Traefik; without either (Envoy ext_authz), the sub-request's own line.
+struct Original {
+    std::string_view method;
+    std::string_view target;
+};
+
+Original originalOf(const ParsedRequest& http) {
+    std::string_view nginxMethod, nginxUri, forwardedMethod, forwardedUri;
+    for (const Header& h : http.headers) {
+        if (h.name.size() < 14) continue;  // the shortest is x-original-uri
+        if (named(h, "x-original-uri")) {
+            nginxUri = h.value;
+        } else if (named(h, "x-original-method")) {
+            nginxMethod = h.value;
+        } else if (named(h, "x-forwarded-uri")) {
+            forwardedUri = h.value;
+        } else if (named(h, "x-forwarded-method")) {
+            forwardedMethod = h.value;
+        }
+    }
+    if (!nginxUri.empty()) return {nginxMethod.empty() ? http.method : nginxMethod, nginxUri};
+    if (!forwardedUri.empty()) {
+        return {forwardedMethod.empty() ? http.method : forwardedMethod, forwardedUri};
+    }
+    return {http.method, http.target};
+}
+
+}  // namespace
+
+struct DecisionHandler::Worker {
+    explicit Worker(const PolicyRuntime& runtime) : generation(runtime) {}
+    GenerationReader generation;
+    Verdict verdict;
+    std::string path;
+    char status[4] = {};
+};
+
+DecisionHandler::DecisionHandler(PolicyRuntime& runtime, SidecarMetrics& metrics,
+                                 DecisionOptions options, unsigned workers)
+    : runtime_(runtime), metrics_(metrics), options_(options) {
+    for (unsigned i = 0; i < workers; ++i)
+        workers_.push_back(std::make_unique<Worker>(runtime));
+}
+
+DecisionHandler::~DecisionHandler() = default;
+
+void DecisionHandler::answerUndescribed(const ServerRequest& request, Response& response,
+                                        std::string_view why) {
+    std::string body = "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,";
+    body += "\"code\":\"request_undescribed\",\"detail\":";
+    json::appendJsonString(body, std::string(why) + ": no request to decide");
+    body += "}";
+    response.start(400);
+    response.header("X-Ratelab-Status", "400");
+    response.finish("application/problem+json", body);
+    metrics_.countRequest(request.worker, 400, 0);
+}
+
+void DecisionHandler::handle(const ServerRequest& request, Response& response) {
+    Worker& w = *workers_[request.worker];
+    const PolicyGeneration& generation = w.generation.get();
+    const Original original = options_.mode == ServeMode::Auth
+                                  ? originalOf(request.http)
+                                  : Original{request.http.method, request.http.target};
+    std::string_view whyNot;
+    if (!normalizedPath(original.target, w.path, &whyNot)) {
+        answerUndescribed(request, response, whyNot);
+        return;
+    }
+    RequestView view;
+    view.method = original.method;
+    view.path = w.path;
+    view.headers = request.http.headers;
+    view.peer = request.peer;
+
+    const Nanos started = monotonicNow();
+    generation.limiter->decide(view, request.now, w.verdict);
+    const Nanos latency = monotonicNow() - started;
+    const Verdict& v = w.verdict;
+    const Check& check = v.check;
+    for (const PolicyResult& r : check.policies()) {
+        metrics_.countDecision(request.worker, generation.metricSlots[r.policy], r.outcome);
+    }
+    metrics_.countRequest(request.worker, v.status, latency);
+
+    const bool travelAs403 = !v.allowed && options_.mode == ServeMode::Auth && options_.refuseAs403;
+    response.start(travelAs403 ? 403 : v.status);
+    for (const HttpHeader& h : v.headers)
+        response.header(h.name, h.value);
+    if (options_.mode == ServeMode::Auth) {
+        const int s = v.status;
+        w.status[0] = static_cast<char>('0' + s / 100 % 10);
+        w.status[1] = static_cast<char>('0' + s / 10 % 10);
+        w.status[2] = static_cast<char>('0' + s % 10);
+        response.header("X-Ratelab-Status", std::string_view(w.status, 3));
+        if (travelAs403) response.header("X-Ratelab-Problem", v.body);
+    }
+    if (v.allowed) {
+        response.finish(options_.mode == ServeMode::Auth ? "" : "text/plain",
+                        options_.mode == ServeMode::Auth ? "" : "ok\n");
+    } else {
+        response.finish(v.contentType, v.body);
+    }
+}
+
+}  // namespace ratelab::serve

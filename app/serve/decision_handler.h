@@ -1,0 +1,54 @@
+#pragma once
+
+// The decision listener's handler: each request is decided with the running policies and
+// answered in one of two ways.
+//   origin  the request itself is decided, and answered "ok" (200) or refused (429, 412, 503
+//           with problem+json): for trying a policy with curl.
+//   auth    the request is a proxy's sub-request describing the client's request (nginx
+//           auth_request, Traefik ForwardAuth, Envoy ext_authz, HAProxy): a pass is 200 with
+//           the rate-limit headers and no body; a refusal carries its status, Retry-After, the
+//           rate-limit headers and the problem+json body. The status is also in
+//           X-Ratelab-Status, and with refuseAs403 the refusal travels as 403 (what nginx's
+//           auth_request passes on) with the body in X-Ratelab-Problem, for nginx to map back.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ratelab/limiter.h"
+#include "serve/http_server.h"
+
+namespace ratelab::serve {
+
+class PolicyRuntime;
+class SidecarMetrics;
+
+enum class ServeMode : std::uint8_t { Origin, Auth };
+
+struct DecisionOptions {
+    ServeMode mode = ServeMode::Origin;
+    /// Auth mode: answer refusals with 403 (nginx auth_request turns any other status but 401
+    /// into a 500).
+    bool refuseAs403 = false;
+};
+
+/// Thread-safe as HttpHandler requires: per-loop state, indexed by the loop.
+class DecisionHandler final : public HttpHandler {
+public:
+    DecisionHandler(PolicyRuntime& runtime, SidecarMetrics& metrics, DecisionOptions options,
+                    unsigned workers);
+    ~DecisionHandler() override;
+
+    void handle(const ServerRequest& request, Response& response) override;
+
+private:
+    struct Worker;
+    void answerUndescribed(const ServerRequest& request, Response& response, std::string_view why);
+
+    PolicyRuntime& runtime_;
+    SidecarMetrics& metrics_;
+    const DecisionOptions options_;
+    std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+}  // namespace ratelab::serve

@@ -1,0 +1,45 @@
+#pragma once
+
+// A recorded log as one of a scenario's traffic sources: its requests in time order, written
+// into the runner's request slot. Two kinds: a log read into memory (RecordedTraffic, which a
+// run can replay any number of times) and a stream over files (StreamedLog, replayed once, in
+// bounded memory, its span known only at its end).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ratelab/limit.h"
+
+namespace ratelab::sim {
+
+struct RequestSlot;  // traffic.h
+
+/// One pass over a log's requests. Not thread-safe.
+class RecordedCursor {
+public:
+    virtual ~RecordedCursor() = default;
+    /// Time of the next request since the log's first; kEndOfLog when there is none.
+    virtual Nanos nextTime() = 0;
+    /// Writes the next request into `slot` (its views stay valid until the next call) and
+    /// moves on. REQUIRES: nextTime() != kEndOfLog.
+    virtual void writeNext(RequestSlot& slot) = 0;
+
+    static constexpr Nanos kEndOfLog = INT64_MAX;
+};
+
+/// A log a scenario replays.
+class RecordedLog {
+public:
+    virtual ~RecordedLog() = default;
+    /// A cursor at the first request. A streamed log can be opened once.
+    virtual std::unique_ptr<RecordedCursor> open() const = 0;
+    /// From the first request to the last, when known before the replay (a log in memory);
+    /// nullopt for a stream.
+    virtual std::optional<Nanos> span() const = 0;
+    /// The log's (first) file, for the scenario's name.
+    virtual std::string fileName() const = 0;
+};
+
+}  // namespace ratelab::sim
