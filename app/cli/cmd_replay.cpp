@@ -33,22 +33,7 @@ int replayLog(const QStringList& arguments) {
         "The logs to replay, oldest first (rotated: access.log.2.gz access.log.1 "
         "access.log); .gz is read as gzip, - is standard input.");
     const QCommandLineOption policyOption("policy", "Policy file.", "P.json");
-    const QCommandLineOption formatOption(
-        "format",
-        "combined, common, csv, nginx, caddy or json (default: detected from the first lines).",
-        "FORMAT");
-    const QCommandLineOption logFormatOption(
-        "log-format", "nginx: the server's log_format string (implies --format nginx).", "STRING");
-    const QCommandLineOption fieldOption(
-        "field",
-        "json: where a field is, ROLE=PATH with ROLE client, time, method, path, status or "
-        "header:NAME and PATH keys joined by dots (implies --format json).",
-        "ROLE=PATH");
-    const QCommandLineOption windowOption(
-        "reorder-window",
-        "Sort lines out of order by up to this many seconds (default 60); lines later than "
-        "that are listed, not replayed.",
-        "SECONDS");
+    const LogInputOptions logOptions;
     const QCommandLineOption decisionsOption(
         "decisions",
         "Write seq,ts_ms,key,allowed,remaining,retry_after_ms,file,line per request (- for "
@@ -58,8 +43,8 @@ int replayLog(const QStringList& arguments) {
                                         "REPORT.json");
     const QCommandLineOption sampleOption("sample-ms", "Sample interval (default 1000).", "N");
     const QCommandLineOption quietOption("quiet", "Print nothing on success but errors.");
-    parser.addOptions({policyOption, formatOption, logFormatOption, fieldOption, windowOption,
-                       decisionsOption, jsonOption, sampleOption, quietOption});
+    logOptions.addTo(parser);
+    parser.addOptions({policyOption, decisionsOption, jsonOption, sampleOption, quietOption});
     if (!parseCommandLine(parser, arguments, "replay", kSynopsis, -1)) return kBadInput;
     const bool quiet = parser.isSet(quietOption);
     if (!parser.isSet(policyOption)) return badInput("replay", "--policy P.json is required");
@@ -79,48 +64,10 @@ int replayLog(const QStringList& arguments) {
         sampleInterval = ms * kNanosPerMilli;
     }
 
-    sim::ReplayInput input;
-    for (const QString& file : parser.positionalArguments())
-        input.files.push_back(file.toStdString());
-    if (std::count(input.files.begin(), input.files.end(), "-") > 1) {
-        return badInput("replay", "standard input (-) can be given once");
-    }
-    if (parser.isSet(formatOption) || parser.isSet(logFormatOption) || parser.isSet(fieldOption)) {
-        sim::LogFormatOptions format;
-        format.format = parser.isSet(logFormatOption) ? sim::LogFormat::Nginx
-                        : parser.isSet(fieldOption)   ? sim::LogFormat::Json
-                                                      : sim::LogFormat::Combined;
-        if (parser.isSet(formatOption)) {
-            const std::string name = parser.value(formatOption).toStdString();
-            std::optional<sim::LogFormat> f = sim::parseLogFormat(name);
-            if (!f) {
-                return badInput("replay",
-                                "--format \"" + name + "\": expected " + sim::logFormatNames());
-            }
-            format.format = *f;
-        }
-        format.nginxFormat = parser.value(logFormatOption).toStdString();
-        for (const QString& field : parser.values(fieldOption)) {
-            const qsizetype eq = field.indexOf('=');
-            if (eq <= 0) {
-                return badInput("replay", "--field \"" + field.toStdString() +
-                                              "\": expected ROLE=PATH, e.g. client=request.ip");
-            }
-            format.jsonFields.emplace_back(field.left(eq).toStdString(),
-                                           field.mid(eq + 1).toStdString());
-        }
-        input.format = std::move(format);
-    }
-    if (parser.isSet(windowOption)) {
-        bool ok = false;
-        const double s = parser.value(windowOption).toDouble(&ok);
-        if (!ok || !(s >= 0) || s > 86'400) {
-            return badInput("replay", "--reorder-window \"" +
-                                          parser.value(windowOption).toStdString() +
-                                          "\": expected 0 to 86400 seconds");
-        }
-        input.reorderWindow = static_cast<Nanos>(s * 1e9);
-    }
+    std::string inputError;
+    std::optional<sim::ReplayInput> readInput = logOptions.read(parser, inputError);
+    if (!readInput) return badInput("replay", inputError);
+    const sim::ReplayInput& input = *readInput;
 
     const auto started = std::chrono::steady_clock::now();
     sim::LogReading reading;

@@ -13,6 +13,7 @@ enum ExitCode : int {
     kSuccess = 0,          ///< done; every expectation met, the policy is valid
     kExpectationFailed = 1,
     kBadInput = 2,         ///< the message names FILE:LINE:COLUMN and what is wrong
+    kUsage = 64,           ///< the command line is wrong (sysexits.h EX_USAGE); fit only, so far
 };
 
 struct Command {

@@ -23,7 +23,8 @@ void printUsage(FILE* out) {
               [](const Command& a, const Command& b) { return std::string_view(a.name) < b.name; });
     for (const Command& c : sorted) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
     std::fprintf(out, "\nratelab-cli COMMAND --help shows a command's options.\n"
-                      "exit codes: 0 success, 1 an expectation failed, 2 bad input\n");
+                      "exit codes: 0 success, 1 an expectation failed, 2 bad input, "
+                      "64 a wrong command line (fit)\n");
 }
 }  // namespace
 

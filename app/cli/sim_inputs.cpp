@@ -1,5 +1,6 @@
 #include "cli/sim_inputs.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cinttypes>
 #include <cstring>
@@ -64,6 +65,80 @@ bool parseCommandLine(QCommandLineParser& parser, const QStringList& arguments, 
 int badInput(const char* command, const std::string& message) {
     std::fprintf(stderr, "ratelab-cli %s: %s\n", command, message.c_str());
     return kBadInput;
+}
+
+int usageError(const char* command, const std::string& message) {
+    std::fprintf(stderr, "ratelab-cli %s: %s\n", command, message.c_str());
+    return kUsage;
+}
+
+LogInputOptions::LogInputOptions()
+    : format_("format",
+              "combined, common, csv, nginx, caddy or json (default: detected from the first "
+              "lines).",
+              "FORMAT")
+    , logFormat_("log-format", "nginx: the server's log_format string (implies --format nginx).",
+                 "STRING")
+    , field_("field",
+             "json: where a field is, ROLE=PATH with ROLE client, time, method, path, status or "
+             "header:NAME and PATH keys joined by dots (implies --format json).",
+             "ROLE=PATH")
+    , window_("reorder-window",
+              "Sort lines out of order by up to this many seconds (default 60); lines later "
+              "than that are listed, not read.",
+              "SECONDS") {}
+
+void LogInputOptions::addTo(QCommandLineParser& parser) const {
+    parser.addOptions({format_, logFormat_, field_, window_});
+}
+
+std::optional<sim::ReplayInput> LogInputOptions::read(const QCommandLineParser& parser,
+                                                      std::string& error) const {
+    sim::ReplayInput input;
+    for (const QString& file : parser.positionalArguments())
+        input.files.push_back(file.toStdString());
+    if (std::count(input.files.begin(), input.files.end(), "-") > 1) {
+        error = "standard input (-) can be given once";
+        return std::nullopt;
+    }
+    if (parser.isSet(format_) || parser.isSet(logFormat_) || parser.isSet(field_)) {
+        sim::LogFormatOptions format;
+        format.format = parser.isSet(logFormat_) ? sim::LogFormat::Nginx
+                        : parser.isSet(field_)   ? sim::LogFormat::Json
+                                                 : sim::LogFormat::Combined;
+        if (parser.isSet(format_)) {
+            const std::string name = parser.value(format_).toStdString();
+            std::optional<sim::LogFormat> f = sim::parseLogFormat(name);
+            if (!f) {
+                error = "--format \"" + name + "\": expected " + sim::logFormatNames();
+                return std::nullopt;
+            }
+            format.format = *f;
+        }
+        format.nginxFormat = parser.value(logFormat_).toStdString();
+        for (const QString& field : parser.values(field_)) {
+            const qsizetype eq = field.indexOf('=');
+            if (eq <= 0) {
+                error = "--field \"" + field.toStdString() +
+                        "\": expected ROLE=PATH, e.g. client=request.ip";
+                return std::nullopt;
+            }
+            format.jsonFields.emplace_back(field.left(eq).toStdString(),
+                                           field.mid(eq + 1).toStdString());
+        }
+        input.format = std::move(format);
+    }
+    if (parser.isSet(window_)) {
+        bool ok = false;
+        const double s = parser.value(window_).toDouble(&ok);
+        if (!ok || !(s >= 0) || s > 86'400) {
+            error = "--reorder-window \"" + parser.value(window_).toStdString() +
+                    "\": expected 0 to 86400 seconds";
+            return std::nullopt;
+        }
+        input.reorderWindow = static_cast<Nanos>(s * 1e9);
+    }
+    return input;
 }
 
 bool writeTextFile(const std::string& path, std::string_view text, std::string& error) {

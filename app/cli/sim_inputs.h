@@ -41,6 +41,25 @@ bool parseCommandLine(QCommandLineParser& parser, const QStringList& arguments, 
 
 /// "ratelab-cli CMD: message" on stderr; returns kBadInput.
 int badInput(const char* command, const std::string& message);
+/// The same for a wrong command line; returns kUsage.
+int usageError(const char* command, const std::string& message);
+
+/// How the logs of `replay` and `fit` are read: the positional files and --format, --log-format,
+/// --field, --reorder-window. One set of options, so the two commands read logs alike.
+class LogInputOptions {
+public:
+    LogInputOptions();
+    void addTo(QCommandLineParser& parser) const;
+    /// The input the command line names; nullopt with `error` set when an option is wrong.
+    std::optional<sim::ReplayInput> read(const QCommandLineParser& parser,
+                                         std::string& error) const;
+    static constexpr const char* kSynopsis =
+        "[--format combined|common|csv|nginx|caddy|json] [--log-format 'STRING'] "
+        "[--field ROLE=PATH]... [--reorder-window SECONDS]";
+
+private:
+    QCommandLineOption format_, logFormat_, field_, window_;
+};
 
 /// Writes `text` to `path` ("-" is stdout). False with `error` set when it cannot.
 bool writeTextFile(const std::string& path, std::string_view text, std::string& error);

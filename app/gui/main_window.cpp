@@ -1,10 +1,12 @@
 #include "main_window.h"
 
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QMenuBar>
+#include <QProgressBar>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
@@ -25,6 +27,11 @@
 #include "workbench.h"
 
 namespace ratelab::gui {
+
+namespace {
+constexpr const char* kAccessLogFilter =
+    "Access logs (*.log *.gz *.txt *.csv *.json *.jsonl *access*);;All files (*)";
+}  // namespace
 
 namespace {
 
@@ -112,6 +119,19 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
                                                 tr("Scenarios (*.json)"));
         if (!path.isEmpty()) workbench_.openScenario(path);
     });
+    // Parsing a log: a bar in the status bar until the log is open (or the fit written).
+    auto* parsing = new QProgressBar(this);
+    parsing->setObjectName("logProgress");
+    parsing->setRange(0, 1000);
+    parsing->setMaximumWidth(200);
+    parsing->setVisible(false);
+    statusBar()->addPermanentWidget(parsing);
+    connect(&workbench_, &Workbench::accessLogProgress, parsing, [parsing](double fraction) {
+        parsing->setValue(static_cast<int>(fraction * 1000));
+        parsing->setVisible(fraction < 1.0);
+    });
+    connect(&workbench_, &Workbench::accessLogOpened, parsing, [parsing] { parsing->hide(); });
+    connect(&workbench_, &Workbench::fitFinished, parsing, [parsing] { parsing->hide(); });
     updateTitle();
     statusBar()->showMessage(tr("Press Run to play the scenario against the policy."));
 }
@@ -138,9 +158,18 @@ void MainWindow::buildMenus() {
     });
     file->addAction(tr("Open access &log..."), this, [this] {
         const QString path =
-            ui_.chooseOpenFile(tr("Replay an access log"), {},
-                               tr("Access logs (*.log *.txt *.csv *access*);;All files (*)"));
+            ui_.chooseOpenFile(tr("Replay an access log"), {}, tr(kAccessLogFilter));
         if (!path.isEmpty()) workbench_.openAccessLog(path);
+    });
+    file->addAction(tr("&Fit a scenario to a log..."), this, [this] {
+        const QString log =
+            ui_.chooseOpenFile(tr("Fit a scenario to an access log"), {}, tr(kAccessLogFilter));
+        if (log.isEmpty()) return;
+        const QString out = ui_.chooseSaveFile(
+            tr("Save the fitted scenario"),
+            QFileInfo(log).dir().filePath("fit-" + QFileInfo(log).completeBaseName() + ".json"),
+            tr("Scenarios (*.json)"));
+        if (!out.isEmpty()) workbench_.fitScenarioTo(log, out);
     });
     file->addSeparator();
     file->addAction(tr("&Export validated policy..."), this, [this] {

@@ -3,14 +3,19 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QFutureWatcher>
+#include <QPointer>
 #include <QSaveFile>
 #include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
 
 #include "policy_tuning.h"
 #include "ratelab/policy_file.h"
 #include "resource_locator.h"
 #include "sim/access_log.h"
+#include "sim/log_fit.h"
 #include "sim/report.h"
+#include "sim/scenario_json.h"
 #include "validation_export.h"
 
 #ifndef RATELAB_VERSION
@@ -68,14 +73,16 @@ struct AccessLogResult {
     QString error;
 };
 
-// Runs on a pool thread.
-AccessLogResult parseAccessLogFile(const QString& path) {
+// Runs on a pool thread; `progress` is called there too.
+AccessLogResult parseAccessLogFile(const QString& path, const sim::LoadProgress& progress) {
     AccessLogResult out;
     sim::ReplayInput input;
     input.files = {QDir::toNativeSeparators(path).toStdString()};  // the format is detected
     sim::LogReading reading;
-    out.traffic = sim::loadAccessLog(input, reading);
-    if (!out.traffic) {
+    out.traffic = sim::loadAccessLog(input, reading, progress);
+    if (!out.traffic && !reading.error) {
+        out.error = QObject::tr("%1: reading was cancelled").arg(path);
+    } else if (!out.traffic) {
         out.error = QString::fromStdString(formatDiagnostic(*reading.error));
     } else if (out.traffic->requests.empty()) {
         out.error = QObject::tr("%1: no line could be read as a %2 access log (%3 lines)")
@@ -270,7 +277,85 @@ void Workbench::openAccessLog(const QString& path) {
         emit accessLogOpened(path, true);
     });
     emit statusMessage(tr("Reading %1 ...").arg(QDir::toNativeSeparators(path)));
-    watcher->setFuture(QtConcurrent::run(parseAccessLogFile, path));
+    watcher->setFuture(QtConcurrent::run(parseAccessLogFile, path, logProgress()));
+}
+
+sim::LoadProgress Workbench::logProgress() {
+    // Called on the pool thread: the fraction crosses to the GUI thread queued.
+    QPointer<Workbench> self(this);
+    return [self, cancel = cancelJobs_](std::int64_t done, std::int64_t total) {
+        const double fraction =
+            total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 0;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, fraction] {
+                if (self) emit self->accessLogProgress(fraction);
+            },
+            Qt::QueuedConnection);
+        return !cancel->load();
+    };
+}
+
+namespace {
+
+struct FitJob {
+    std::string text;  // the scenario file; empty on failure
+    QString error;
+};
+
+// Runs on a pool thread.
+FitJob fitLogFile(const QString& logPath, const PolicySet& policies, const std::string& policyRef,
+                  const sim::LoadProgress& progress) {
+    FitJob job;
+    AccessLogResult log = parseAccessLogFile(logPath, progress);
+    if (!log.traffic) {
+        job.error = log.error;
+        return job;
+    }
+    sim::FitOptions options;
+    options.policy = policyRef;
+    sim::FitResult fit = sim::fitScenario(log.traffic, policies, options);
+    job.text = sim::scenarioJson(fit.scenario);
+    return job;
+}
+
+}  // namespace
+
+void Workbench::fitScenarioTo(const QString& logPath, const QString& scenarioPath) {
+    const bool usable = !document_.hasErrors() && !document_.policies().policies.empty();
+    const PolicySet policies = usable ? document_.policies() : sim::defaultFitPolicies();
+    std::string policyRef;
+    if (usable && !document_.path().isEmpty() && !isResource(document_.path())) {
+        policyRef = QDir::fromNativeSeparators(
+                        QFileInfo(scenarioPath)
+                            .absoluteDir()
+                            .relativeFilePath(QFileInfo(document_.path()).absoluteFilePath()))
+                        .toStdString();
+    }
+    auto* watcher = new QFutureWatcher<FitJob>(this);
+    connect(watcher, &QFutureWatcher<FitJob>::finished, this, [this, watcher, scenarioPath] {
+        FitJob r = watcher->result();
+        watcher->deleteLater();
+        if (r.text.empty()) {
+            ui_.showError(tr("Cannot fit a scenario"), r.error);
+            emit fitFinished(scenarioPath, false);
+            return;
+        }
+        QSaveFile file(scenarioPath);
+        if (!file.open(QIODevice::WriteOnly) ||
+            file.write(r.text.data(), static_cast<qint64>(r.text.size())) !=
+                static_cast<qint64>(r.text.size()) ||
+            !file.commit()) {
+            ui_.showError(tr("Cannot fit a scenario"),
+                          tr("%1: cannot write: %2").arg(scenarioPath, file.errorString()));
+            emit fitFinished(scenarioPath, false);
+            return;
+        }
+        const bool opened = openScenario(scenarioPath);
+        emit fitFinished(scenarioPath, opened);
+    });
+    emit statusMessage(tr("Fitting a scenario to %1 ...").arg(QDir::toNativeSeparators(logPath)));
+    watcher->setFuture(QtConcurrent::run(fitLogFile, logPath, policies, policyRef, logProgress()));
 }
 
 void Workbench::exportValidated(const QString& path) {

@@ -16,6 +16,7 @@
 #include "event_log_model.h"
 #include "policy_document.h"
 #include "run_series.h"
+#include "sim/access_log.h"
 #include "sim/scenario.h"
 #include "simulation_session.h"
 #include "store_choice.h"
@@ -67,9 +68,15 @@ public:
     /// the policy the scenario names is loaded too. Errors are reported; the previous scenario
     /// stays. Returns true when the scenario was loaded.
     bool openScenario(const QString& path);
-    /// Parses an access log on a pool thread, then replays it like a scenario.
-    /// accessLogOpened() follows.
+    /// Parses an access log on a pool thread (the format detected: combined, common, csv,
+    /// nginx's main format, caddy; gzip or not), then replays it like a scenario.
+    /// accessLogProgress() reports the parsing; accessLogOpened() follows.
     void openAccessLog(const QString& path);
+    /// Fits a scenario to an access log on a pool thread (sim/log_fit.h), keyed by the edited
+    /// policies' rules (the engine's default key when they have errors), writes it to
+    /// `scenarioPath` and opens it. accessLogProgress() reports the parsing; fitFinished()
+    /// follows.
+    void fitScenarioTo(const QString& logPath, const QString& scenarioPath);
     /// Replays the scenario with the edited policies on a pool thread and writes the validated
     /// policy to `path`. exportFinished() follows.
     void exportValidated(const QString& path);
@@ -91,9 +98,13 @@ signals:
     void scenarioChanged();
     void statusMessage(const QString& text);
     void accessLogOpened(const QString& path, bool ok);
+    /// While a log is parsed: the fraction of its bytes read, 0..1.
+    void accessLogProgress(double fraction);
+    void fitFinished(const QString& scenarioPath, bool ok);
     void exportFinished(const QString& path, bool ok, const QString& message);
 
 private:
+    sim::LoadProgress logProgress();
     bool loadPolicyFrom(const QString& path, bool explicitChoice);
     bool settleUnsavedEdits();
     void sendLiveEdit(std::size_t policyIndex);

@@ -15,7 +15,10 @@ std::unique_ptr<PolicyRuntime> PolicyRuntime::open(const std::string& path,
     *diagnostics = std::move(loaded.diagnostics);
     if (!loaded.ok()) return nullptr;
     std::unique_ptr<Store> store = makeStore(loaded.policies->store, error);
-    if (!store) return nullptr;
+    if (!store) {
+        *error = path + ": " + *error;
+        return nullptr;
+    }
     std::unique_ptr<PolicyRuntime> runtime(new PolicyRuntime);
     runtime->path_ = path;
     runtime->limiterOptions_ = limiterOptions;

@@ -125,6 +125,19 @@ const std::vector<Row>& rows() {
         row("unknown-key-part.json", schema, 5, 58, "key part \"cookie:session\" is not one of");
         row("bad-mode.json", schema, 4, 30, "\"dry_run\" is not one of \"enforce\", \"shadow\"");
         row("nodelay-string.json", schema, 4, 33, "expected true or false, found a string");
+        row("store-password-inline.json", schema, 3, 71,
+            "a password is never written in the policy file; name where it is with "
+            "\"password_env\"");
+        row("store-password-env-and-file.json", schema, 5, 64,
+            "\"password_env\" and \"password_file\" exclude each other");
+        row("store-username-without-password.json", schema, 3, 71,
+            "a username needs its password: add \"password_env\" or \"password_file\"");
+        row("store-password-env-bad-name.json", schema, 3, 75,
+            "password_env \"REDIS-PASSWORD\" must be an environment variable name");
+        row("store-password-file-relative.json", schema, 3, 76,
+            "password_file \"secrets/redis\" must be an absolute path");
+        row("memory-store-with-password.json", schema, 3, 48,
+            "a memory store takes no credentials");
         // Semantics: what no schema can say.
         row("cidr-host-bits.json", semantics, 5, 29,
             "invalid CIDR \"192.0.2.1/24\": bits are set past the /24 prefix; did you mean "

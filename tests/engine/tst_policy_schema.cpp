@@ -39,6 +39,8 @@ const std::vector<Row>& rows() {
              "tests/data/policies/valid/minimal.json", "tests/data/policies/valid/everything.json",
              "tests/data/policies/valid/integral-doubles.json",
              "tests/data/policies/valid/unix-socket.json",
+             "tests/data/policies/valid/redis-auth.json",
+             "tests/data/policies/valid/redis-auth-file.json",
              "tests/data/policies/valid/with-validation.json",
              "tests/data/policies/valid/nginx-features.json",
              "tests/data/policies/valid/envoy-features.json",
@@ -88,7 +90,13 @@ const std::vector<Row>& rows() {
              "tests/data/policies/malformed/namespace-with-braces.json",
              "tests/data/policies/malformed/unknown-key-part.json",
              "tests/data/policies/malformed/bad-mode.json",
-             "tests/data/policies/malformed/nodelay-string.json"});
+             "tests/data/policies/malformed/nodelay-string.json",
+             "tests/data/policies/malformed/store-password-inline.json",
+             "tests/data/policies/malformed/store-password-env-and-file.json",
+             "tests/data/policies/malformed/store-username-without-password.json",
+             "tests/data/policies/malformed/store-password-env-bad-name.json",
+             "tests/data/policies/malformed/store-password-file-relative.json",
+             "tests/data/policies/malformed/memory-store-with-password.json"});
         add(Verdict::SchemaValid, true,
             {"tests/data/policies/malformed/cidr-host-bits.json",
              "tests/data/policies/malformed/cidr-bad-length.json",

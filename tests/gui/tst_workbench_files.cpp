@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QProcess>
+#include <QProgressBar>
 #include <QSpinBox>
 #include <QtTest>
 
@@ -54,6 +55,7 @@ private slots:
     void saveWritesWhatTheEditorShows();
     void closingAsksAboutUnsavedEdits();
     void accessLogReplaysWithTheSameCharts();
+    void fitAScenarioToALog();
 
 private:
     QTemporaryDir dir_;
@@ -295,6 +297,57 @@ void TestWorkbenchFiles::accessLogReplaysWithTheSameCharts() {
     QCOMPARE(series.ys(0)[0], 20.0);
     QCOMPARE(series.ys(1)[0], 180.0);
     QVERIFY(b.ui.errors.isEmpty());
+}
+
+// File > Fit a scenario to a log: parsed and fitted off the GUI thread with a progress bar,
+// keyed by the edited policy, written where the user chose and opened.
+void TestWorkbenchFiles::fitAScenarioToALog() {
+    const QString logs = QStringLiteral(RATELAB_SOURCE_DIR) + "/tests/data/logs/";
+    const QString out = dir_.filePath("fitted.json");
+    Bench b;
+    QVERIFY(b.workbench.openPolicy(logs + "fit-token-bucket.json"));
+    b.ui.openAnswer = logs + "fit-shape.log.gz";
+    b.ui.saveAnswer = out;
+    QSignalSpy progress(&b.workbench, &Workbench::accessLogProgress);
+    QSignalSpy fitted(&b.workbench, &Workbench::fitFinished);
+    QAction* action = nullptr;
+    for (QAction* a : b.window.findChildren<QAction*>()) {
+        if (a->text() == "&Fit a scenario to a log...") action = a;
+    }
+    QVERIFY(action);
+    action->trigger();  // returns at once: the work is on a pool thread
+    QCOMPARE(fitted.count(), 0);
+    QVERIFY(fitted.wait(60000));
+    QCOMPARE(fitted.at(0).at(0).toString(), out);
+    QCOMPARE(fitted.at(0).at(1).toBool(), true);
+    QVERIFY(b.ui.errors.isEmpty());
+    // The bar saw the whole file read.
+    QVERIFY(progress.count() >= 1);
+    QCOMPARE(progress.last().at(0).toDouble(), 1.0);
+    QProgressBar* bar = b.window.findChild<QProgressBar*>("logProgress");
+    QVERIFY(bar);
+    QCOMPARE(bar->value(), 1000);
+    QVERIFY(bar->isHidden());  // shown while parsing only
+    // The fitted scenario is open: 47 clients keyed behind the balancer, 10 of them actors of
+    // their own and the rest in crowds, over the log's two minutes, naming the policy.
+    QCOMPARE(b.workbench.scenarioPath(), out);
+    const sim::Scenario& s = b.workbench.scenario();
+    QCOMPARE(QString::fromStdString(s.title), QString("Fitted to fit-shape.log.gz (all legit)"));
+    QCOMPARE(s.actors.size(), std::size_t(22));
+    QCOMPARE(s.duration, 120 * kNanosPerSecond);
+    QCOMPARE(QString::fromStdString(s.policy),
+             QDir(dir_.path()).relativeFilePath(logs + "fit-token-bucket.json"));
+    QCOMPARE(s.actors[0].identity.peer.address.toString(), "203.0.113.5");
+
+    // A log that cannot be read is reported, and nothing is written.
+    b.ui.openAnswer = logs + "binary.log";
+    b.ui.saveAnswer = dir_.filePath("never.json");
+    action->trigger();
+    QVERIFY(fitted.wait(60000));
+    QCOMPARE(fitted.last().at(1).toBool(), false);
+    QCOMPARE(b.ui.errors.size(), 1);
+    QVERIFY(b.ui.errors[0].text.contains("binary data, not a text log"));
+    QVERIFY(!QFile::exists(dir_.filePath("never.json")));
 }
 
 QTEST_MAIN(TestWorkbenchFiles)

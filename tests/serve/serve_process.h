@@ -24,6 +24,7 @@ public:
                         "--listen",   "127.0.0.1:0", "--admin",
                         "127.0.0.1:0"};
         all += args;
+        process_.setProcessEnvironment(environment);
         process_.start(kRatelabCli, all);
         if (!process_.waitForStarted(10'000)) return false;
         while (port == 0 || adminPort == 0) {
@@ -71,8 +72,13 @@ public:
         return true;
     }
 
+    /// Everything written to stdout so far after the listening lines.
+    std::string output() { return process_.readAllStandardOutput().toStdString(); }
+
     std::uint16_t port = 0;
     std::uint16_t adminPort = 0;
+    /// The environment start() runs the command in.
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
 
 private:
     QProcess process_;

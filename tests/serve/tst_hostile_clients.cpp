@@ -134,8 +134,9 @@ private slots:
     void malformedRequestsGetTheirStatus_data() {
         QTest::addColumn<QByteArray>("request");
         QTest::addColumn<int>("status");
-        QTest::newRow("garbage line")
-            << QByteArray("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 17) << 400;
+        // A TLS ClientHello's first bytes (NULs inside), then an empty line.
+        static const char kTlsHello[] = "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n";
+        QTest::newRow("garbage line") << QByteArray(kTlsHello, sizeof kTlsHello - 1) << 400;
         QTest::newRow("no version") << QByteArray("hello there\r\n\r\n") << 400;
         QTest::newRow("unknown method")
             << QByteArray("BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n") << 501;

@@ -1,6 +1,7 @@
 // `ratelab-cli serve` as a process: /metrics read by a real Prometheus parser, reloads on
 // SIGHUP and POST /-/reload that keep buckets and refuse broken files, the JSON log, a drain
-// on SIGTERM that loses no answer, and the command line's refusals.
+// on SIGTERM that loses no answer, Redis AUTH from the environment, and the command line's
+// refusals.
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -8,8 +9,10 @@
 #include <QtTest>
 #include <atomic>
 #include <csignal>
+#include <random>
 #include <thread>
 
+#include "redis_fixture.h"
 #include "serve_process.h"
 
 using namespace ratelab;
@@ -53,6 +56,23 @@ HttpAnswer from(std::uint16_t port, const std::string& path) {
     RawClient c(port);
     c.send(get(path));
     return c.read();
+}
+
+// A policy on Redis logging in as `user` with the password in RATELAB_REDIS_PASSWORD: "open"
+// fails open on transport errors, "closed" denies; both allow 2 requests per peer.
+std::string redisPolicyText(const std::string& url, const std::string& user) {
+    auto policy = [](const char* name, const char* onStoreError) {
+        return std::string("    { \"name\": \"") + name + "\", \"match\": { \"path_prefix\": \"/" +
+               name +
+               "\" }, \"capacity\": 2, \"refill_per_second\": 0.001, \"key\": { \"source\": "
+               "\"peer\" }, \"on_store_error\": \"" +
+               onStoreError + "\" }";
+    };
+    return "{\n  \"version\": 1,\n  \"store\": { \"kind\": \"redis\", \"url\": \"" + url +
+           "\", \"username\": \"" + user +
+           "\", \"password_env\": \"RATELAB_REDIS_PASSWORD\" },\n  \"policies\": [\n" +
+           policy("open", "fail_open_on_transport") + ",\n" + policy("closed", "deny") +
+           "\n  ]\n}\n";
 }
 
 }  // namespace
@@ -259,6 +279,95 @@ private slots:
         QCOMPARE(serve.exitCode(), 2);
         const QString err = QString::fromUtf8(serve.readAllStandardError());
         QVERIFY2(err.contains(message), qPrintable(err));
+    }
+
+    // Redis AUTH through the policy's password_env, against a redis-server whose default user
+    // is off: the right password decides on Redis (2 pass, then 429); a wrong one is a store
+    // refusal for every policy (503, whatever on_store_error says: the server answered, so
+    // failing open would only hide the mistake), not ready, counted by class and logged with
+    // Redis' own reason; an unset variable stops the start naming it. The password is in no
+    // answer, log line, metric or output.
+    void redisAuthFromTheEnvironment() {
+        const std::string password = "serve-" + std::to_string(std::random_device()()) + "-pw";
+        const std::string wrong = "wrong-" + std::to_string(std::random_device()()) + "-pw";
+        RedisServer redis;
+        RedisServer::Options options;
+        options.tcp = true;
+        options.extraArgs = {"--user", "default",      "off", "--user", "ratelab",
+                             "on",     ">" + password, "~*",  "&*",     "+@all"};
+        std::string error;
+        QVERIFY2(redis.start(options, &error), error.c_str());
+        QTemporaryDir dir;
+        const std::string policy = dir.filePath("policy.json").toStdString();
+        writeText(policy, redisPolicyText(redis.url(), "ratelab"));
+        std::string seen;  // everything the sidecar said, to search for the passwords
+
+        {
+            ServeProcess serve;
+            serve.environment.insert("RATELAB_REDIS_PASSWORD", QString::fromStdString(password));
+            QVERIFY(serve.start(policy, {"--mode", "origin"}));
+            QCOMPARE(adminRequest(serve.adminPort, "GET", "/readyz").status, 200);
+            for (const char* path : {"/open", "/closed"}) {
+                QCOMPARE(from(serve.port, path).status, 200);
+                QCOMPARE(from(serve.port, path).status, 200);
+                const HttpAnswer limited = from(serve.port, path);
+                QCOMPARE(limited.status, 429);
+                QVERIFY(!limited.header("retry-after").empty());
+                seen += limited.body;
+            }
+            const HttpAnswer scrape = adminRequest(serve.adminPort, "GET", "/metrics");
+            const QJsonObject m = parsedMetrics(scrape.body);
+            QCOMPARE(sample(m, "ratelab_decisions_total{outcome=passed,policy=open}"), 2.0);
+            QCOMPARE(sample(m, "ratelab_decisions_total{outcome=throttled,policy=closed}"), 1.0);
+            QCOMPARE(sample(m, "ratelab_store_errors_total{class=refused,policy=open}"), 0.0);
+            serve.signal(SIGTERM);
+            QCOMPARE(serve.waitForExit(), 0);
+            seen += scrape.body + serve.log() + serve.output();
+        }
+        // The buckets are Redis' own: the sidecar is gone, the counters are still there.
+        QVERIFY(redis.running());
+
+        {
+            ServeProcess serve;
+            serve.environment.insert("RATELAB_REDIS_PASSWORD", QString::fromStdString(wrong));
+            QVERIFY(serve.start(policy, {"--mode", "origin"}));
+            const HttpAnswer ready = adminRequest(serve.adminPort, "GET", "/readyz");
+            QCOMPARE(ready.status, 503);
+            QVERIFY2(ready.body.find("WRONGPASS") != std::string::npos, ready.body.c_str());
+            for (const char* path : {"/open", "/closed"}) {
+                const HttpAnswer refused = from(serve.port, path);
+                QCOMPARE(refused.status, 503);
+                seen += refused.body;
+            }
+            const HttpAnswer scrape = adminRequest(serve.adminPort, "GET", "/metrics");
+            const QJsonObject m = parsedMetrics(scrape.body);
+            QCOMPARE(sample(m, "ratelab_decisions_total{outcome=store_refused,policy=open}"), 1.0);
+            QCOMPARE(sample(m, "ratelab_decisions_total{outcome=store_refused,policy=closed}"),
+                     1.0);
+            QCOMPARE(sample(m, "ratelab_store_errors_total{class=refused,policy=open}"), 1.0);
+            QCOMPARE(sample(m, "ratelab_fail_open_total{policy=open}"), 0.0);
+            QVERIFY(serve.waitForLog("AUTH failed: WRONGPASS"));
+            serve.signal(SIGTERM);
+            QCOMPARE(serve.waitForExit(), 0);
+            seen += ready.body + scrape.body + serve.log() + serve.output();
+        }
+
+        QProcess unset;
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.remove("RATELAB_REDIS_PASSWORD");
+        unset.setProcessEnvironment(environment);
+        unset.start(kRatelabCli, {"serve", "--policy", QString::fromStdString(policy), "--listen",
+                                  "127.0.0.1:0"});
+        QVERIFY(unset.waitForFinished(20'000));
+        QCOMPARE(unset.exitCode(), 2);
+        const std::string err = unset.readAllStandardError().toStdString();
+        QVERIFY2(err.find(policy + ": store.password_env: the environment variable "
+                                   "RATELAB_REDIS_PASSWORD is not set") != std::string::npos,
+                 err.c_str());
+
+        QVERIFY(!seen.empty());
+        QVERIFY2(seen.find(password) == std::string::npos, "the password was repeated");
+        QVERIFY2(seen.find(wrong) == std::string::npos, "the wrong password was repeated");
     }
 
     // A policy file with errors stops the start with FILE:LINE:COLUMN.

@@ -64,6 +64,9 @@ private slots:
     void replay();
     void replayProxiedKeysMatchCheck();
     void replayStandardInput();
+    void fit();
+    void fitErrors_data();
+    void fitErrors();
     void sweep();
 
 private:
@@ -341,6 +344,91 @@ void TestCliSim::replayStandardInput() {
     QCOMPARE(j["replay"]["files"], nlohmann::json::array({"-"}));
     QCOMPARE(j["requests"], 20);
     QCOMPARE(j["scenario"], "stdin");
+}
+
+// fit writes a scenario that `run` accepts, naming the policy it was keyed by; rotated, gzipped
+// and standard-input logs are read as replay reads them.
+void TestCliSim::fit() {
+    const QString dir = kRoot + "/tests/data/logs/";
+    const QString out = dir_.filePath("fitted.json");
+    Result r = cli({"fit", dir + "fit-shape.log.gz", "-o", out, "--policy",
+                    dir + "fit-token-bucket.json", "--attacker-if", "rate>P97", "--top", "4"});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("4127 requests of 47 clients over 120 s -> " + out + " (16 actors)"),
+             qPrintable(r.out));
+    QVERIFY2(r.out.contains("attacker          2 clients       1680 requests    2 actors"),
+             qPrintable(r.out));
+    nlohmann::ordered_json j = readJson(out);
+    QCOMPARE(j["title"], "Fitted to fit-shape.log.gz (attacker if rate>P97)");
+    QCOMPARE(j["duration_s"], 120.0);
+    const QString policy = QString::fromStdString(j["policy"]);
+    QVERIFY2(QFileInfo(QFileInfo(out).dir(), policy).canonicalFilePath() ==
+                 QFileInfo(dir + "fit-token-bucket.json").canonicalFilePath(),
+             qPrintable(policy));
+    QCOMPARE(j["actors"][0]["identity"]["peer"]["address"], "203.0.113.5");
+    Result run = cli({"run", out, "--json", dir_.filePath("fitted-run.json"), "--quiet"});
+    QCOMPARE(run.exitCode, 0);
+    nlohmann::ordered_json report = readJson(dir_.filePath("fitted-run.json"));
+    QCOMPARE(report["classes"]["attacker"]["offered"], 1680);
+
+    // Two rotated files and standard input: the same reading as replay.
+    Result rotated = cli({"fit", dir + "nginx-proxy.log.2.gz", dir + "nginx-proxy.log.1.gz", "-o",
+                          "-", "--policy", dir + "proxied-default.json", "--quiet"});
+    QCOMPARE(rotated.exitCode, 0);
+    const auto fitted = nlohmann::json::parse(rotated.out.toStdString());
+    QCOMPARE(fitted["name"], "fit-nginx-proxy.log.2.gz");
+    QCOMPARE(fitted["actors"].size(), std::size_t(6));  // the six clients behind the balancer
+    QProcess p;
+    p.setStandardInputFile(dir + "caddy.log");
+    p.start(kCli, {"fit", "-", "-o", "-", "--quiet"});
+    QVERIFY(p.waitForFinished(60'000));
+    QCOMPARE(p.exitCode(), 0);
+    const QByteArray caddy = p.readAllStandardOutput();
+    QCOMPARE(nlohmann::json::parse(caddy.toStdString())["name"], "fit-stdin");
+    QVERIFY(!caddy.contains("REDACTED"));  // the logged Authorization value
+}
+
+void TestCliSim::fitErrors_data() {
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("message");
+    const QString log = kRoot + "/tests/data/logs/fit-shape.log.gz";
+    const QString out = QDir::temp().filePath("ratelab-fit-unused.json");
+    QTest::newRow("no output") << QStringList{"fit", log} << 64 << "-o SCENARIO.json is required";
+    QTest::newRow("no log") << QStringList{"fit", "-o", out} << 64 << "missing argument";
+    QTest::newRow("unknown option")
+        << QStringList{"fit", log, "-o", out, "--bogus"} << 64 << "Unknown option 'bogus'";
+    QTest::newRow("bad top") << QStringList{"fit", log, "-o", out, "--top", "many"} << 64
+                             << "--top \"many\": expected 0 to 10000";
+    QTest::newRow("bad rule")
+        << QStringList{"fit", log, "-o", out, "--attacker-if", "rate>P99.9 speed>3"} << 64
+        << "--attacker-if 'rate>P99.9 speed>3': column 12: unknown term \"speed>3\"";
+    QTest::newRow("ratio without status")
+        << QStringList{"fit", log, "-o", out, "--attacker-if", "ratio>0.5"} << 64
+        << "column 1: ratio compares the requests of a status";
+    QTest::newRow("unknown format")
+        << QStringList{"fit", log, "-o", out, "--format", "w3c"} << 64 << "--format \"w3c\"";
+    QTest::newRow("missing log")
+        << QStringList{"fit", "/nonexistent/access.log", "-o", out} << 2
+        << "/nonexistent/access.log: error: cannot open the file (No such file or directory)";
+    QTest::newRow("binary log") << QStringList{"fit", kRoot + "/tests/data/logs/binary.log", "-o",
+                                               out}
+                                << 2 << "binary.log: error: binary data, not a text log";
+    QTest::newRow("bad policy") << QStringList{"fit", log,        "-o",
+                                               out,   "--policy", "/nonexistent/p.json"}
+                                << 2 << "/nonexistent/p.json: error: cannot open the file";
+    QTest::newRow("unwritable output") << QStringList{"fit", log, "-o", "/nonexistent/dir/s.json"}
+                                       << 2 << "/nonexistent/dir/s.json: cannot write";
+}
+
+void TestCliSim::fitErrors() {
+    QFETCH(QStringList, arguments);
+    QFETCH(int, exitCode);
+    QFETCH(QString, message);
+    Result r = cli(arguments);
+    QCOMPARE(r.exitCode, exitCode);
+    QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    QVERIFY(!QFile::exists(QDir::temp().filePath("ratelab-fit-unused.json")));
 }
 
 void TestCliSim::sweep() {

@@ -100,36 +100,6 @@ constexpr Golden kGoldens[] = {
      "ab8437df9e54006553cd859d1d408e8d344a02e5bcef4a2ce804ffe7875ebeb9",
      "0a6ae78e4166fb8a93e88c355a880d0e4cb214cec39f8b906d7b49da21105397",
      "f4016ec8157c8e33d69140d15f34aeeff5c8e8336ef61ca62c46656bb25f5043"},
-   Actual   : h.report
-   Expected : std::string(golden->report)
-   Actual   : h.report
-   Expected : std::string(golden->report)
-   Actual   : h.report
-   Expected : std::string(golden->report)
-   Actual   : h.report
-   Expected : std::string(golden->report)
-   Actual   : h.report
-   Expected : std::string(golden->report)
-   Actual   : h.report
-   Expected : std::string(golden->report)
-   Actual   : h.report
-   Expected : std::string(golden->report)
-   Actual   : h.report
-   Expected : std::string(golden->report)
-   Actual   : h.report
-   Expected : std::string(golden->report)
-   Actual   : h.report
-   Expected : std::string(golden->report)
-   Actual   : h.report
-   Expected : std::string(golden->report)
-   Actual   : h.report
-   Expected : std::string(golden->report)
-   Actual   : h.report
-   Expected : std::string(golden->report)
-   Actual   : h.report
-   Expected : std::string(golden->report)
-   Actual   : h.report
-   Expected : std::string(golden->report)
 };
 // clang-format on
 

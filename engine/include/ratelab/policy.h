@@ -139,6 +139,12 @@ struct StoreConfig {
     std::int64_t maxBuckets = 1'000'000;  ///< memory store hard cap
     std::vector<std::string> urls;        ///< redis: one URL, or several cluster seed nodes
     std::string keyNamespace = "ratelab";
+    /// redis AUTH: where the password is, never the password. At most one of passwordEnv
+    /// (an environment variable's name) and passwordFile (an absolute path); username (a
+    /// Redis 6 ACL user) needs one of them. makeStore reads the secret.
+    std::string username;
+    std::string passwordEnv;
+    std::string passwordFile;
     friend bool operator==(const StoreConfig&, const StoreConfig&) = default;
 };
 

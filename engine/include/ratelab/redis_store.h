@@ -22,6 +22,11 @@ struct RedisStoreOptions {
     /// One URL, "redis://[[user]:password@]host[:port][/db]" or "unix:///path/to/socket[?db=N]":
     /// a standalone server. Several URLs (or `cluster` set): seeds of one Redis Cluster.
     std::vector<std::string> urls;
+    /// AUTH on every connection the store opens (seeds, reconnects, Cluster nodes it discovers):
+    /// `password` alone, or `username` and `password` for a Redis 6 ACL user. When `password` is
+    /// set it replaces any credentials in the URLs. Never part of an error or a counter.
+    std::string username;
+    std::string password;
     /// Treat a single URL as a cluster seed. Set automatically when `urls` has several entries.
     bool cluster = false;
     /// First part of every key name: "<namespace>:{<partition>}:<limitName>:<key>". No braces.

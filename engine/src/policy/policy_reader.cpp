@@ -3,6 +3,7 @@
 // that both give the same verdict on every corpus file).
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "policy/policy_fields.h"
@@ -114,9 +115,64 @@ std::string redactedUrl(std::string_view url) {
            std::string(url.substr(at));
 }
 
+// The store's AUTH: where its password is (an environment variable or a file), never the
+// password itself, which would travel with every export and commit of the policy file.
+void readStoreAuth(Diagnostics& sink, Fields& f, bool redis, StoreConfig& store) {
+    if (const json::Value* given = f.get("password")) {
+        sink.error(CheckLevel::Schema, *given,
+                   "a password is never written in the policy file; name where it is with "
+                   "\"password_env\" (an environment variable) or \"password_file\"");
+    }
+    if (f.string("username", store.username, 1, 256) &&
+        !std::all_of(store.username.begin(), store.username.end(),
+                     [](char c) { return c > ' ' && c < 0x7f; })) {
+        sink.error(
+            CheckLevel::Schema, *f.get("username"),
+            "username " + quoted(store.username) + " must be printable ASCII without spaces");
+    }
+    if (f.string("password_env", store.passwordEnv, 1, 256) &&
+        (!std::all_of(
+             store.passwordEnv.begin(), store.passwordEnv.end(),
+             [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }) ||
+         std::isdigit(static_cast<unsigned char>(store.passwordEnv.front())))) {
+        sink.error(CheckLevel::Schema, *f.get("password_env"),
+                   "password_env " + quoted(store.passwordEnv) +
+                       " must be an environment variable name: letters, digits and '_', not "
+                       "starting with a digit");
+    }
+    if (f.string("password_file", store.passwordFile, 1, 4096) &&
+        (store.passwordFile.front() != '/' ||
+         !std::all_of(store.passwordFile.begin(), store.passwordFile.end(),
+                      [](char c) { return c >= ' ' && c < 0x7f; }))) {
+        sink.error(CheckLevel::Schema, *f.get("password_file"),
+                   "password_file " + quoted(store.passwordFile) +
+                       " must be an absolute path of printable ASCII characters");
+    }
+    if (f.has("password_env") && f.has("password_file")) {
+        sink.error(CheckLevel::Schema, *f.get("password_file"),
+                   "\"password_env\" and \"password_file\" exclude each other; give one");
+    }
+    if (f.has("username") && !f.has("password_env") && !f.has("password_file")) {
+        sink.error(CheckLevel::Schema, *f.get("username"),
+                   "a username needs its password: add \"password_env\" or \"password_file\"");
+    }
+    if (!redis) {
+        for (std::string_view key : {"username", "password_env", "password_file"}) {
+            if (const json::Value* given = f.get(key)) {
+                sink.error(CheckLevel::Schema, *given,
+                           "a memory store takes no credentials; set \"kind\": \"redis\" to "
+                           "use Redis");
+            }
+        }
+    }
+}
+
 void readStore(Diagnostics& sink, const json::Value& object, StoreConfig& store) {
-    Fields f(sink, object, {"kind", "max_buckets", "url", "urls", "namespace"});
+    Fields f(sink, object,
+             {"kind", "max_buckets", "url", "urls", "namespace", "username", "password_env",
+              "password_file", "password"});
     bool kindOk = !f.has("kind") || f.choice("kind", store.kind, kStoreKinds);
+    if (kindOk) readStoreAuth(sink, f, store.kind == StoreConfig::Kind::Redis, store);
     f.whole("max_buckets", store.maxBuckets, 1, kMaxCount);
     if (f.string("namespace", store.keyNamespace, 1, 64) &&
         !std::all_of(store.keyNamespace.begin(), store.keyNamespace.end(),

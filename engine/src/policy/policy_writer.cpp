@@ -137,6 +137,10 @@ std::string savePolicyText(const PolicySet& set) {
     store["max_buckets"] = set.store.maxBuckets;
     store["urls"] = strings(set.store.urls);
     store["namespace"] = set.store.keyNamespace;
+    // Where the AUTH password is, as the file said; the password itself is never in a PolicySet.
+    if (!set.store.username.empty()) store["username"] = set.store.username;
+    if (!set.store.passwordEnv.empty()) store["password_env"] = set.store.passwordEnv;
+    if (!set.store.passwordFile.empty()) store["password_file"] = set.store.passwordFile;
 
     Json proxies = Json::object();
     proxies["cidrs"] = cidrs(set.trustedProxies.cidrs);

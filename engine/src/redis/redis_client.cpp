@@ -234,7 +234,8 @@ Outcome RedisClient::lost(Session& session, int node, Connection& connection) {
 }
 
 std::string RedisClient::refreshSlots(Session& session, int preferred, Deadline deadline,
-                                      std::uint64_t seenVersion) {
+                                      std::uint64_t seenVersion, bool* refused) {
+    if (refused) *refused = false;
     // One refresh at a time; the others wait for it (within their own deadline) and use its map.
     {
         std::unique_lock<std::mutex> lock(refreshMutex_);
@@ -258,13 +259,16 @@ std::string RedisClient::refreshSlots(Session& session, int preferred, Deadline 
     for (int i = 0; i < topology_.nodeCount(); ++i)
         if (i != preferred) candidates.push_back(i);
     std::string errors;
+    bool allRefused = !candidates.empty();
     for (int node : candidates) {
         Outcome f;
         Connection* c = connection(session, node, deadline, &f);
         if (!c) {
             errors += (errors.empty() ? "" : "; ") + f.error;
+            allRefused = allRefused && f.kind == Outcome::Kind::Refused;
             continue;
         }
+        allRefused = false;
         const std::string_view args[] = {"CLUSTER", "SLOTS"};
         Reply reply = c->call(args, deadline);
         if (!reply) {
@@ -281,6 +285,7 @@ std::string RedisClient::refreshSlots(Session& session, int preferred, Deadline 
         }
         errors += (errors.empty() ? "" : "; ") + topology_.node(node).name() + ": " + error;
     }
+    if (refused) *refused = allRefused;
     return errors.empty() ? "no cluster node known" : errors;
 }
 
@@ -288,12 +293,13 @@ int RedisClient::route(Session& session, int slot, Deadline deadline, Outcome* f
     if (!topology_.cluster()) return 0;
     int node = topology_.nodeForSlot(slot);
     if (node >= 0) return node;
-    const std::string error = refreshSlots(session, -1, deadline, topology_.version());
+    bool refused = false;
+    const std::string error = refreshSlots(session, -1, deadline, topology_.version(), &refused);
     node = topology_.nodeForSlot(slot);
     if (node < 0)
-        *failed = failure(Outcome::Kind::Transport, "no cluster node serves slot " +
-                                                        std::to_string(slot) +
-                                                        (error.empty() ? "" : ": " + error));
+        *failed = failure(refused ? Outcome::Kind::Refused : Outcome::Kind::Transport,
+                          "no cluster node serves slot " + std::to_string(slot) +
+                              (error.empty() ? "" : ": " + error));
     return node;
 }
 

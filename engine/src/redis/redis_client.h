@@ -87,9 +87,10 @@ private:
     /// The node for `slot`; refreshes an empty cluster map first. -1 with *failure set if none.
     int route(Session& session, int slot, Deadline deadline, Outcome* failure);
     /// Reloads the cluster map from `preferred`, else any known node, unless it changed since
-    /// `seenVersion`. Returns why no node answered (empty on success).
+    /// `seenVersion`. Returns why no node answered (empty on success); *refused (if given) says
+    /// whether every node tried refused the connection (AUTH, SCRIPT LOAD) rather than failing.
     std::string refreshSlots(Session& session, int preferred, Deadline deadline,
-                             std::uint64_t seenVersion);
+                             std::uint64_t seenVersion, bool* refused = nullptr);
 
     /// One call with every retry; `useEval` sends the script text (pipeline NOSCRIPT fallback).
     Outcome runOne(Session& session, const ScriptCall& call, Deadline deadline, bool useEval);

@@ -242,6 +242,10 @@ std::unique_ptr<Store> makeRedisStore(const RedisStoreOptions& options, std::str
         *error = "redis store: the pool needs at least one connection";
         return nullptr;
     }
+    if (!options.username.empty() && options.password.empty()) {
+        *error = "redis store: a username needs a password";
+        return nullptr;
+    }
     if (options.timeout <= 0 || options.connectTimeout <= 0) {
         *error = "redis store: timeouts must be positive";
         return nullptr;
@@ -258,6 +262,10 @@ std::unique_ptr<Store> makeRedisStore(const RedisStoreOptions& options, std::str
         if (client.cluster && endpoint.db != 0) {
             *error = "redis store: a Redis Cluster has database 0 only (" + endpoint.name() + ")";
             return nullptr;
+        }
+        if (!options.password.empty()) {
+            endpoint.user = options.username;
+            endpoint.password = options.password;
         }
         client.seeds.push_back(std::move(endpoint));
     }
