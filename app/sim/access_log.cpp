@@ -143,8 +143,8 @@ Scenario makeReplayScenario(std::shared_ptr<const RecordedLog> log, Nanos sample
     Actor a;
     a.name = "log";
     a.className = "log";
-    // One instance per distinct client of a log in memory, so runs count each client on its
-    // own (a stream's clients are not known ahead: it counts as one instance).
+    // One instance per distinct client, so runs count each client on its own. A stream's
+    // clients are not known ahead: the runner adds them as they appear (one to start with).
     if (const auto* traffic = dynamic_cast<const RecordedTraffic*>(log.get()))
         a.count = std::max<std::int64_t>(1, static_cast<std::int64_t>(traffic->clients.size()));
     a.recorded = std::move(log);

@@ -115,9 +115,9 @@ struct Lane final : LimitObserver {
     std::vector<Sample> samples;
     std::size_t samplesTaken = 0;
     std::vector<ClassCounters> actorTotals;
-    std::vector<InstanceCounters> instances;  // every actor's instances, one after another
-    std::vector<std::size_t> firstInstance;   // per actor: where its instances start
-    std::vector<OutcomeFlips> flips;          // per actor, against lane 0
+    // Per actor, its instances; a streamed log's grow as new clients appear (Impl::grow).
+    std::vector<std::vector<InstanceCounters>> instances;
+    std::vector<OutcomeFlips> flips;  // per actor, against lane 0
     RunTotals totals;
     BucketSharing sharing;
 
@@ -131,7 +131,7 @@ inline std::size_t Lane::record(const Check& check, int actor, std::int64_t inst
     const auto a = static_cast<std::size_t>(actor);
     ClassCounters& c = current[cls];
     ClassCounters& t = actorTotals[a];
-    InstanceCounters& i = instances[firstInstance[a] + static_cast<std::size_t>(instance)];
+    InstanceCounters& i = instances[a][static_cast<std::size_t>(instance)];
     c.offered += 1;
     t.offered += 1;
     i.offered += 1;
@@ -257,6 +257,10 @@ struct ScenarioRunner::Impl {
 
     void build();
     void buildLane(Lane& lane);
+    /// Gives `actor` `count` instances in every lane: a streamed log's clients are not known
+    /// ahead, and each becomes an instance at its first request, numbered as a log read into
+    /// memory numbers them (RecordedTraffic::clients).
+    void growInstances(std::size_t actor, std::size_t count);
     std::int64_t decideBatch(Nanos before, std::int64_t room);
     void account(std::size_t j);
     void closeSample();
@@ -289,10 +293,10 @@ struct ScenarioRunner::Impl {
     std::vector<std::uint8_t> shares;  // per request of the batch: counted for bucket sharing
     std::vector<const ScenarioEvent*> changes;  // policy_change events in time order
     std::size_t nextChange = 0;
-    // Per instance (of every actor, like Lane::instances): 1 + the sample interval of its latest
+    // Per actor and instance (like Lane::instances): 1 + the sample interval of its latest
     // request counted for bucket sharing. An instance is counted at its first request of each
     // interval, so keys are captured once per instance and interval, not on every request.
-    std::vector<std::uint32_t> sharedIn;
+    std::vector<std::vector<std::uint32_t>> sharedIn;
     std::uint32_t sampleIndex = 0;
 
     Nanos now = 0;
@@ -316,10 +320,8 @@ void ScenarioRunner::Impl::build() {
     }
     for (const std::string& c : classNames)
         legitimateClass.push_back(isLegitimateClass(c));
-    std::size_t instances = 0;
     for (const Actor& a : scenario.actors)
-        instances += static_cast<std::size_t>(a.count);
-    sharedIn.assign(instances, 0);
+        sharedIn.emplace_back(static_cast<std::size_t>(a.count), 0);
     sampleEnd = std::min(scenario.sampleInterval, scenario.duration);
 
     for (const ScenarioEvent& e : scenario.events) {
@@ -353,13 +355,17 @@ void ScenarioRunner::Impl::build() {
         lane->checks.resize(batchSize);
 }
 
+void ScenarioRunner::Impl::growInstances(std::size_t actor, std::size_t count) {
+    sharedIn[actor].resize(count, 0);
+    for (auto& lane : lanes)
+        lane->instances[actor].resize(count);
+}
+
 void ScenarioRunner::Impl::buildLane(Lane& lane) {
     lane.actorTotals.assign(scenario.actors.size(), ClassCounters{});
     lane.flips.assign(scenario.actors.size(), OutcomeFlips{});
-    for (const Actor& a : scenario.actors) {
-        lane.firstInstance.push_back(lane.instances.size());
-        lane.instances.resize(lane.instances.size() + static_cast<std::size_t>(a.count));
-    }
+    for (const Actor& a : scenario.actors)
+        lane.instances.emplace_back(static_cast<std::size_t>(a.count));
     lane.current.assign(classNames.size(), ClassCounters{});
     lane.totals.classes.assign(classNames.size(), ClassCounters{});
     lane.totals.peakAllowed.assign(classNames.size(), 0);
@@ -470,6 +476,11 @@ std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) 
         lastRequestAt = at;
         const int actor = mix.emit(slots[n]);
         actors[n] = actor;
+        if (static_cast<std::size_t>(slots[n].instance) >=
+            sharedIn[static_cast<std::size_t>(actor)].size()) {
+            growInstances(static_cast<std::size_t>(actor),
+                          static_cast<std::size_t>(slots[n].instance) + 1);
+        }
         views[n] = slots[n].view();
         replicaOf[n] = nextReplica;
         nextReplica = nextReplica + 1 == lanes.front()->limiters.size() ? 0 : nextReplica + 1;
@@ -477,9 +488,8 @@ std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) 
         // the interval (bucket sharing), the decisions file, and lane 1 when flips are streamed.
         bool share = false;
         if (legitimateClass[actorClass[static_cast<std::size_t>(actor)]]) {
-            std::uint32_t& seen =
-                sharedIn[lanes.front()->firstInstance[static_cast<std::size_t>(actor)] +
-                         static_cast<std::size_t>(slots[n].instance)];
+            std::uint32_t& seen = sharedIn[static_cast<std::size_t>(actor)]
+                                          [static_cast<std::size_t>(slots[n].instance)];
             share = seen != sampleIndex + 1;
             seen = sampleIndex + 1;
         }
@@ -710,7 +720,9 @@ std::vector<ActorRow> ScenarioRunner::actorRows(std::size_t lane) const {
     rows.reserve(m.scenario.actors.size());
     for (std::size_t i = 0; i < m.scenario.actors.size(); ++i) {
         const Actor& a = m.scenario.actors[i];
-        rows.push_back(ActorRow{a.name, a.className, a.count, l.actorTotals[i]});
+        rows.push_back(ActorRow{a.name, a.className,
+                                static_cast<std::int64_t>(l.instances[i].size()),
+                                l.actorTotals[i]});
     }
     return rows;
 }
@@ -718,9 +730,7 @@ std::vector<ActorRow> ScenarioRunner::actorRows(std::size_t lane) const {
 std::span<const InstanceCounters> ScenarioRunner::instances(std::size_t actor,
                                                             std::size_t lane) const {
     const Lane& l = *impl_->lanes[lane];
-    return std::span<const InstanceCounters>(l.instances)
-        .subspan(l.firstInstance[actor],
-                 static_cast<std::size_t>(impl_->scenario.actors[actor].count));
+    return l.instances[actor];
 }
 
 const std::vector<OutcomeFlips>& ScenarioRunner::flips(std::size_t lane) const {

@@ -145,9 +145,9 @@ public:
     const std::vector<Sample>& samples(std::size_t lane = 0) const;
     /// One row per actor, totals since the start.
     std::vector<ActorRow> actorRows(std::size_t lane = 0) const;
-    /// One actor's instances (a replay's clients, by index into RecordedTraffic::clients; a
-    /// streamed replay has one),
-    /// totals since the start. REQUIRES: actor < scenario().actors.size().
+    /// One actor's instances, totals since the start: a replay's clients, numbered in the order
+    /// of their first replayed request (RecordedTraffic::clients; a streamed replay's as far as
+    /// it has read). REQUIRES: actor < scenario().actors.size().
     std::span<const InstanceCounters> instances(std::size_t actor, std::size_t lane = 0) const;
     /// Per actor: how outcomes moved from lane 0 to `lane` (all zero for lane 0).
     const std::vector<OutcomeFlips>& flips(std::size_t lane) const;
