@@ -28,6 +28,10 @@ QColor roleColor(const SeriesSpec& spec) {
             return QColor(230, 150, 0);
         case SeriesRole::FailedClosedPerSecond:
             return QColor(120, 60, 170);
+        case SeriesRole::DecidedLocallyPerSecond:
+            return QColor(0, 140, 140);
+        case SeriesRole::StoreFullPerSecond:
+            return QColor(90, 90, 90);
         case SeriesRole::WallNanosPerRequest:
             return QColor(60, 60, 60);
     }
@@ -47,7 +51,7 @@ ChartsPanel::ChartsPanel(const RunSeries& series, QWidget* parent)
     plots_[static_cast<std::size_t>(ChartKind::Keyspace)] =
         new TimePlot(tr("Keyspace"), tr("keys"), this);
     plots_[static_cast<std::size_t>(ChartKind::StoreErrors)] =
-        new TimePlot(tr("Store errors and fail-open passes"), tr("per second"), this);
+        new TimePlot(tr("Store errors: fail-open, 503, decided locally"), tr("per second"), this);
     plots_[static_cast<std::size_t>(ChartKind::Latency)] =
         new TimePlot(tr("Decision latency (wall time)"), tr("ns / request"), this);
     auto* grid = new QGridLayout(this);
@@ -65,16 +69,18 @@ ChartsPanel::ChartsPanel(const RunSeries& series, QWidget* parent)
 
 void ChartsPanel::rebuild(const RunShape& shape) {
     const double duration = static_cast<double>(shape.duration) / 1e9;
-    std::vector<PlotBand> bands;
+    eventBands_.clear();
     for (const sim::ScenarioEvent& e : shape.events) {
-        bands.push_back(
+        eventBands_.push_back(
             {static_cast<double>(e.from) / 1e9, eventDrawnEnd(e, duration), eventColor(e)});
     }
+    shownFullSpans_ = 0;
+    lastFullSpanEnd_ = 0;
     for (TimePlot* p : plots_) {
         p->clear();
         p->setXRange(0, duration);
         p->setYMax(0);
-        p->setBands(bands);
+        p->setBands(eventBands_);
     }
     lines_.clear();
     for (const SeriesSpec& spec : series_.specs()) {
@@ -105,6 +111,19 @@ void ChartsPanel::refresh(double nowSeconds) {
     if (cap > 0 && keys * 4 >= cap) keys = std::max(keys, cap);
     plot(ChartKind::Keyspace)
         ->setThreshold(cap, tr("store cap %L1").arg(static_cast<qint64>(cap)), QColor(200, 0, 0));
+    // Where the store refused as full, a grey band behind every chart (only when it changed:
+    // bands are scene items, not worth rebuilding each frame).
+    const std::vector<TimeSpan>& full = series_.storeFullSpans();
+    const double fullEnd = full.empty() ? 0 : full.back().to;
+    if (full.size() != shownFullSpans_ || fullEnd != lastFullSpanEnd_) {
+        shownFullSpans_ = full.size();
+        lastFullSpanEnd_ = fullEnd;
+        std::vector<PlotBand> bands = eventBands_;
+        for (const TimeSpan& span : full)
+            bands.push_back({span.from, span.to, QColor(90, 90, 90, 60)});
+        for (TimePlot* p : plots_)
+            p->setBands(bands);
+    }
     for (std::size_t k = 0; k < plots_.size(); ++k) {
         plots_[k]->setXRange(start, end);
         plots_[k]->setYMax(peaks[k]);

@@ -1,7 +1,8 @@
 #pragma once
 
 // The four live charts: requests per second by class (allowed and throttled), keyspace with
-// the store's cap, store errors and fail-open passes, and decision latency. Each frame it
+// the store's cap, store errors (fail-open passes, 503s, local decisions, a full store), and
+// decision latency; events and the stretches where the store was full as bands. Each frame it
 // decimates every series to its plot's width and replaces each line once.
 
 #include <QWidget>
@@ -9,6 +10,7 @@
 #include <array>
 #include <vector>
 
+#include "plot/time_plot.h"
 #include "run_series.h"
 
 namespace ratelab::gui {
@@ -34,6 +36,9 @@ private:
     const RunSeries& series_;
     std::array<TimePlot*, 4> plots_{};
     std::vector<int> lines_;  // per series: its line in its plot
+    std::vector<PlotBand> eventBands_;
+    std::size_t shownFullSpans_ = 0;  // store-full bands drawn so far
+    double lastFullSpanEnd_ = 0;
 };
 
 }  // namespace ratelab::gui

@@ -194,7 +194,8 @@ void PolicyEditor::buildForm() {
     // --- Budget.
     auto* budgetBox = new QGroupBox(tr("Bucket budget"), this);
     auto* budget = formIn(budgetBox);
-    budgetEnabled_ = new QCheckBox(tr("cap the keys one peer can create"), budgetBox);
+    budgetEnabled_ =
+        new QCheckBox(tr("cap the keys one peer (and one network) can create"), budgetBox);
     budget->addRow(budgetEnabled_);
     budgetPerPeer_ = new QSpinBox(budgetBox);
     budgetPerPeer_->setRange(0, 1'000'000'000);
@@ -206,6 +207,14 @@ void PolicyEditor::buildForm() {
     budgetTtlMs_->setRange(0, kMaxDurationMs);
     budgetTtlMs_->setSuffix(tr(" ms"));
     budget->addRow(tr("Slot TTL"), budgetTtlMs_);
+    ipv6Budget_ = new QLineEdit(budgetBox);
+    ipv6Budget_->setPlaceholderText(tr("none, e.g. /48 1024, /32 65536"));
+    ipv6Budget_->setToolTip(tr("Address budget: buckets each enclosing IPv6 network may hold "
+                               "(longest prefix first); over it, the network's own bucket"));
+    budget->addRow(tr("IPv6 networks"), ipv6Budget_);
+    ipv4Budget_ = new QLineEdit(budgetBox);
+    ipv4Budget_->setPlaceholderText(tr("none, e.g. /24 256"));
+    budget->addRow(tr("IPv4 networks"), ipv4Budget_);
     top->addWidget(budgetBox);
 
     // --- Store errors, headers, bypass.
@@ -214,6 +223,7 @@ void PolicyEditor::buildForm() {
     onStoreError_ = new QComboBox(behaviourBox);
     addItem(onStoreError_, tr("fail open on transport"), StoreErrorRule::FailOpenOnTransport);
     addItem(onStoreError_, tr("deny (503)"), StoreErrorRule::Deny);
+    addItem(onStoreError_, tr("local (1/replicas of the limit)"), StoreErrorRule::Local);
     behaviour->addRow(tr("On store error"), onStoreError_);
     storeTimeoutMs_ = new QSpinBox(behaviourBox);
     storeTimeoutMs_->setRange(0, 600'000);
@@ -279,6 +289,12 @@ void PolicyEditor::buildForm() {
     file->addRow(tr("Redis URLs"), storeUrls_);
     storeNamespace_ = new QLineEdit(fileBox);
     file->addRow(tr("Key namespace"), storeNamespace_);
+    replicas_ = new QSpinBox(fileBox);
+    replicas_->setRange(1, kMaxReplicas);
+    replicas_->setToolTip(
+        tr("Processes sharing the store: on_store_error \"local\" holds "
+           "1/replicas of each limit while the store is unreachable"));
+    file->addRow(tr("Replicas"), replicas_);
     proxyCidrs_ = new QLineEdit(fileBox);
     proxyCidrs_->setPlaceholderText(tr("none"));
     file->addRow(tr("Trusted proxies"), proxyCidrs_);
@@ -328,7 +344,8 @@ void PolicyEditor::buildForm() {
     for (QCheckBox* box : {nodelay_, budgetEnabled_})
         connect(box, &QCheckBox::toggled, this, commit);
     for (QLineEdit* edit : {name_, pathPrefix_, pathPattern_, methods_, keyHeader_, keyParts_,
-                            bypassCidrs_, bypassPrincipals_, tierAttribute_, tierDefault_})
+                            bypassCidrs_, bypassPrincipals_, tierAttribute_, tierDefault_,
+                            ipv6Budget_, ipv4Budget_})
         connect(edit, &QLineEdit::editingFinished, this, commit);
     connect(tiers_, &QTableWidget::itemChanged, this, commit);
 
@@ -336,6 +353,7 @@ void PolicyEditor::buildForm() {
     connect(storeKind_, &QComboBox::currentIndexChanged, this, commitFile);
     connect(proxyHeader_, &QComboBox::currentIndexChanged, this, commitFile);
     connect(maxBuckets_, &QSpinBox::valueChanged, this, commitFile);
+    connect(replicas_, &QSpinBox::valueChanged, this, commitFile);
     for (QLineEdit* edit : {storeUrls_, storeNamespace_, proxyCidrs_})
         connect(edit, &QLineEdit::editingFinished, this, commitFile);
 }
@@ -357,6 +375,7 @@ void PolicyEditor::showDocument() {
         static_cast<int>(std::min<std::int64_t>(set.store.maxBuckets, 2'000'000'000)));
     storeUrls_->setText(joinList(set.store.urls));
     storeNamespace_->setText(QString::fromStdString(set.store.keyNamespace));
+    replicas_->setValue(set.store.replicas);
     proxyCidrs_->setText(cidrListText(set.trustedProxies.cidrs));
     proxyHeader_->setCurrentText(QString::fromStdString(set.trustedProxies.header));
     for (QLineEdit* e : {storeUrls_, storeNamespace_, proxyCidrs_})
@@ -398,6 +417,8 @@ void PolicyEditor::showPolicy() {
     budgetPerPeer_->setValue(static_cast<int>(p.budget.perPeer));
     budgetGlobal_->setValue(static_cast<int>(p.budget.global));
     budgetTtlMs_->setValue(static_cast<double>(p.budget.slotTtl / kNanosPerMilli));
+    ipv6Budget_->setText(addressBudgetsText(p.budget.ipv6Prefixes));
+    ipv4Budget_->setText(addressBudgetsText(p.budget.ipv4Prefixes));
     selectItem(onStoreError_, p.onStoreError);
     storeTimeoutMs_->setValue(static_cast<int>(p.storeTimeout / kNanosPerMilli));
     selectItem(mode_, p.mode);
@@ -417,7 +438,7 @@ void PolicyEditor::showPolicy() {
             tiers_->setItem(r, 3, new QTableWidgetItem(QString::number(t.windowMs)));
         }
     }
-    for (QLineEdit* e : {keyParts_, bypassCidrs_})
+    for (QLineEdit* e : {keyParts_, bypassCidrs_, ipv6Budget_, ipv4Budget_})
         markField(e, true, {});
     updating_ = wasUpdating;
     updateEnabledFields();
@@ -467,6 +488,14 @@ void PolicyEditor::commitPolicy() {
     p.budget.perPeer = static_cast<std::uint32_t>(budgetPerPeer_->value());
     p.budget.global = static_cast<std::uint32_t>(budgetGlobal_->value());
     p.budget.slotTtl = static_cast<Nanos>(budgetTtlMs_->value()) * kNanosPerMilli;
+    if (auto levels = parseAddressBudgets(ipv6Budget_->text(), 128, error);
+        markField(ipv6Budget_, levels.has_value(), error)) {
+        p.budget.ipv6Prefixes = std::move(*levels);
+    }
+    if (auto levels = parseAddressBudgets(ipv4Budget_->text(), 32, error);
+        markField(ipv4Budget_, levels.has_value(), error)) {
+        p.budget.ipv4Prefixes = std::move(*levels);
+    }
     p.onStoreError = itemValue<StoreErrorRule>(onStoreError_);
     p.storeTimeout = static_cast<Nanos>(storeTimeoutMs_->value()) * kNanosPerMilli;
     p.mode = itemValue<PolicyMode>(mode_);
@@ -512,6 +541,7 @@ void PolicyEditor::commitFileSections() {
     store.maxBuckets = maxBuckets_->value();
     store.urls = splitList(storeUrls_->text());
     store.keyNamespace = storeNamespace_->text().trimmed().toStdString();
+    store.replicas = replicas_->value();
     document_.setStore(std::move(store));
 
     TrustedProxies proxies = document_.policies().trustedProxies;
@@ -539,6 +569,8 @@ void PolicyEditor::updateEnabledFields() {
     budgetPerPeer_->setEnabled(budgetOn);
     budgetGlobal_->setEnabled(budgetOn);
     budgetTtlMs_->setEnabled(budgetOn);
+    ipv6Budget_->setEnabled(budgetOn);
+    ipv4Budget_->setEnabled(budgetOn);
 }
 
 void PolicyEditor::showDiagnostics() {

@@ -77,12 +77,15 @@ private:
     QComboBox* mode_ = nullptr;
     QComboBox* headers_ = nullptr;
     QLineEdit* bypassCidrs_ = nullptr;
+    QLineEdit* ipv6Budget_ = nullptr;  ///< the address budget's IPv6 levels
+    QLineEdit* ipv4Budget_ = nullptr;
     QLineEdit* bypassPrincipals_ = nullptr;
     QLineEdit* tierAttribute_ = nullptr;
     QLineEdit* tierDefault_ = nullptr;
     QTableWidget* tiers_ = nullptr;
     QComboBox* storeKind_ = nullptr;
     QSpinBox* maxBuckets_ = nullptr;
+    QSpinBox* replicas_ = nullptr;
     QLineEdit* storeUrls_ = nullptr;
     QLineEdit* storeNamespace_ = nullptr;
     QLineEdit* proxyCidrs_ = nullptr;

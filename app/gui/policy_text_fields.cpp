@@ -46,6 +46,35 @@ QString cidrListText(const std::vector<Cidr>& cidrs) {
     return list.join(", ");
 }
 
+std::optional<std::vector<AddressBudget>> parseAddressBudgets(const QString& text, int bits,
+                                                               QString& error) {
+    std::vector<AddressBudget> out;
+    for (const QString& item : text.split(',', Qt::SkipEmptyParts)) {
+        const QStringList parts = item.simplified().split(' ', Qt::SkipEmptyParts);
+        bool prefixOk = false;
+        bool capOk = false;
+        const int prefix = parts.value(0).remove('/').toInt(&prefixOk);
+        const qlonglong cap = parts.value(1).toLongLong(&capOk);
+        if (parts.size() != 2 || !prefixOk || !capOk || prefix < 1 || prefix > bits || cap < 1 ||
+            cap > 4'294'967'295LL) {
+            error = QObject::tr("\"%1\" is not a level such as /48 1024 (a prefix of 1 to %2 "
+                                "bits, then the cap)")
+                        .arg(item.trimmed())
+                        .arg(bits);
+            return std::nullopt;
+        }
+        out.push_back({prefix, static_cast<std::uint32_t>(cap)});
+    }
+    return out;
+}
+
+QString addressBudgetsText(const std::vector<AddressBudget>& levels) {
+    QStringList list;
+    for (const AddressBudget& l : levels)
+        list << QStringLiteral("/%1 %2").arg(l.prefix).arg(l.cap);
+    return list.join(", ");
+}
+
 std::optional<std::vector<KeyPart>> parseKeyParts(const QString& text, QString& error) {
     std::vector<KeyPart> out;
     for (const std::string& item : splitList(text)) {

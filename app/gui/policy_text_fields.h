@@ -27,6 +27,13 @@ QString cidrListText(const std::vector<Cidr>& cidrs);
 std::optional<std::vector<KeyPart>> parseKeyParts(const QString& text, QString& error);
 QString keyPartsText(const std::vector<KeyPart>& parts);
 
+/// An address budget as "/48 1024, /32 65536" (prefix and cap per level, longest prefix first;
+/// the slash is optional). `bits` is the family's length (128 or 32). Nullopt with `error`
+/// naming the first bad item.
+std::optional<std::vector<AddressBudget>> parseAddressBudgets(const QString& text, int bits,
+                                                               QString& error);
+QString addressBudgetsText(const std::vector<AddressBudget>& levels);
+
 /// A logarithmic slider scale: positions 0..kSteps map onto [min, max].
 struct LogScale {
     static constexpr int kSteps = 1000;

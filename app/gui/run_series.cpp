@@ -23,12 +23,17 @@ void RunSeries::reset(const RunShape& shape) {
     specs_.push_back(
         {"failed closed (503)", ChartKind::StoreErrors, SeriesRole::FailedClosedPerSecond, -1, {}});
     specs_.push_back(
+        {"decided locally", ChartKind::StoreErrors, SeriesRole::DecidedLocallyPerSecond, -1, {}});
+    specs_.push_back(
+        {"store full (503)", ChartKind::StoreErrors, SeriesRole::StoreFullPerSecond, -1, {}});
+    specs_.push_back(
         {"ns per decision", ChartKind::Latency, SeriesRole::WallNanosPerRequest, -1, {}});
 
     xs_.clear();
     ys_.assign(specs_.size(), {});
     durationSeconds_ = static_cast<double>(shape.duration) / 1e9;
     storeCap_ = 0;
+    storeFullSpans_.clear();
     emit reshaped();
 }
 
@@ -60,10 +65,37 @@ double RunSeries::valueOf(const SeriesSpec& spec, const sim::Sample& s, double s
                 n += c.failedClosed;
             return perSecond(n);
         }
+        case SeriesRole::DecidedLocallyPerSecond: {
+            std::int64_t n = 0;
+            for (const sim::ClassCounters& c : s.classes)
+                n += c.decidedLocally;
+            return perSecond(n);
+        }
+        case SeriesRole::StoreFullPerSecond: {
+            std::int64_t n = 0;
+            for (const sim::ClassCounters& c : s.classes)
+                n += c.storeFull;
+            return perSecond(n);
+        }
         case SeriesRole::WallNanosPerRequest:
             return s.wallNanosPerRequest;
     }
     return 0;
+}
+
+void RunSeries::noteStoreFull(const sim::Sample& s) {
+    std::int64_t full = 0;
+    for (const sim::ClassCounters& c : s.classes)
+        full += c.storeFull;
+    if (full == 0) return;
+    const double from = static_cast<double>(s.start) / 1e9;
+    const double to = static_cast<double>(s.end) / 1e9;
+    if (!storeFullSpans_.empty() &&
+        (storeFullSpans_.back().to >= from || storeFullSpans_.size() == kMaxSpans)) {
+        storeFullSpans_.back().to = to;
+    } else {
+        storeFullSpans_.push_back({from, to});
+    }
 }
 
 void RunSeries::append(const std::vector<sim::Sample>& samples) {
@@ -75,6 +107,7 @@ void RunSeries::append(const std::vector<sim::Sample>& samples) {
         for (std::size_t i = 0; i < specs_.size(); ++i)
             ys_[i].push_back(valueOf(specs_[i], s, seconds));
         storeCap_ = static_cast<double>(s.keyspace.maxBuckets);
+        noteStoreFull(s);
     }
     // Bounded: drop the oldest eighth at once, so the cost of erasing stays amortized.
     if (xs_.size() > kMaxSamples) {

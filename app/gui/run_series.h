@@ -23,9 +23,17 @@ enum class SeriesRole : std::uint8_t {
     Buckets,             ///< live buckets over every store
     BudgetSlots,         ///< live budget slots
     StoreErrorsPerSecond,
-    FailedOpenPerSecond,    ///< passes only because the store failed (every class)
-    FailedClosedPerSecond,  ///< 503s (every class)
-    WallNanosPerRequest,    ///< decision latency, generation included
+    FailedOpenPerSecond,      ///< passes only because the store failed (every class)
+    FailedClosedPerSecond,    ///< 503s (every class)
+    DecidedLocallyPerSecond,  ///< decided on a replica's own store in an outage (every class)
+    StoreFullPerSecond,       ///< 503s because the store had no room (every class)
+    WallNanosPerRequest,      ///< decision latency, generation included
+};
+
+/// A stretch of virtual time, in seconds.
+struct TimeSpan {
+    double from = 0;
+    double to = 0;
 };
 
 struct SeriesSpec {
@@ -59,6 +67,10 @@ public:
     double durationSeconds() const { return durationSeconds_; }
     /// The stores' bucket cap at the newest sample (0: none known).
     double storeCap() const { return storeCap_; }
+    /// Where the store refused requests as full (samples with store_full > 0, adjacent ones
+    /// merged), oldest first; at most kMaxSpans (the newest merge into the last).
+    const std::vector<TimeSpan>& storeFullSpans() const { return storeFullSpans_; }
+    static constexpr std::size_t kMaxSpans = 64;
 
 signals:
     /// The series were redefined (a new run).
@@ -68,12 +80,14 @@ signals:
 
 private:
     double valueOf(const SeriesSpec& spec, const sim::Sample& sample, double seconds) const;
+    void noteStoreFull(const sim::Sample& sample);
 
     std::vector<SeriesSpec> specs_;
     std::vector<double> xs_;
     std::vector<std::vector<double>> ys_;
     double durationSeconds_ = 0;
     double storeCap_ = 0;
+    std::vector<TimeSpan> storeFullSpans_;
 };
 
 }  // namespace ratelab::gui

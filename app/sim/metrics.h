@@ -24,7 +24,11 @@ namespace ratelab::sim {
 /// What happened to one class's requests. Every request lands in exactly one of allowed,
 /// throttled (429), refused (412) and failed_closed (503), so
 /// offered == allowed + throttled + refused + failed_closed. failed_open counts the allowed
-/// requests that passed only because the store failed under fail_open_on_transport.
+/// requests that passed only because the store failed under fail_open_on_transport;
+/// decided_locally the requests a policy decided on its process's own store while the shared
+/// one was unreachable (allowed or throttled); store_full the failed_closed requests refused
+/// because the store had no room. `outcomes` counts policy decisions by PolicyOutcome, so a
+/// request that two policies decided counts twice there.
 struct ClassCounters {
     std::int64_t offered = 0;
     std::int64_t allowed = 0;
@@ -32,6 +36,9 @@ struct ClassCounters {
     std::int64_t refused = 0;
     std::int64_t failedOpen = 0;
     std::int64_t failedClosed = 0;
+    std::int64_t decidedLocally = 0;
+    std::int64_t storeFull = 0;
+    std::array<std::int64_t, kPolicyOutcomeCount> outcomes{};
 
     ClassCounters& operator+=(const ClassCounters& o) {
         offered += o.offered;
@@ -40,6 +47,10 @@ struct ClassCounters {
         refused += o.refused;
         failedOpen += o.failedOpen;
         failedClosed += o.failedClosed;
+        decidedLocally += o.decidedLocally;
+        storeFull += o.storeFull;
+        for (std::size_t i = 0; i < outcomes.size(); ++i)
+            outcomes[i] += o.outcomes[i];
         return *this;
     }
     friend bool operator==(const ClassCounters&, const ClassCounters&) = default;
@@ -53,9 +64,14 @@ struct CounterField {
 
 /// Every counter, in the order reports and CSV series write them. The one list of their names.
 inline constexpr CounterField kCounterFields[] = {
-    {"offered", &ClassCounters::offered},        {"allowed", &ClassCounters::allowed},
-    {"throttled", &ClassCounters::throttled},    {"refused", &ClassCounters::refused},
-    {"failed_open", &ClassCounters::failedOpen}, {"failed_closed", &ClassCounters::failedClosed},
+    {"offered", &ClassCounters::offered},
+    {"allowed", &ClassCounters::allowed},
+    {"throttled", &ClassCounters::throttled},
+    {"refused", &ClassCounters::refused},
+    {"failed_open", &ClassCounters::failedOpen},
+    {"failed_closed", &ClassCounters::failedClosed},
+    {"decided_locally", &ClassCounters::decidedLocally},
+    {"store_full", &ClassCounters::storeFull},
 };
 
 /// The outcomes a request can have: every request lands in exactly one of these counters (their
@@ -195,7 +211,8 @@ struct RunTotals {
 };
 
 /// The value of a summary metric: "<class>.<counter>" (offered, allowed, throttled, refused,
-/// failed_open, failed_closed), "<class>.allowed_fraction", "<class>.throttled_fraction",
+/// failed_open, failed_closed, decided_locally, store_full), "<class>.allowed_fraction",
+/// "<class>.throttled_fraction",
 /// "<class>.allowed_per_s" (over the virtual duration), "<class>.peak_allowed_per_s" (the
 /// busiest sample), "<class>.instances", "<class>.throttled_instances",
 /// "<class>.throttled_instance_fraction", "<class>.fairness_jain",

@@ -14,6 +14,15 @@
 
 namespace ratelab::sim {
 
+namespace {
+
+// The CSV's columns grow only at the end, so that a reader of an older file finds its columns
+// where they were: counters from this index on (decided_locally, store_full) come after the
+// store's columns, and the text report shows them on a line of their own.
+constexpr std::size_t kFirstLaterCounter = 6;
+
+}  // namespace
+
 // Reports carry six decimals: enough for any rate or fraction, and stable to read.
 double report_json::rounded(double x) {
     return std::round(x * 1e6) / 1e6;
@@ -117,6 +126,10 @@ Json classCounters(const ClassCounters& c, Nanos duration, const ClassSpread* sp
         rounded(duration > 0 ? static_cast<double>(c.allowed) / seconds(duration) : 0.0);
     k["allowed_fraction"] = rounded(fraction(c.allowed, c.offered));
     k["throttled_fraction"] = rounded(fraction(c.throttled, c.offered));
+    Json outcomes = Json::object();
+    for (std::size_t o = 0; o < kPolicyOutcomeCount; ++o)
+        outcomes[std::string(policyOutcomeName(static_cast<PolicyOutcome>(o)))] = c.outcomes[o];
+    k["outcomes"] = std::move(outcomes);
     if (spread) {
         k["instances"] = spread->instances;
         k["throttled_instances"] = spread->throttledInstances;
@@ -221,23 +234,33 @@ std::string seriesCsv(const std::vector<std::string>& classNames,
                       const std::vector<Sample>& samples) {
     std::string out = "t_s";
     for (const std::string& c : classNames) {
-        for (const CounterField& f : kCounterFields)
-            out += "," + c + "." + std::string(f.name);
+        for (std::size_t n = 0; n < kFirstLaterCounter; ++n)
+            out += "," + c + "." + std::string(kCounterFields[n].name);
     }
-    out += ",keyspace.buckets,keyspace.budget_slots,keyspace.bytes,store.errors\n";
+    out += ",keyspace.buckets,keyspace.budget_slots,keyspace.bytes,store.errors";
+    for (const std::string& c : classNames) {
+        for (std::size_t n = kFirstLaterCounter; n < std::size(kCounterFields); ++n)
+            out += "," + c + "." + std::string(kCounterFields[n].name);
+    }
+    out += "\n";
     char buffer[64];
     for (const Sample& s : samples) {
         std::snprintf(buffer, sizeof buffer, "%.3f", seconds(s.end));
         out += buffer;
-        for (const ClassCounters& c : s.classes) {
-            for (const CounterField& f : kCounterFields) {
-                std::snprintf(buffer, sizeof buffer, ",%" PRId64, c.*f.member);
-                out += buffer;
+        auto counters = [&](std::size_t from, std::size_t to) {
+            for (const ClassCounters& c : s.classes) {
+                for (std::size_t n = from; n < to; ++n) {
+                    std::snprintf(buffer, sizeof buffer, ",%" PRId64, c.*kCounterFields[n].member);
+                    out += buffer;
+                }
             }
-        }
-        std::snprintf(buffer, sizeof buffer, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n",
+        };
+        counters(0, kFirstLaterCounter);
+        std::snprintf(buffer, sizeof buffer, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64,
                       s.keyspace.buckets, s.keyspace.budgetSlots, s.keyspace.bytes, s.storeErrors);
         out += buffer;
+        counters(kFirstLaterCounter, std::size(kCounterFields));
+        out += "\n";
     }
     return out;
 }
@@ -290,7 +313,8 @@ std::string reportText(const Report& report) {
     };
     std::snprintf(line, sizeof line, "  %-14s", "class");
     out += line;
-    for (const CounterField& f : kCounterFields) {
+    for (std::size_t n = 0; n < kFirstLaterCounter; ++n) {
+        const CounterField& f = kCounterFields[n];
         std::snprintf(line, sizeof line, " %*s", width(f), std::string(f.name).c_str());
         out += line;
     }
@@ -301,12 +325,21 @@ std::string reportText(const Report& report) {
             report.duration > 0 ? static_cast<double>(c.allowed) / seconds(report.duration) : 0;
         std::snprintf(line, sizeof line, "  %-14s", report.classNames[i].c_str());
         out += line;
-        for (const CounterField& f : kCounterFields) {
-            std::snprintf(line, sizeof line, " %*" PRId64, width(f), c.*f.member);
+        for (std::size_t n = 0; n < kFirstLaterCounter; ++n) {
+            std::snprintf(line, sizeof line, " %*" PRId64, width(kCounterFields[n]),
+                          c.*kCounterFields[n].member);
             out += line;
         }
         std::snprintf(line, sizeof line, " %11.3f\n", perSecond);
         out += line;
+        // Only when they happened: most runs have no outage of the shared store and no full one.
+        if (c.decidedLocally > 0 || c.storeFull > 0) {
+            std::snprintf(line, sizeof line,
+                          "  %-14s decided locally %" PRId64 ", refused by a full store %" PRId64
+                          "\n",
+                          "", c.decidedLocally, c.storeFull);
+            out += line;
+        }
     }
     for (std::size_t i = 0; i < report.classNames.size() && i < report.totals.spread.size(); ++i) {
         const ClassSpread& s = report.totals.spread[i];

@@ -87,8 +87,9 @@ Report buildReplayReport(const ScenarioRunner& runner, Timing timing, const LogR
 /// The report as JSON, keys in the documented order, ending in a newline.
 std::string reportJson(const Report& report);
 
-/// The sample series as CSV: t_s, then per class its counters (kCounterFields), then
-/// keyspace.buckets, keyspace.budget_slots, keyspace.bytes, store.errors; one row per sample.
+/// The sample series as CSV: t_s, then per class its counters offered .. failed_closed
+/// (kCounterFields), then keyspace.buckets, keyspace.budget_slots, keyspace.bytes,
+/// store.errors, then per class decided_locally and store_full; one row per sample.
 /// Deterministic.
 std::string seriesCsv(const std::vector<std::string>& classNames,
                       const std::vector<Sample>& samples);

@@ -136,13 +136,22 @@ inline std::size_t Lane::record(const Check& check, int actor, std::int64_t inst
     t.offered += 1;
     i.offered += 1;
     bool failedOpen = false;
+    bool decidedLocally = false;
     for (const PolicyResult& r : check.policies()) {
         const PolicyOutcome o = r.outcome;
+        c.outcomes[static_cast<std::size_t>(o)] += 1;
+        t.outcomes[static_cast<std::size_t>(o)] += 1;
         if (o == PolicyOutcome::FailedOpen || o == PolicyOutcome::FailedClosed ||
-            o == PolicyOutcome::StoreRefused) {
+            o == PolicyOutcome::StoreRefused || o == PolicyOutcome::StoreFull ||
+            o == PolicyOutcome::DecidedLocally) {
             ++storeErrors;
             failedOpen = failedOpen || o == PolicyOutcome::FailedOpen;
+            decidedLocally = decidedLocally || o == PolicyOutcome::DecidedLocally;
         }
+    }
+    if (decidedLocally) {
+        c.decidedLocally += 1;
+        t.decidedLocally += 1;
     }
     if (shares) sharing.add(check, cls, static_cast<std::uint64_t>(instance));
     // Spelled out rather than through kOutcomeFields' member pointers: this runs per request.
@@ -169,6 +178,10 @@ inline std::size_t Lane::record(const Check& check, int actor, std::int64_t inst
         default:
             c.failedClosed += 1;
             t.failedClosed += 1;
+            if (check.code == RefusalCode::StoreFull) {
+                c.storeFull += 1;
+                t.storeFull += 1;
+            }
             break;
     }
     return outcome;
@@ -184,7 +197,14 @@ void Lane::closeSample(Nanos start, Nanos end, double wallPerRequest, bool idle)
     if (!samples.empty() && idle && ownStores) {
         s.keyspace = samples.back().keyspace;
     } else {
-        for (const auto& store : innerStores) {
+        // The shared stores, and the replicas' own stores under on_store_error "local".
+        std::vector<const Store*> stores;
+        for (const auto& store : innerStores)
+            stores.push_back(store.get());
+        for (const auto& limiter : limiters) {
+            if (const Store* local = limiter->localStore()) stores.push_back(local);
+        }
+        for (const Store* store : stores) {
             KeyspaceStats k = store->keyspace();
             s.keyspace.buckets += k.buckets;
             s.keyspace.budgetSlots += k.budgetSlots;
@@ -403,8 +423,11 @@ void ScenarioRunner::Impl::buildLane(Lane& lane) {
         auto fault = std::make_shared<FaultStore>(inner, faults);
         std::shared_ptr<Store> store = fault->hasFaults() ? fault : inner;
         lane.limiters.push_back(std::make_unique<Limiter>(policies, store, limiterOptions));
-        replicasInterchangeable = replicasInterchangeable &&
-                                  &lane.limiters.back()->store() == &lane.limiters.front()->store();
+        // A replica with a store of its own for outages (on_store_error "local") is itself.
+        replicasInterchangeable =
+            replicasInterchangeable &&
+            &lane.limiters.back()->store() == &lane.limiters.front()->store() &&
+            !lane.limiters.back()->localStore();
     }
 }
 

@@ -28,9 +28,11 @@ std::string_view JsonLogObserver::levelOf(PolicyOutcome outcome) {
         case PolicyOutcome::NoIdentity:
         case PolicyOutcome::ForwardedMalformed:
         case PolicyOutcome::FailedOpen:
+        case PolicyOutcome::DecidedLocally:
             return "warn";
         case PolicyOutcome::FailedClosed:
         case PolicyOutcome::StoreRefused:
+        case PolicyOutcome::StoreFull:
             return "error";
     }
     return "info";
@@ -111,6 +113,14 @@ void JsonLogObserver::onStoreError(const StoreErrorEvent& event) {
     json::appendJsonString(line, storeStatusName(event.status));
     line += ",\"error\":";
     json::appendJsonString(line, event.error);
+    if (event.outcome == PolicyOutcome::DecidedLocally) {
+        line += event.decision.allowed ? ",\"allowed\":true" : ",\"allowed\":false";
+        if (!event.decision.allowed) {
+            line += ",\"retry_after_ms\":";
+            json::appendInt(line,
+                            (event.decision.retryAfter + kNanosPerMilli - 1) / kNanosPerMilli);
+        }
+    }
     lineEnd(line, event.now, suppressed);
     sink_(line);
 }

@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <random>
 #include <span>
@@ -10,6 +11,7 @@
 #include "http/response.h"
 #include "identity/key_deriver.h"
 #include "policy/tier_limit.h"
+#include "ratelab/memory_store.h"
 
 namespace ratelab {
 
@@ -22,6 +24,7 @@ int statusOf(RefusalCode code) {
             return 412;
         case RefusalCode::StoreUnavailable:
         case RefusalCode::StoreRefused:
+        case RefusalCode::StoreFull:
             return 503;
         case RefusalCode::RateLimited:
         case RefusalCode::CostExceedsCapacity:
@@ -30,6 +33,17 @@ int statusOf(RefusalCode code) {
             break;
     }
     return 200;
+}
+
+// A reachable store that refused: 503 under every policy, whatever on_store_error says.
+void storeFailed(const ConsumeResult& result, PolicyResult& r, RefusalCode& refusal) {
+    if (result.status == StoreStatus::Full) {
+        r.outcome = PolicyOutcome::StoreFull;
+        refusal = RefusalCode::StoreFull;
+    } else if (result.status == StoreStatus::Refused) {
+        r.outcome = PolicyOutcome::StoreRefused;
+        refusal = RefusalCode::StoreRefused;
+    }
 }
 
 bool isIn(const std::vector<std::string>& list, std::string_view value) {
@@ -45,12 +59,18 @@ struct Limiter::Impl {
         std::uint32_t firstLimitId = 0;
         std::vector<std::string> limitNames;  // per tier ("api/premium"), or just "api"
         bool matchesEverything = false;       // "/" with no methods: skip matching per request
+        std::vector<Limit> localLimits;       // per tier: on_store_error "local"'s limit
     };
 
     PolicySet policies;
     std::shared_ptr<Store> store;
     LimiterOptions options;
     std::vector<Compiled> compiled;
+    // Where policies with on_store_error "local" decide while the shared store is unreachable:
+    // this process's own memory, created when the first such policy appears. A limiter built
+    // to take over from another (a reload) takes over its local buckets too, as it does the
+    // shared ones' limit ids.
+    std::shared_ptr<Store> local;
 
     std::uint32_t nextLimitId = 0;  // never reused, so a fresh policy never meets old buckets
 
@@ -60,7 +80,10 @@ struct Limiter::Impl {
             std::random_device device;
             options.keyHashSecret = (static_cast<std::uint64_t>(device()) << 32) ^ device();
         }
-        if (previous) nextLimitId = previous->nextLimitId;
+        if (previous) {
+            nextLimitId = previous->nextLimitId;
+            local = previous->local;
+        }
         for (const Policy& policy : policies.policies) {
             std::uint32_t firstId = nextLimitId;
             bool carried = false;
@@ -73,7 +96,7 @@ struct Limiter::Impl {
                     }
                 }
             }
-            Compiled c{identity::KeyDeriver(policy), firstId, {}, false};
+            Compiled c{identity::KeyDeriver(policy), firstId, {}, false, {}};
             const RouteMatch& m = policy.match;
             c.matchesEverything = m.methods.empty() && m.pathPattern.empty() &&
                                   (m.pathPrefix.empty() || m.pathPrefix == "/");
@@ -85,6 +108,31 @@ struct Limiter::Impl {
             }
             if (!carried) nextLimitId += static_cast<std::uint32_t>(c.limitNames.size());
             compiled.push_back(std::move(c));
+            compileLocal(compiled.size() - 1);
+        }
+    }
+
+    // The per-replica limits of policy i, and the local store they need.
+    void compileLocal(std::size_t i) {
+        const Policy& policy = policies.policies[i];
+        Compiled& c = compiled[i];
+        c.localLimits.clear();
+        if (policy.onStoreError != StoreErrorRule::Local) return;
+        const int replicas = policies.store.replicas;
+        if (policy.tiers && !policy.tiers->tiers.empty()) {
+            for (const Tier& tier : policy.tiers->tiers)
+                c.localLimits.push_back(perReplicaLimit(tier.limit, replicas));
+        } else {
+            c.localLimits.push_back(perReplicaLimit(policy.limit, replicas));
+        }
+        if (!local) {
+            // Seeded from the key-hash secret: random in a server, fixed where a simulator
+            // fixes the secret, so that its runs (and reports) repeat.
+            MemoryStoreOptions memory;
+            memory.maxBuckets = policies.store.maxBuckets;
+            memory.hashSeed = options.keyHashSecret ^ 0x6c6f63616c;
+            if (memory.hashSeed == 0) memory.hashSeed = 1;
+            local = makeMemoryStore(memory);
         }
     }
 
@@ -141,7 +189,7 @@ struct Limiter::Impl {
         if (storeResult && storeResult->status != StoreStatus::Ok) {
             observer->onStoreError(StoreErrorEvent{policy.name, request.path, hashView, key,
                                                    storeResult->status, storeResult->error,
-                                                   r.outcome, now, index});
+                                                   r.outcome, now, index, r.decision});
         } else {
             observer->onLimitHit(
                 LimitEvent{policy.name, request.path, hashView, key, r.outcome, r.decision, now,
@@ -180,6 +228,9 @@ const PolicySet& Limiter::policies() const {
 Store& Limiter::store() const {
     return *impl_->store;
 }
+const Store* Limiter::localStore() const {
+    return impl_->local.get();
+}
 
 std::uint32_t Limiter::limitId(std::size_t policyIndex, std::size_t tier) const {
     return impl_->compiled[policyIndex].firstLimitId + static_cast<std::uint32_t>(tier);
@@ -208,6 +259,7 @@ void Limiter::retune(std::size_t policyIndex, const Policy& updated) {
                              tier.windowMs > 0 ? tier.windowMs : p.windowMs, p.delay, p.nodelay);
         }
     }
+    impl_->compileLocal(policyIndex);
 }
 
 // --- deciding -------------------------------------------------------------------------------
@@ -236,12 +288,12 @@ struct RequestWork {
 // Scratch space of one thread's batches, grown to the largest batch and reused, so that
 // steady-state calls do not allocate. A request makes at most one store call per policy, so a
 // batch of n requests has n * policies call slots, used in order. Calls view their derived
-// key's strings and point at their budget, so nothing here moves while a batch runs.
+// key's strings and point at their budget chain, so nothing here moves while a batch runs.
 struct BatchWork {
     // Raw views of the vectors below, refreshed when they grow.
     RequestWork* requests = nullptr;
     identity::DerivedKey* derived = nullptr;  // per call slot
-    BucketBudget* budgets = nullptr;
+    std::array<BucketBudget, kMaxBudgetLevels>* budgets = nullptr;  // per call slot: its chain
     ConsumeRequest* calls = nullptr;
     ConsumeResult* results = nullptr;
     CallOwner* owners = nullptr;
@@ -272,7 +324,7 @@ private:
     std::size_t slotCapacity_ = 0;
     std::vector<RequestWork> requests_;
     std::vector<identity::DerivedKey> derived_;
-    std::vector<BucketBudget> budgets_;
+    std::vector<std::array<BucketBudget, kMaxBudgetLevels>> budgets_;
     std::vector<ConsumeRequest> calls_;
     std::vector<ConsumeResult> results_;
     std::vector<CallOwner> owners_;
@@ -382,8 +434,6 @@ struct Limiter::Batch {
             }
             r.tier = impl.tierOf(policy, request);
             const Limit& limit = limitOf(policy, r.tier);
-            const bool budgeted = key.hasBudget();
-            if (budgeted) work.budgets[k] = key.budget();
             // Built in one expression: member-wise assignment after a default construction
             // costs an 88-byte zero fill per request.
             work.calls[k] = ConsumeRequest{
@@ -392,7 +442,7 @@ struct Limiter::Batch {
                 &limit,
                 key.partition(),
                 key.key,
-                budgeted ? &work.budgets[k] : nullptr,
+                key.budget(work.budgets[k]),
                 request.cost > 0 ? request.cost : policy.cost,
                 timeOf(i),
                 policy.storeTimeout,
@@ -438,10 +488,6 @@ struct Limiter::Batch {
         const Policy& policy = impl.policies.policies[r.policy];
         const ConsumeResult& result = work.results[k];
         r.chargedFallback = result.chargedFallback;
-        if (c.captureKeys) {
-            r.key = result.chargedFallback ? work.derived[k].fallbackKey : work.derived[k].key;
-            r.scope = work.derived[k].scope;
-        }
         RefusalCode refusal = RefusalCode::None;
         if (result.status == StoreStatus::Ok) {
             r.decision = result.decision;
@@ -455,16 +501,49 @@ struct Limiter::Batch {
                                                               : PolicyOutcome::Throttled;
                 refusal = RefusalCode::RateLimited;
             }
-        } else if (result.status == StoreStatus::Refused) {
-            r.outcome = PolicyOutcome::StoreRefused;
-            refusal = RefusalCode::StoreRefused;
+        } else if (result.status == StoreStatus::Transport &&
+                   policy.onStoreError == StoreErrorRule::Local) {
+            decideLocally(k, r, refusal);
+        } else if (result.status != StoreStatus::Transport) {
+            storeFailed(result, r, refusal);
         } else if (policy.onStoreError == StoreErrorRule::Deny) {
             r.outcome = PolicyOutcome::FailedClosed;
             refusal = RefusalCode::StoreUnavailable;
         } else {
             r.outcome = PolicyOutcome::FailedOpen;
         }
+        if (c.captureKeys) {
+            r.key = chargedKey(static_cast<std::int32_t>(k));
+            r.scope = work.derived[k].scope();
+        }
         settle(owner.request, policy, r, refusal);
+    }
+
+    // The shared store is unreachable and the policy says "local": decide call k on this
+    // process's share of the limit. The next request asks the shared store again (its client
+    // backs off a stalled server, so that costs little), so decisions return to it once it
+    // answers. A decision taken here keeps the shared store's transport error in
+    // work.results[k] for the report; a local store that failed replaces it.
+    void decideLocally(std::size_t k, PolicyResult& r, RefusalCode& refusal) {
+        ConsumeRequest onLocal = work.calls[k];
+        onLocal.limit = &impl.compiled[r.policy].localLimits[r.tier];
+        ConsumeResult local = impl.local->consume(onLocal);
+        ConsumeResult& result = work.results[k];
+        r.chargedFallback = local.chargedFallback;
+        if (local.status != StoreStatus::Ok) {
+            storeFailed(local, r, refusal);
+            result = std::move(local);
+            return;
+        }
+        result.chargedFallback = local.chargedFallback;
+        result.chargedLevel = local.chargedLevel;
+        r.outcome = PolicyOutcome::DecidedLocally;
+        r.decision = local.decision;
+        if (!local.decision.allowed) {
+            refusal = local.decision.reason == DenyReason::CostExceedsCapacity
+                          ? RefusalCode::CostExceedsCapacity
+                          : RefusalCode::RateLimited;
+        }
     }
 
     // Applies a policy's refusal to its request; returns whether the request is refused.
@@ -506,6 +585,8 @@ struct Limiter::Batch {
                 case PolicyOutcome::FailedOpen:
                 case PolicyOutcome::FailedClosed:
                 case PolicyOutcome::StoreRefused:
+                case PolicyOutcome::StoreFull:
+                case PolicyOutcome::DecidedLocally:
                     impl.report(policy, requests[i], chargedKey(k), r, &work.results[k], timeOf(i),
                                 index);
                     break;
@@ -514,9 +595,7 @@ struct Limiter::Batch {
     }
 
     std::string_view chargedKey(std::int32_t k) const {
-        const identity::DerivedKey& d = work.derived[k];
-        return work.results[k].chargedFallback ? std::string_view(d.fallbackKey)
-                                               : std::string_view(d.key);
+        return work.derived[k].chargedKey(work.results[k].chargedLevel);
     }
 };
 

@@ -14,6 +14,8 @@ std::string_view storeStatusName(StoreStatus status) {
             return "transport";
         case StoreStatus::Refused:
             return "refused";
+        case StoreStatus::Full:
+            return "full";
     }
     return "";
 }

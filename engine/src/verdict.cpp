@@ -18,6 +18,8 @@ std::string_view refusalCodeName(RefusalCode code) {
             return "store_unavailable";
         case RefusalCode::StoreRefused:
             return "store_refused";
+        case RefusalCode::StoreFull:
+            return "store_full";
     }
     return "";
 }
@@ -44,6 +46,10 @@ std::string_view policyOutcomeName(PolicyOutcome outcome) {
             return "failed_closed";
         case PolicyOutcome::StoreRefused:
             return "store_refused";
+        case PolicyOutcome::DecidedLocally:
+            return "decided_locally";
+        case PolicyOutcome::StoreFull:
+            return "store_full";
     }
     return "";
 }

@@ -1,7 +1,8 @@
 // Batched decisions equal one-by-one decisions: Store::consumeBatch against consume() on the
-// memory store (every algorithm, with and without budgets, a roomy and a full store), and
-// Limiter::checkBatch against check() (chained policies, shadow mode, tiers, bypasses, identity
-// failures, store failures, the observer's events in order). Seeded streams with repeated keys
+// memory store (every algorithm, with and without budgets, address chains of three levels, a
+// roomy and a full store), and Limiter::checkBatch against check() (chained policies, shadow
+// mode, tiers, bypasses, identity failures, store failures, on_store_error "local", IPv6
+// clients counted against their networks, the observer's events in order). Seeded streams with repeated keys
 // inside every batch and several requests at the same instant.
 
 #include <QtTest>
@@ -28,7 +29,7 @@ std::string describe(const Decision& d) {
 
 std::string describe(const ConsumeResult& r) {
     return std::to_string(static_cast<int>(r.status)) + " " + describe(r.decision) + " " +
-           std::to_string(r.chargedFallback) + " " + r.error;
+           std::to_string(r.chargedLevel) + " " + r.error;
 }
 
 std::string describe(const Check& c) {
@@ -50,7 +51,8 @@ bool operator==(const Decision& a, const Decision& b) {
 
 bool same(const ConsumeResult& a, const ConsumeResult& b) {
     return a.status == b.status && a.decision == b.decision &&
-           a.chargedFallback == b.chargedFallback && a.error == b.error;
+           a.chargedFallback == b.chargedFallback && a.chargedLevel == b.chargedLevel &&
+           a.error == b.error;
 }
 
 bool sameKeyspace(const KeyspaceStats& a, const KeyspaceStats& b) {
@@ -139,7 +141,8 @@ void TestCheckBatch::storeBatchEqualsOneByOne_data() {
 }
 
 // 10^6 requests per algorithm over its two rows: a third budgeted (16 peers, caps of 4, so
-// many are charged to their peer's fallback), keys drawn from 1,500, batches of 1 to 64
+// many are charged to their peer's fallback; half of those peers chained on to a network of
+// two peers, cap 6, and one network of all, cap 20), keys drawn from 1,500, batches of 1 to 64
 // requests. In the full store the clock moves slowly enough that few buckets go idle: new keys
 // are refused, and the sweeps they start find little.
 void TestCheckBatch::storeBatchEqualsOneByOne() {
@@ -160,14 +163,27 @@ void TestCheckBatch::storeBatchEqualsOneByOne() {
         peers.push_back("peer:10.0.0." + std::to_string(p));
         fallbacks.push_back("ip:10.0.0." + std::to_string(p));
     }
+    std::vector<std::string> nets, netFallbacks;
+    for (int p = 0; p < 8; ++p) {
+        nets.push_back("net:10.0.0." + std::to_string(2 * p) + "/31");
+        netFallbacks.push_back("ip:10.0.0." + std::to_string(2 * p) + "/31");
+    }
+    const BucketBudget all{"net:10.0.0.0/24", "ip:10.0.0.0/24", 20, 3 * kNanosPerSecond};
+    std::vector<BucketBudget> pairs(8);
+    for (int p = 0; p < 8; ++p)
+        pairs[p] = BucketBudget{nets[p], netFallbacks[p], 6, 3 * kNanosPerSecond, &all};
+    // Even peers chain on to their pair's network and the /24; their keys all share the /24's
+    // partition. Odd peers have their own budget only.
     std::vector<BucketBudget> budgets(16);
-    for (int p = 0; p < 16; ++p)
-        budgets[p] = BucketBudget{peers[p], fallbacks[p], 4, 3 * kNanosPerSecond};
+    for (int p = 0; p < 16; ++p) {
+        budgets[p] = BucketBudget{peers[p], fallbacks[p], 4, 3 * kNanosPerSecond,
+                                  p % 2 == 0 ? &pairs[p / 2] : nullptr};
+    }
 
     std::vector<ConsumeRequest> requests;
     std::vector<ConsumeResult> results(64);
     Nanos now = kNanosPerSecond;
-    std::int64_t compared = 0, allowed = 0, fallback = 0, refused = 0;
+    std::int64_t compared = 0, allowed = 0, fallback = 0, outer = 0, refused = 0;
     while (compared < kRequests) {
         const std::size_t n = 1 + rng() % 64;
         requests.clear();
@@ -184,7 +200,7 @@ void TestCheckBatch::storeBatchEqualsOneByOne() {
             if (rng() % 3 == 0) {
                 const std::size_t peer = key % 16;
                 r.budget = &budgets[peer];
-                r.partition = fallbacks[peer];
+                r.partition = peer % 2 == 0 ? all.fallbackKey : std::string_view(fallbacks[peer]);
             } else {
                 r.partition = r.key;
             }
@@ -201,7 +217,8 @@ void TestCheckBatch::storeBatchEqualsOneByOne() {
             }
             allowed += one.decision.allowed;
             fallback += one.chargedFallback;
-            refused += one.status == StoreStatus::Refused;
+            outer += one.chargedLevel > 1;
+            refused += one.status == StoreStatus::Full;
             ++compared;
         }
     }
@@ -210,6 +227,7 @@ void TestCheckBatch::storeBatchEqualsOneByOne() {
     QVERIFY(allowed > 1000);
     QVERIFY(allowed < kRequests);
     QVERIFY(fallback > 1000);
+    QVERIFY(outer > 100);
     if (full) {
         QVERIFY(refused > 1000);
     } else {
@@ -222,6 +240,7 @@ void TestCheckBatch::limiterBatchEqualsOneByOne_data() {
     QTest::newRow("default policy, budgets") << "default";
     QTest::newRow("two chained policies, one in shadow mode") << "chained";
     QTest::newRow("tiers, bypasses, no identity, a flaky store") << "mixed";
+    QTest::newRow("IPv6 networks, a flaky store, on_store_error local") << "local";
 }
 
 // 10^5 requests through each policy set, in batches of 1 to 100, every field of every Check
@@ -247,6 +266,16 @@ void TestCheckBatch::limiterBatchEqualsOneByOne() {
         window.windowMs = 2000;
         window.key.source = KeySource::Peer;
         policies = {account, address, window};
+    } else if (set == "local") {
+        flaky = true;
+        Policy p = tokenBucketPolicy("api", 4, 2.0);
+        p.key.source = KeySource::Peer;
+        p.budget.ipv6Prefixes = {{56, 3}, {48, 5}};
+        p.onStoreError = StoreErrorRule::Local;
+        Policy login = tokenBucketPolicy("login", 3, 1.0, "/login");
+        login.budget.perPeer = 2;
+        login.onStoreError = StoreErrorRule::Local;
+        policies = {p, login};
     } else {
         flaky = true;
         Policy plans = tokenBucketPolicy("plans", 2, 1.0);
@@ -267,7 +296,8 @@ void TestCheckBatch::limiterBatchEqualsOneByOne() {
         leaky.algorithm = Algorithm::LeakyBucket;
         policies = {plans, leaky};
     }
-    const PolicySet policySet = testing::policySet(policies);
+    PolicySet policySet = testing::policySet(policies);
+    policySet.store.replicas = 2;
     EventLog singleEvents, batchEvents;
     std::shared_ptr<Store> singleStore =
         flaky ? std::shared_ptr<Store>(std::make_shared<FlakyStore>()) : makeMemoryStore({1000, 5});
@@ -288,7 +318,7 @@ void TestCheckBatch::limiterBatchEqualsOneByOne() {
     one.captureKeys = true;
     Nanos now = kNanosPerSecond;
     int compared = 0;
-    std::int64_t refusedMidway = 0;
+    std::int64_t refusedMidway = 0, decidedLocally = 0, networkCharged = 0;
     while (compared < kRequests) {
         const std::size_t n = 1 + rng() % 100;
         for (std::size_t i = 0; i < n; ++i) {
@@ -297,8 +327,13 @@ void TestCheckBatch::limiterBatchEqualsOneByOne() {
             r = TestRequest{};
             r.path = rng() % 2 ? "/login" : "/api/items";
             const int client = static_cast<int>(rng() % 40);
-            if (rng() % 25 != 0)
+            if (set == "local") {
+                // 40 /64s in 10 /56s of 2 /48s: the caps of 3 and 5 are reached at once.
+                r.from("2001:db8:" + std::to_string(client % 2) + ":" +
+                       std::to_string((client % 10) * 256 + client) + "::1");
+            } else if (rng() % 25 != 0) {
                 r.from("10.0." + std::to_string(client % 5) + "." + std::to_string(client));
+            }
             if (rng() % 2) r.header("authorization", "Bearer t" + std::to_string(rng() % 60));
             if (rng() % 5 != 0) r.header("x-account", "user" + std::to_string(rng() % 8));
             if (rng() % 3 == 0) r.attributes.emplace_back("plan", "premium");
@@ -317,6 +352,11 @@ void TestCheckBatch::limiterBatchEqualsOneByOne() {
                                      .arg(QString::fromStdString(describe(checks[i])))));
             }
             if (!one.allowed && one.policies().size() > 1) ++refusedMidway;
+            for (const PolicyResult& r : one.policies()) {
+                decidedLocally += r.outcome == PolicyOutcome::DecidedLocally;
+                networkCharged += r.key.find("::/4") != std::string::npos ||
+                                  r.key.find("::/5") != std::string::npos;
+            }
             ++compared;
         }
     }
@@ -325,7 +365,15 @@ void TestCheckBatch::limiterBatchEqualsOneByOne() {
         QCOMPARE(batchEvents.lines[i], singleEvents.lines[i]);
     QVERIFY(singleEvents.lines.size() > 1000);
     QVERIFY(sameKeyspace(singleStore->keyspace(), batchStore->keyspace()));
-    if (set != "default") QVERIFY(refusedMidway > 100);
+    if (set != "default" && set != "local") QVERIFY(refusedMidway > 100);
+    if (set == "local") {
+        QVERIFY(single.localStore() && batched.localStore());
+        // Both local stores are seeded from the same key-hash secret (9).
+        QVERIFY(sameKeyspace(single.localStore()->keyspace(), batched.localStore()->keyspace()));
+        QVERIFY(single.localStore()->keyspace().buckets > 0);
+        QVERIFY(decidedLocally > 1000);
+        QVERIFY(networkCharged > 1000);
+    }
 }
 
 // The form a server uses: one clock reading for the whole batch.

@@ -160,8 +160,10 @@ private slots:
         QCOMPARE(tally.fallback, 72);
         KeyspaceStats stats = limiter.store().keyspace();
         QCOMPARE(stats.buckets, std::int64_t(128 + 1));
-        QCOMPARE(stats.budgetSlots, std::int64_t(128));
-        QCOMPARE(stats.scopes, std::int64_t(1));
+        // The peer's 128 credentials, and in each of the /48's and the /32's scopes (the address
+        // budget) the same 128 plus the /64's own bucket.
+        QCOMPARE(stats.budgetSlots, std::int64_t(128 + 2 * 129));
+        QCOMPARE(stats.scopes, std::int64_t(3));
     }
 
     void ipv4MappedAndPlainShareABucket() {

@@ -78,12 +78,18 @@ private slots:
         QVERIFY(!run.err.contains("SECRET-cli-token"));
     }
 
-    void peerKeysHaveNullScope() {
-        Run run = check({"--policy", policy_, "--peer", "2001:db8:1:2::77"});
-        QCOMPARE(run.exitCode, 0);
-        QJsonObject api = run.json()["policies"].toArray()[0].toObject();
-        QCOMPARE(api["key"].toString(), QStringLiteral("ip:2001:db8:1:2::/64"));
+    // An IPv4 address key has no budget; an IPv6 /64's scope is its /48 (the address budget).
+    void peerKeyScopes() {
+        Run v4 = check({"--policy", policy_, "--peer", "198.51.100.7"});
+        QCOMPARE(v4.exitCode, 0);
+        QJsonObject api = v4.json()["policies"].toArray()[0].toObject();
+        QCOMPARE(api["key"].toString(), QStringLiteral("ip:198.51.100.7"));
         QVERIFY(api["scope"].isNull());
+        Run v6 = check({"--policy", policy_, "--peer", "2001:db8:1:2::77"});
+        QCOMPARE(v6.exitCode, 0);
+        api = v6.json()["policies"].toArray()[0].toObject();
+        QCOMPARE(api["key"].toString(), QStringLiteral("ip:2001:db8:1:2::/64"));
+        QCOMPARE(api["scope"].toString(), QStringLiteral("net:2001:db8:1::/48"));
     }
 
     void trustedProxyClient() {

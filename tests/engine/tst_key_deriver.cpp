@@ -302,6 +302,7 @@ private slots:
         BudgetConfig budget;
         budget.enabled = budgetEnabled;
         budget.slotTtl = 90 * kNanosPerSecond;
+        budget.ipv6Prefixes.clear();  // address budgets: addressBudgetChains
         KeyDeriver deriver(config, budget);
 
         Request request;
@@ -313,16 +314,20 @@ private slots:
         if (status != kOk) return;
         QCOMPARE(QString::fromStdString(out.key.key), key);
         QCOMPARE(QString::fromStdString(std::string(out.key.partition())), partition);
-        QCOMPARE(QString::fromStdString(out.key.scope), scope);
-        QCOMPARE(QString::fromStdString(out.key.fallbackKey), fallback);
-        QCOMPARE(int(out.key.cap), cap);
+        QCOMPARE(QString::fromStdString(std::string(out.key.scope())), scope);
         QCOMPARE(out.key.hasBudget(), !scope.isEmpty());
         if (out.key.hasBudget()) {
+            QCOMPARE(out.key.levelCount, std::size_t(1));  // IPv4: no address budget by default
+            QCOMPARE(QString::fromStdString(out.key.levels[0].fallbackKey), fallback);
+            QCOMPARE(int(out.key.levels[0].cap), cap);
             QCOMPARE(out.key.slotTtl, 90 * kNanosPerSecond);
-            BucketBudget b = out.key.budget();
-            QCOMPARE(b.scope, std::string_view(out.key.scope));
-            QCOMPARE(b.fallbackKey, std::string_view(out.key.fallbackKey));
-            QCOMPARE(int(b.cap), cap);
+            std::array<BucketBudget, kMaxBudgetLevels> chain;
+            const BucketBudget* b = out.key.budget(chain);
+            QVERIFY(b != nullptr);
+            QCOMPARE(b->scope, out.key.scope());
+            QCOMPARE(b->fallbackKey, std::string_view(out.key.levels[0].fallbackKey));
+            QCOMPARE(int(b->cap), cap);
+            QVERIFY(b->next == nullptr);
         }
         // Nothing but hashes and addresses reaches a key.
         QVERIFY(out.key.key.find("t-1") == std::string::npos);
@@ -336,10 +341,10 @@ private slots:
         KeyDeriver deriver(KeyConfig{}, budget);
         Request withPeer;
         withPeer.header("authorization", "k").peer("203.0.113.1");
-        QCOMPARE(int(derive(deriver, withPeer).key.cap), 3);
+        QCOMPARE(int(derive(deriver, withPeer).key.levels[0].cap), 3);
         Request withoutPeer;
         withoutPeer.header("authorization", "k");
-        QCOMPARE(int(derive(deriver, withoutPeer).key.cap), 5);
+        QCOMPARE(int(derive(deriver, withoutPeer).key.levels[0].cap), 5);
     }
 
     void otherSources_data() {
@@ -401,7 +406,7 @@ private slots:
         if (status != kOk) return;
         QCOMPARE(QString::fromStdString(out.key.key), key);
         QCOMPARE(QString::fromStdString(std::string(out.key.partition())), partition);
-        QCOMPARE(QString::fromStdString(out.key.scope), scope);
+        QCOMPARE(QString::fromStdString(std::string(out.key.scope())), scope);
     }
 
     void compositeKeys() {
@@ -450,10 +455,121 @@ private slots:
         QCOMPARE(statusCode(out.status), kOk);
         QCOMPARE(QString::fromStdString(out.key.key),
                  "comp:/api/**:" + qtSha("4:POST15:2001:db8:7::/485:alice1:v4:gold"));
-        // A header part is caller-controlled: budgeted on the peer.
-        QCOMPARE(out.key.scope, std::string("peer:2001:db8:7::/48"));
-        QCOMPARE(out.key.fallbackKey, std::string("ip:2001:db8:7::/48"));
-        QCOMPARE(out.key.partition(), std::string_view(out.key.fallbackKey));
+        // A header part is caller-controlled: budgeted on the peer, whose /48 counts against its
+        // /32 (the address budget's /48 level is not shorter than the key's /48, so it is not).
+        QCOMPARE(out.key.levelCount, std::size_t(2));
+        QCOMPARE(out.key.scope(), std::string_view("peer:2001:db8:7::/48"));
+        QCOMPARE(out.key.levels[0].fallbackKey, std::string("ip:2001:db8:7::/48"));
+        QCOMPARE(out.key.levels[1].scope, std::string("net:2001:db8::/32"));
+        QCOMPARE(out.key.partition(), std::string_view("ip:2001:db8::/32"));
+    }
+
+    // Address budgets: the networks enclosing a client address, each with its cap and bucket,
+    // innermost first, and the outermost network's bucket as the partition. The list is
+    // "scope>fallback:cap" per level, joined with spaces.
+    void addressBudgetChains_data() {
+        QTest::addColumn<int>("source");
+        QTest::addColumn<QString>("peer");
+        QTest::addColumn<QString>("authorization");
+        QTest::addColumn<int>("v6Prefix");
+        QTest::addColumn<bool>("ipv4Levels");
+        QTest::addColumn<bool>("enabled");
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<QString>("levels");
+        QTest::addColumn<QString>("partition");
+        const int def = int(KeySource::Default);
+        const int peer = int(KeySource::Peer);
+        const int comp = int(KeySource::Composite);
+        const QString v6Chain =
+            "net:2001:db8:1::/48>ip:2001:db8:1::/48:1024 net:2001:db8::/32>ip:2001:db8::/32:65536";
+        QTest::newRow("a /64 counts against its /48 and /32")
+            << def << "2001:db8:1:2::99"
+            << "" << 64 << false << true << "ip:2001:db8:1:2::/64" << v6Chain << "ip:2001:db8::/32";
+        QTest::newRow("source peer alike")
+            << peer << "2001:db8:1:2::99"
+            << "Bearer t" << 64 << false << true << "ip:2001:db8:1:2::/64" << v6Chain
+            << "ip:2001:db8::/32";
+        QTest::newRow("a credential on a /64: its peer, then the networks")
+            << def << "2001:db8:1:2::99"
+            << "Bearer t" << 64 << false << true << "auth:" + qtSha("Bearer t")
+            << "peer:2001:db8:1:2::/64>ip:2001:db8:1:2::/64:128 " + v6Chain << "ip:2001:db8::/32";
+        QTest::newRow("keyed per /48: only the /32 encloses it")
+            << def << "2001:db8:1:2::99"
+            << "" << 48 << false << true << "ip:2001:db8:1::/48"
+            << "net:2001:db8::/32>ip:2001:db8::/32:65536"
+            << "ip:2001:db8::/32";
+        QTest::newRow("keyed per /32: nothing encloses it")
+            << def << "2001:db8:1:2::99"
+            << "" << 32 << false << true << "ip:2001:db8::/32"
+            << ""
+            << "ip:2001:db8::/32";
+        QTest::newRow("budget off") << def << "2001:db8:1:2::99"
+                                    << "" << 64 << false << false << "ip:2001:db8:1:2::/64"
+                                    << ""
+                                    << "ip:2001:db8:1:2::/64";
+        QTest::newRow("loopback is never aggregated") << def << "::1"
+                                                      << "" << 64 << false << true << "ip:::1"
+                                                      << ""
+                                                      << "ip:::1";
+        QTest::newRow("IPv4: none by default") << def << "198.51.100.7"
+                                               << "" << 64 << false << true << "ip:198.51.100.7"
+                                               << ""
+                                               << "ip:198.51.100.7";
+        QTest::newRow("IPv4 levels when configured")
+            << def << "198.51.100.7"
+            << "" << 64 << true << true << "ip:198.51.100.7"
+            << "net:198.51.100.0/24>ip:198.51.100.0/24:256 net:198.51.0.0/16>ip:198.51.0.0/16:4096"
+            << "ip:198.51.0.0/16";
+        QTest::newRow("NAT64 follows the IPv4 levels")
+            << def << "64:ff9b::198.51.100.7"
+            << "" << 64 << true << true << "ip:198.51.100.7"
+            << "net:198.51.100.0/24>ip:198.51.100.0/24:256 net:198.51.0.0/16>ip:198.51.0.0/16:4096"
+            << "ip:198.51.0.0/16";
+        QTest::newRow("a composite with the address in it")
+            << comp << "2001:db8:1:2::99"
+            << "" << 64 << false << true << "comp:/:" + qtSha("17:2001:db8:1:2::/64") << v6Chain
+            << "ip:2001:db8::/32";
+    }
+    void addressBudgetChains() {
+        QFETCH(int, source);
+        QFETCH(QString, peer);
+        QFETCH(QString, authorization);
+        QFETCH(int, v6Prefix);
+        QFETCH(bool, ipv4Levels);
+        QFETCH(bool, enabled);
+        QFETCH(QString, key);
+        QFETCH(QString, levels);
+        QFETCH(QString, partition);
+        KeyConfig config;
+        config.source = KeySource(source);
+        config.ipv6Prefix = v6Prefix;
+        if (config.source == KeySource::Composite) config.parts = {{KeyPart::Kind::Peer, ""}};
+        BudgetConfig budget;
+        budget.enabled = enabled;
+        if (ipv4Levels) budget.ipv4Prefixes = {{24, 256}, {16, 4096}};
+        KeyDeriver deriver(config, budget);
+        Request request;
+        request.peer(peer.toLatin1().constData());
+        if (!authorization.isEmpty()) request.header("Authorization", authorization.toStdString());
+        Outcome out = derive(deriver, request);
+        QCOMPARE(statusCode(out.status), kOk);
+        QCOMPARE(str(out.key.key), key);
+        QStringList got;
+        for (std::size_t i = 0; i < out.key.levelCount; ++i) {
+            const DerivedKey::Level& l = out.key.levels[i];
+            got << str(l.scope) + ">" + str(l.fallbackKey) + ":" + QString::number(l.cap);
+        }
+        QCOMPARE(got.join(' '), levels);
+        QCOMPARE(str(out.key.partition()), partition);
+        // The chain handed to a store links the same levels, innermost first.
+        std::array<BucketBudget, kMaxBudgetLevels> chain;
+        std::size_t n = 0;
+        for (const BucketBudget* b = out.key.budget(chain); b; b = b->next) {
+            QCOMPARE(b->scope, std::string_view(out.key.levels[n].scope));
+            QCOMPARE(b->slotTtl, budget.slotTtl);
+            ++n;
+        }
+        QCOMPARE(n, out.key.levelCount);
     }
 
     void compositePartsDoNotRunTogether() {
@@ -547,10 +663,10 @@ private slots:
             QCOMPARE(statusCode(deriver.derive(context, out)), kOk);
             if (i == 0) {
                 keyData = out.key.data();
-                scopeData = out.scope.data();
+                scopeData = out.levels[2].scope.data();  // peer, /48, /32
             }
             QCOMPARE(out.key.data(), keyData);
-            QCOMPARE(out.scope.data(), scopeData);
+            QCOMPARE(out.levels[2].scope.data(), scopeData);
         }
         // Switching to an unbudgeted key clears the budget fields.
         Request peerOnly;
@@ -559,8 +675,8 @@ private slots:
         RequestContext context(view, proxies);
         QCOMPARE(statusCode(deriver.derive(context, out)), kOk);
         QVERIFY(!out.hasBudget());
-        QVERIFY(out.fallbackKey.empty());
-        QCOMPARE(out.cap, 0u);
+        QCOMPARE(out.levelCount, std::size_t(0));
+        QCOMPARE(out.scope(), std::string_view());
     }
 
     void policyConstructorUsesTheRoute() {

@@ -61,7 +61,7 @@ private slots:
                  readFile(kRoot + "tests/data/policies/exports/default.haproxy.golden"));
         QString notes = QString::fromUtf8(cli.readAllStandardError());
         QVERIFY(
-            notes.contains("resources/policies/default.json:29:19: warning: haproxy: policy "
+            notes.contains("resources/policies/default.json:30:19: warning: haproxy: policy "
                            "\"api\": the default chain"));
 
         QProcess refused;
@@ -72,7 +72,7 @@ private slots:
         QCOMPARE(refused.exitCode(), 2);
         QVERIFY(!QFile::exists(dir.filePath("tiers.conf")));
         QString err = QString::fromUtf8(refused.readAllStandardError());
-        QVERIFY2(err.contains("resources/policies/tiers.json:29:19: error: nginx: policy "
+        QVERIFY2(err.contains("resources/policies/tiers.json:30:19: error: nginx: policy "
                               "\"api-plans\": it keys on the verified principal"),
                  qPrintable(err));
         QVERIFY(err.contains("nothing exported"));

@@ -81,6 +81,12 @@ struct TraceItem {
     std::string partition;
     std::string scope;
     std::string fallback;
+    /// With TraceShape::chain: the enclosing levels (two peers share a network; every
+    /// network shares one outer scope), each with its bucket.
+    std::string scope2;
+    std::string fallback2;
+    std::string scope3;
+    std::string fallback3;
     std::int64_t cost = 1;
     Nanos now = 0;
 };
@@ -89,6 +95,7 @@ struct TraceShape {
     int keys = 20;             ///< distinct keys (skewed: low ids are hotter)
     int peers = 0;             ///< > 0: budget rows; keys are grouped under this many peers
     bool timeGoesBack = true;  ///< occasional small steps back (caller clocks may)
+    bool chain = false;        ///< with peers: a three-level budget chain (TraceItem::scope2)
     Nanos meanStep = 0;        ///< 0: derived from the limit
 };
 
@@ -125,6 +132,13 @@ inline std::vector<TraceItem> makeTrace(const Limit& limit, int count, std::uint
             item.key = "auth:" + std::to_string(id);
             item.scope = item.partition;
             item.fallback = "ip:198.51.100." + std::to_string(peer);
+            if (shape.chain) {
+                item.scope2 = "net:198.51.100." + std::to_string(peer / 2) + "/31";
+                item.fallback2 = "ip:198.51.100." + std::to_string(peer / 2) + "/31";
+                item.scope3 = "net:198.51.100.0/24";
+                item.fallback3 = "ip:198.51.100.0/24";
+                item.partition = item.fallback3;
+            }
         } else {
             item.key = "auth:" + std::to_string(id);
             item.partition = item.key;
@@ -134,6 +148,8 @@ inline std::vector<TraceItem> makeTrace(const Limit& limit, int count, std::uint
     return trace;
 }
 
+/// The request of `item`; `budget` holds its chain: one level, or with a chained trace three
+/// (budget[0..2]). The enclosing levels' caps are 2 and 3 times the template's.
 inline ConsumeRequest requestOf(const TraceItem& item, const Limit& limit,
                                 const BucketBudget* budgetTemplate, BucketBudget* budget) {
     ConsumeRequest r;
@@ -148,6 +164,20 @@ inline ConsumeRequest requestOf(const TraceItem& item, const Limit& limit,
         *budget = *budgetTemplate;
         budget->scope = item.scope;
         budget->fallbackKey = item.fallback;
+        budget->next = nullptr;
+        if (!item.scope2.empty()) {
+            budget[1] = *budgetTemplate;
+            budget[1].scope = item.scope2;
+            budget[1].fallbackKey = item.fallback2;
+            budget[1].cap = 2 * budgetTemplate->cap;
+            budget[2] = *budgetTemplate;
+            budget[2].scope = item.scope3;
+            budget[2].fallbackKey = item.fallback3;
+            budget[2].cap = 3 * budgetTemplate->cap;
+            budget[2].next = nullptr;
+            budget[1].next = &budget[2];
+            budget[0].next = &budget[1];
+        }
         r.budget = budget;
     }
     return r;
@@ -178,16 +208,17 @@ inline std::string difference(const ConsumeResult& expected, const ConsumeResult
     if (expected.status == actual.status && e.allowed == a.allowed && e.reason == a.reason &&
         e.limit == a.limit && e.remaining == a.remaining && e.retryAfter == a.retryAfter &&
         e.resetAfter == a.resetAfter && e.delay == a.delay &&
-        expected.chargedFallback == actual.chargedFallback)
+        expected.chargedFallback == actual.chargedFallback &&
+        expected.chargedLevel == actual.chargedLevel)
         return {};
     char text[512];
     auto describe = [](const ConsumeResult& r, char* out, std::size_t size) {
         std::snprintf(out, size,
                       "status %d allowed %d reason %d limit %" PRId64 " remaining %" PRId64
-                      " retry %" PRId64 " reset %" PRId64 " delay %" PRId64 " fallback %d %s",
+                      " retry %" PRId64 " reset %" PRId64 " delay %" PRId64 " charged level %d %s",
                       int(r.status), int(r.decision.allowed), int(r.decision.reason),
                       r.decision.limit, r.decision.remaining, r.decision.retryAfter,
-                      r.decision.resetAfter, r.decision.delay, int(r.chargedFallback),
+                      r.decision.resetAfter, r.decision.delay, int(r.chargedLevel),
                       r.error.c_str());
     };
     char left[240];

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <thread>
 
+#include "address_budget_fixture.h"
 #include "tst_redis_common.h"
 
 using namespace ratelab;
@@ -75,6 +76,38 @@ private slots:
         qInfo("%lld pooled connections served %d threads", static_cast<long long>(connects),
               kThreads);
         QVERIFY(connects >= 1 && connects <= kThreads);
+    }
+
+    // The address budget's chain under eight threads on eight connections: /64s minted in four
+    // /48s of one /32 at once. No /48 gives more than its cap of /64s a bucket, and the /32's
+    // scope admits exactly its cap; the scopes in Redis hold no more.
+    void eightThreadsNeverExceedTheAddressCaps() {
+        constexpr int kThreads = 8;
+        RedisStoreOptions o;
+        o.poolSize = kThreads;
+        o.timeout = 10 * kSecond;
+        std::unique_ptr<Store> store = callerTimeStore({server_.url()}, "chain", o);
+        Limit l;
+        l.capacity = 1000;
+        l.emissionInterval = kNanosPerMilli;
+        testing::AddressCaps caps;
+        caps.per48 = 20;
+        caps.per32 = 60;
+        const testing::MintCounts counts =
+            testing::mintConcurrently(*store, l, caps, kThreads, 150, 4, kEpoch);
+        QVERIFY2(counts.failures == 0, counts.firstError.c_str());
+        for (int own : counts.own64PerNet48)
+            QVERIFY2(own <= 20, qPrintable(QString::number(own)));
+        QCOMPARE(counts.members32(), 60);
+        QVERIFY(counts.charged32 > 0);  // the rest went to the networks' buckets
+        const std::string scope32 = "chain:{ip:2001:db8::/32}:api:scope:net:2001:db8::/32";
+        QCOMPARE(server_.commandText({"ZCARD", scope32}), std::string("60"));
+        for (unsigned net = 0; net < 4; ++net) {
+            const testing::MintedAddress a(net, 0);
+            const std::string scope48 = "chain:{ip:2001:db8::/32}:api:scope:" + a.scope48;
+            QCOMPARE(server_.commandText({"ZCARD", scope48}),
+                     std::to_string(counts.own64PerNet48[net]));
+        }
     }
 
     // Four Store objects (four replicas' limiters) on one Redis, four threads hammering one key

@@ -199,8 +199,9 @@ private slots:
         QCOMPARE(countersOf(*store).scriptLoads, std::int64_t{2});
     }
 
-    // maxmemory 1 with noeviction: every call is Refused, never Ok (not even a refusal that only
-    // reads) and never Transport; with the limit lifted, decisions resume.
+    // maxmemory 1 with noeviction: every call is refused as Full (the store has no room), never
+    // Ok (not even a refusal that only reads) and never Transport; with the limit lifted,
+    // decisions resume.
     void outOfMemoryRefusesEveryCall_data() {
         QTest::addColumn<int>("algorithm");
         for (Algorithm a :
@@ -249,7 +250,7 @@ private slots:
         QCOMPARE(server_.commandText({"CONFIG", "SET", "maxmemory", "0"}), std::string("OK"));
 
         for (const ConsumeResult& result : results) {
-            QCOMPARE(result.status, StoreStatus::Refused);
+            QCOMPARE(result.status, StoreStatus::Full);
             QVERIFY(!result.decision.allowed);
             QVERIFY2(result.error.find("OOM") != std::string::npos, result.error.c_str());
         }

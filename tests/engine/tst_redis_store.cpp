@@ -3,6 +3,7 @@
 
 #include <QtTest>
 
+#include "address_budget_fixture.h"
 #include "redis/endpoint.h"
 #include "redis/key_slot.h"
 #include "redis/lua_scripts.h"
@@ -309,6 +310,46 @@ private slots:
         const RedisStoreCounters c = countersOf(*store);
         QCOMPARE(c.commands, std::int64_t{250});
         QCOMPARE(c.connects, std::int64_t{1});  // one thread: one pooled connection, reused
+    }
+
+    // The address budget in Redis: a client minting a new /64 per request in one /32 leaves at
+    // most the /32's cap of buckets (plus the /32's own) and their scopes in Redis, each key
+    // carrying the /32's hash tag, and a client elsewhere still gets a bucket of its own.
+    void mintingClientFillsOnlyItsNetworksShare() {
+        std::unique_ptr<Store> store = callerTimeStore({server_.url()}, "mint");
+        Limit l;
+        l.capacity = 20;
+        l.emissionInterval = 100 * kSecond;
+        testing::AddressCaps caps;
+        caps.per48 = 8;
+        caps.per32 = 32;
+        int own = 0;
+        for (unsigned i = 0; i < 2000; ++i) {
+            const testing::MintedAddress a(i % 16, i);
+            const ConsumeResult r = testing::consumeMinted(*store, l, a, caps, kEpoch);
+            QCOMPARE(r.status, StoreStatus::Ok);
+            own += r.chargedLevel == 0;
+        }
+        QVERIFY(own <= 32);
+        QCOMPARE(
+            server_.commandText({"ZCARD", "mint:{ip:2001:db8::/32}:api:scope:net:2001:db8::/32"}),
+            std::string("32"));
+        // Buckets: the /32's 32 members and its own; scopes: the /32's and the /48s that took a
+        // member. Nothing else.
+        testing::ReplyPtr keys = server_.command({"KEYS", "mint:*"});
+        QVERIFY(keys && keys->type == REDIS_REPLY_ARRAY);
+        int buckets = 0;
+        for (std::size_t k = 0; k < keys->elements; ++k) {
+            const std::string name(keys->element[k]->str, keys->element[k]->len);
+            QVERIFY2(name.rfind("mint:{ip:2001:db8::/32}:api:", 0) == 0, name.c_str());
+            buckets += name.find(":scope:") == std::string::npos;
+        }
+        QCOMPARE(buckets, 33);
+        QVERIFY(keys->elements <= 33 + 1 + 16);
+        // Someone else: a bucket of its own.
+        const ConsumeResult later = consumeOne(*store, l, "ip:198.51.100.7", kEpoch);
+        QCOMPARE(later.status, StoreStatus::Ok);
+        QCOMPARE(later.decision.remaining, std::int64_t(19));
     }
 };
 

@@ -49,6 +49,7 @@ private slots:
     void actorTableShowsTotals();
     void logKeepsTheNewestThousand();
     void seriesAreRatesPerSecond();
+    void storeFullAndLocalDecisionsAreChartedAndBanded();
     void seriesStayBounded();
     void batchesMerge();
     void liveTunable_data();
@@ -111,7 +112,7 @@ void TestGuiModels::logKeepsTheNewestThousand() {
 void TestGuiModels::seriesAreRatesPerSecond() {
     RunSeries series;
     series.reset(oneClass(10 * kNanosPerSecond));
-    QCOMPARE(series.specs().size(), std::size_t(2 + 6));
+    QCOMPARE(series.specs().size(), std::size_t(2 + 8));
     QSignalSpy appended(&series, &RunSeries::appended);
     series.append({sample(0, 100 * kNanosPerMilli, 7, 93),
                    sample(100 * kNanosPerMilli, 200 * kNanosPerMilli, 5, 0)});
@@ -124,9 +125,37 @@ void TestGuiModels::seriesAreRatesPerSecond() {
     QCOMPARE(series.ys(2)[0], 42.0);   // live buckets
     QCOMPARE(series.ys(4)[0], 30.0);   // store errors per second
     QCOMPARE(series.ys(5)[0], 30.0);   // failed open per second
-    QCOMPARE(series.ys(7)[0], 250.0);  // ns per decision
+    QCOMPARE(series.ys(9)[0], 250.0);  // ns per decision
     QCOMPARE(series.storeCap(), 1000.0);
     QCOMPARE(series.durationSeconds(), 10.0);
+}
+
+// Decided-locally and store-full counts become rates, and the samples where the store refused
+// as full become spans (adjacent samples merged) that the charts shade.
+void TestGuiModels::storeFullAndLocalDecisionsAreChartedAndBanded() {
+    RunSeries series;
+    series.reset(oneClass(10 * kNanosPerSecond));
+    std::vector<sim::Sample> samples;
+    for (int i = 0; i < 6; ++i) {
+        sim::Sample s = sample(i * kNanosPerSecond, (i + 1) * kNanosPerSecond, 1, 0);
+        s.classes[0].decidedLocally = i == 0 ? 4 : 0;
+        s.classes[0].storeFull = (i == 1 || i == 2 || i == 4) ? 2 : 0;
+        samples.push_back(s);
+    }
+    series.append(samples);
+    QCOMPARE(series.specs()[7].role, SeriesRole::DecidedLocallyPerSecond);
+    QCOMPARE(series.specs()[8].role, SeriesRole::StoreFullPerSecond);
+    QCOMPARE(series.ys(7)[0], 4.0);
+    QCOMPARE(series.ys(8)[1], 2.0);
+    QCOMPARE(series.ys(8)[3], 0.0);
+    const std::vector<TimeSpan>& spans = series.storeFullSpans();
+    QCOMPARE(spans.size(), std::size_t(2));
+    QCOMPARE(spans[0].from, 1.0);
+    QCOMPARE(spans[0].to, 3.0);
+    QCOMPARE(spans[1].from, 4.0);
+    QCOMPARE(spans[1].to, 5.0);
+    series.reset(oneClass(10 * kNanosPerSecond));
+    QVERIFY(series.storeFullSpans().empty());
 }
 
 void TestGuiModels::seriesStayBounded() {
@@ -224,6 +253,12 @@ void TestGuiModels::textFields_data() {
                                     << "10.0.0.1/8" << false << "";
     QTest::newRow("cidr empty") << "cidr"
                                 << "" << true << "";
+    QTest::newRow("address budget") << "levels"
+                                    << " 48 1024,/32   65536" << true << "/48 1024, /32 65536";
+    QTest::newRow("address budget, no cap") << "levels"
+                                            << "/48" << false << "";
+    QTest::newRow("address budget, prefix too long") << "levels"
+                                                     << "/129 5" << false << "";
     QTest::newRow("parts") << "parts"
                            << "route header:x-account, attribute:plan" << true
                            << "route, header:x-account, attribute:plan";
@@ -246,6 +281,11 @@ void TestGuiModels::textFields() {
         QCOMPARE(v.has_value(), ok);
         if (ok) QCOMPARE(cidrListText(*v), canonical);
         if (!ok) QVERIFY(!error.isEmpty());
+    } else if (kind == "levels") {
+        auto v = parseAddressBudgets(text, 128, error);
+        QCOMPARE(v.has_value(), ok);
+        if (ok) QCOMPARE(addressBudgetsText(*v), canonical);
+        if (!ok) QVERIFY(error.contains("/48 1024"));
     } else if (kind == "parts") {
         auto v = parseKeyParts(text, error);
         QCOMPARE(v.has_value(), ok);

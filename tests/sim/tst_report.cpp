@@ -102,14 +102,22 @@ void TestReport::layoutFollowsTheDesign() {
     std::vector<std::string> classKeys;
     for (auto it = legit.begin(); it != legit.end(); ++it)
         classKeys.push_back(it.key());
-    QCOMPARE(classKeys,
-             (std::vector<std::string>{"offered", "allowed", "throttled", "refused", "failed_open",
-                                       "failed_closed", "allowed_per_s", "allowed_fraction",
-                                       "throttled_fraction", "instances", "throttled_instances",
-                                       "fairness_jain", "max_instances_per_bucket"}));
+    QCOMPARE(classKeys, (std::vector<std::string>{
+                            "offered", "allowed", "throttled", "refused", "failed_open",
+                            "failed_closed", "decided_locally", "store_full", "allowed_per_s",
+                            "allowed_fraction", "throttled_fraction", "outcomes", "instances",
+                            "throttled_instances", "fairness_jain", "max_instances_per_bucket"}));
     // The attacker class is not measured for bucket sharing.
     QVERIFY(!j["classes"]["attacker"].contains("max_instances_per_bucket"));
     QVERIFY(j["classes"]["attacker"].contains("fairness_jain"));
+    // Every outcome of the engine's list, by its name, in the list's order.
+    std::vector<std::string> outcomeKeys;
+    for (auto it = legit["outcomes"].begin(); it != legit["outcomes"].end(); ++it)
+        outcomeKeys.push_back(it.key());
+    QCOMPARE(outcomeKeys.size(), kPolicyOutcomeCount);
+    for (std::size_t o = 0; o < kPolicyOutcomeCount; ++o)
+        QCOMPARE(outcomeKeys[o], std::string(policyOutcomeName(static_cast<PolicyOutcome>(o))));
+    QCOMPARE(legit["outcomes"]["passed"].get<std::int64_t>(), legit["allowed"].get<std::int64_t>());
     const std::int64_t offered = legit["offered"];
     QCOMPARE(offered,
              legit["allowed"].get<std::int64_t>() + legit["throttled"].get<std::int64_t>() +
@@ -179,7 +187,8 @@ void TestReport::seriesCsv() {
                      "legit.failed_open,legit.failed_closed,attacker.offered,attacker.allowed,"
                      "attacker.throttled,attacker.refused,attacker.failed_open,"
                      "attacker.failed_closed,keyspace.buckets,keyspace.budget_slots,"
-                     "keyspace.bytes,store.errors"));
+                     "keyspace.bytes,store.errors,legit.decided_locally,legit.store_full,"
+                     "attacker.decided_locally,attacker.store_full"));
     QVERIFY(lines[1].startsWith("1.000,"));
     QVERIFY(lines[120].startsWith("120.000,"));
     // The attacker sends 200 a second, every second.

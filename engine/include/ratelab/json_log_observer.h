@@ -30,6 +30,8 @@ struct JsonLogOptions {
 ///   {"time":"...","level":"warn","event":"store_error","policy":"api","route":"/x",
 ///    "key":"...","outcome":"failed_open","status":"transport","error":"connection refused",
 ///    "t_ms":12345}
+/// A store error decided on the local store (outcome "decided_locally") also carries
+/// "allowed" and, when refused, "retry_after_ms".
 /// `time` is the wall clock (RFC 3339, UTC); `t_ms` the limiter's own clock. `level` is info for
 /// limit hits, warn for requests without identity and fail-open passes, error for requests a
 /// store failure refused. Keys are named by the KeyNamer (HMAC-SHA-256), never written as they

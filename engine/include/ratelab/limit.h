@@ -56,6 +56,16 @@ struct Limit {
     friend bool operator==(const Limit&, const Limit&) = default;
 };
 
+/// Most replicas a policy may name (StoreConfig::replicas): the per-replica limit's interval,
+/// the 90-day maximum times this, stays far inside int64 nanoseconds.
+inline constexpr int kMaxReplicas = 1000;
+
+/// The limit each of `replicas` processes holds alone so that together they admit about what
+/// `limit` admits on one shared store (on_store_error "local" during an outage): what passes at
+/// once is divided by `replicas`, rounded down but at least one request, and the rate is divided
+/// by `replicas`; windows stay. REQUIRES: 1 <= replicas <= kMaxReplicas.
+Limit perReplicaLimit(const Limit& limit, int replicas);
+
 /// Why a decision refused, if it did.
 enum class DenyReason : std::uint8_t {
     None,                 ///< allowed

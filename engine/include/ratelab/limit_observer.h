@@ -37,9 +37,11 @@ struct StoreErrorEvent {
     std::string_view key;      ///< as in LimitEvent
     StoreStatus status;
     std::string_view error;
-    PolicyOutcome outcome;  ///< FailedOpen, FailedClosed or StoreRefused
+    PolicyOutcome outcome;  ///< FailedOpen, FailedClosed, StoreRefused, StoreFull or DecidedLocally
     Nanos now;
     std::uint32_t request = 0;  ///< the request's index in its checkBatch() call; 0 from check()
+    /// DecidedLocally: what the local store decided (allowed, retry time); empty otherwise.
+    Decision decision{};
 };
 
 /// Receives limit hits and store failures. Called on the deciding thread, so implementations

@@ -66,6 +66,9 @@ public:
 
     const PolicySet& policies() const;
     Store& store() const;
+    /// Where policies with on_store_error "local" decide while the shared store is unreachable;
+    /// null when no policy does.
+    const Store* localStore() const;
 
     /// Replaces one policy's numbers (capacity, refill, window, cost, mode, headers) in place,
     /// as the workbench sliders do; buckets keep their state. The policy's name, key rules and

@@ -9,7 +9,7 @@ namespace ratelab {
 
 struct MemoryStoreOptions {
     /// Hard cap on live buckets over every limit. A consumption that needs a new bucket when the
-    /// store is full, even after evicting idle buckets, is refused (StoreStatus::Refused).
+    /// store is full, even after evicting idle buckets, is refused (StoreStatus::Full).
     std::int64_t maxBuckets = 1'000'000;
     /// Seed of the keyed hash that places and fingerprints keys. 0 picks a random seed, so no
     /// caller can aim collisions; the simulator fixes it so that runs are reproducible.

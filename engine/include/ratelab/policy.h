@@ -31,6 +31,9 @@ enum class UnverifiedAuthorization : std::uint8_t {
 enum class StoreErrorRule : std::uint8_t {
     FailOpenOnTransport,  ///< transport errors pass (and are reported); store refusals get 503
     Deny,                 ///< every store error gets 503
+    /// Transport errors are decided on the process's own memory store, with the policy's numbers
+    /// divided by StoreConfig::replicas (perReplicaLimit); store refusals get 503.
+    Local,
 };
 
 enum class PolicyMode : std::uint8_t {
@@ -63,11 +66,28 @@ struct KeyConfig {
     friend bool operator==(const KeyConfig&, const KeyConfig&) = default;
 };
 
+/// One level of an address budget: the networks of this prefix length hold at most `cap` live
+/// buckets of the addresses (and credentials) inside them; over the cap, a new one is charged to
+/// the network's own bucket.
+struct AddressBudget {
+    int prefix = 48;  ///< in the family's bits, shorter than the key's own prefix
+    std::uint32_t cap = 1024;
+    friend bool operator==(const AddressBudget&, const AddressBudget&) = default;
+};
+
+/// Most address-budget levels per family.
+inline constexpr std::size_t kMaxAddressBudgetLevels = 3;
+
 struct BudgetConfig {
     bool enabled = true;
     std::uint32_t perPeer = 128;  ///< Authorization keys one peer scope may hold
     std::uint32_t global = 8192;  ///< Authorization keys the peerless scope may hold
     Nanos slotTtl = 60 * kNanosPerSecond;
+    /// Address budgets, longest prefix first (at most kMaxAddressBudgetLevels per family): a
+    /// client minting IPv6 /64s from a /48 it routes fills the /48's cap, then the /32's, and
+    /// not the store. IPv4 addresses cost an attacker real addresses, so none by default.
+    std::vector<AddressBudget> ipv6Prefixes{{48, 1024}, {32, 65536}};
+    std::vector<AddressBudget> ipv4Prefixes;
     friend bool operator==(const BudgetConfig&, const BudgetConfig&) = default;
 };
 
@@ -139,6 +159,10 @@ struct StoreConfig {
     std::int64_t maxBuckets = 1'000'000;  ///< memory store hard cap
     std::vector<std::string> urls;        ///< redis: one URL, or several cluster seed nodes
     std::string keyNamespace = "ratelab";
+    /// Processes sharing the store. A policy with on_store_error "local" holds 1/replicas of its
+    /// numbers on its own while the shared store is unreachable, so that together the replicas
+    /// admit about what the shared limit admits.
+    int replicas = 1;
     /// redis AUTH: where the password is, never the password. At most one of passwordEnv
     /// (an environment variable's name) and passwordFile (an absolute path); username (a
     /// Redis 6 ACL user) needs one of them. makeStore reads the secret.

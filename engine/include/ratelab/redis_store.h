@@ -70,7 +70,7 @@ struct RedisStoreCounters {
     std::int64_t scriptLoads = 0;      ///< NOSCRIPT answers that were reloaded and retried
     std::int64_t redirects = 0;        ///< MOVED and ASK answers followed
     std::int64_t transportErrors = 0;  ///< calls that ended with StoreStatus::Transport
-    std::int64_t refusals = 0;         ///< calls that ended with StoreStatus::Refused
+    std::int64_t refusals = 0;         ///< calls that ended with StoreStatus::Refused or Full
 };
 
 /// The shared store: every decision is one Lua script (budget + consumption, atomic) on Redis,
@@ -78,8 +78,9 @@ struct RedisStoreCounters {
 ///
 /// Errors: StoreStatus::Transport when the server cannot be reached or does not answer within
 /// the call's bound (the error says when the request may nevertheless have been applied), and
-/// while the store backs off reconnecting; StoreStatus::Refused when a reachable server says no
-/// (OOM, READONLY, NOREPLICAS, MISCONF, a script or command error) or the request is outside
+/// while the store backs off reconnecting; StoreStatus::Full when the server is out of memory
+/// (OOM); StoreStatus::Refused when a reachable server says no otherwise (READONLY, NOREPLICAS,
+/// MISCONF, a script or command error) or the request is outside
 /// what the scripts compute exactly. MOVED, ASK, NOSCRIPT and TRYAGAIN-class answers (TRYAGAIN,
 /// CLUSTERDOWN, BUSY, LOADING, MASTERDOWN) are handled within the bound. During a Cluster slot
 /// migration a budgeted decision (three keys) whose keys are split between the two nodes gets

@@ -13,15 +13,29 @@ namespace ratelab {
 /// A key already in the scope, or admitted while the scope has room, is charged itself; once
 /// the scope holds `cap` live keys, new keys are charged to `fallbackKey` instead: collapsed
 /// onto the caller's own address bucket, never refused.
+///
+/// Budgets chain through `next`, innermost first, for keys that belong to nested networks: the
+/// scope of a level holds every bucket charged below it, its own fallback included. An address
+/// bucket "ip:2001:db8:1:2::/64" counts against "net:2001:db8:1::/48" (fallback the /48's
+/// bucket) and "net:2001:db8::/32" (fallback the /32's bucket). The store charges the innermost
+/// of the key and the levels' fallbacks that every scope above it still admits (a live member,
+/// or a scope with room) and takes a slot for it in each of those scopes; the outermost fallback
+/// is always admitted. So a network holds at most its outermost cap of buckets, plus one.
 struct BucketBudget {
-    std::string_view scope;        ///< "peer:198.51.100.7", "peer:2001:db8:1:2::/64", "global"
-    std::string_view fallbackKey;  ///< "ip:198.51.100.7" or "overflow"
+    std::string_view scope;        ///< "peer:198.51.100.7", "net:2001:db8:1::/48", "global"
+    std::string_view fallbackKey;  ///< "ip:198.51.100.7", "ip:2001:db8:1::/48" or "overflow"
     std::uint32_t cap = 0;         ///< live keys the scope may hold, >= 1
     /// A slot expires this long after its key was last used. The store uses
     /// max(slotTtl, the bucket's own time to refill), so a slot always outlives its bucket.
-    /// Slot times are kept in whole milliseconds in every store.
+    /// Slot times are kept in whole milliseconds in every store. Every level of a chain has
+    /// the same.
     Nanos slotTtl = 60 * kNanosPerSecond;
+    const BucketBudget* next = nullptr;  ///< the enclosing level; null for the outermost
 };
+
+/// Longest chain of budgets one request may carry: a peer's credential budget and three
+/// enclosing networks.
+inline constexpr std::size_t kMaxBudgetLevels = 4;
 
 /// One atomic consumption. Views must stay valid for the call only.
 struct ConsumeRequest {
@@ -30,16 +44,18 @@ struct ConsumeRequest {
     std::uint32_t limitId = 0;
     std::string_view limitName;  ///< "api" or "api/premium": part of shared-store key names
     const Limit* limit = nullptr;
-    /// Every key of one decision (bucket, budget scope, fallback) lives in this partition, so one
-    /// lock (memory) or one Redis Cluster slot covers the whole step. The address bucket's key
-    /// "ip:<addr>" for address-derived keys (the bucket itself, and credentials budgeted on that
-    /// address), "global" for the peerless budget, the key itself otherwise.
+    /// Every key of one decision (bucket, budget scopes, fallbacks) lives in this partition, so
+    /// one lock (memory) or one Redis Cluster slot covers the whole step. For address-derived
+    /// keys the outermost address bucket of the chain: "ip:<addr>" without address budgets,
+    /// "ip:2001:db8::/32" when IPv6 /64s count against their /48 and /32; "global" for the
+    /// peerless budget; the key itself otherwise.
     std::string_view partition;
-    std::string_view key;                  ///< bucket key, e.g. "auth:<sha256>"; never a raw credential
-    const BucketBudget* budget = nullptr;  ///< null: no budget applies
-    std::int64_t cost = 1;                 ///< >= 1
-    Nanos now = 0;                         ///< caller time; a Redis store may use server time instead
-    Nanos timeout = 0;                     ///< bound on the whole call; 0 means the store's default
+    std::string_view key;  ///< bucket key, e.g. "auth:<sha256>"; never a raw credential
+    /// The innermost budget level; null: no budget applies. At most kMaxBudgetLevels levels.
+    const BucketBudget* budget = nullptr;
+    std::int64_t cost = 1;  ///< >= 1
+    Nanos now = 0;          ///< caller time; a Redis store may use server time instead
+    Nanos timeout = 0;      ///< bound on the whole call; 0 means the store's default
 };
 
 /// How a store call ended. Only Ok carries a decision.
@@ -48,19 +64,26 @@ enum class StoreStatus : std::uint8_t {
     /// The store could not be reached: connection refused or dropped, or the timeout elapsed.
     /// No caller caused it; the policy's `on_store_error` rule decides.
     Transport,
-    /// A reachable store refused: full, out of memory, read-only, script error. An attacker can
+    /// A reachable store refused: out of memory, read-only, script error. An attacker can
     /// provoke these, so they are refused under every policy.
     Refused,
+    /// A reachable store had no room for the bucket this request needs: the memory store's cap
+    /// reached with nothing idle to evict, or Redis out of memory. Refused under every policy,
+    /// like Refused, and reported apart so that an operator sees the keyspace is the cause.
+    Full,
 };
 
-/// "ok", "transport", "refused".
+/// "ok", "transport", "refused", "full".
 std::string_view storeStatusName(StoreStatus status);
 
 struct ConsumeResult {
     StoreStatus status = StoreStatus::Ok;
     Decision decision;
-    bool chargedFallback = false;  ///< the budget was full and the fallback key was charged
-    std::string error;             ///< what went wrong when status != Ok; empty otherwise
+    bool chargedFallback = false;  ///< the budget was full and a fallback key was charged
+    /// Which key was charged: 0 the request's key, k the fallback of the k-th budget level
+    /// (1: request.budget's own). chargedFallback == (chargedLevel > 0).
+    std::uint8_t chargedLevel = 0;
+    std::string error;  ///< what went wrong when status != Ok; empty otherwise
 };
 
 /// Keyspace figures for reports and charts.

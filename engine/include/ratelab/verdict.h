@@ -27,16 +27,25 @@ enum class PolicyOutcome : std::uint8_t {
     ForwardedMalformed,   ///< a trusted proxy's forwarded header is malformed: 412 (fail closed)
     FailedOpen,           ///< store transport error under fail_open_on_transport: passed
     FailedClosed,         ///< store transport error under deny: 503
-    StoreRefused,         ///< the store refused (full, OOM, ...): 503 under every policy
+    StoreRefused,         ///< the store refused (OOM, read-only, ...): 503 under every policy
+    /// The shared store was unreachable and the policy's on_store_error is `local`: the
+    /// process's own memory store decided on the per-replica limit. The decision says whether
+    /// it passed (refused: 429, or cost above the local capacity).
+    DecidedLocally,
+    /// The store had no room for a new bucket (its cap reached with nothing idle, or Redis out
+    /// of memory) and no enclosing bucket to charge instead: 503 under every policy.
+    StoreFull,
     // A new outcome goes above this line, and kPolicyOutcomeCount follows the last one.
 };
 
 /// How many outcomes there are: PolicyOutcome values run from 0 to kPolicyOutcomeCount - 1, so
 /// counters, metrics and charts enumerate them all (with policyOutcomeName) without a list.
 inline constexpr std::size_t kPolicyOutcomeCount =
-    static_cast<std::size_t>(PolicyOutcome::StoreRefused) + 1;
+    static_cast<std::size_t>(PolicyOutcome::StoreFull) + 1;
 
-/// "passed", "throttled", "shadow_throttled", ...
+/// "passed", "throttled", "shadow_throttled", "cost_exceeds_capacity", "bypassed",
+/// "no_identity", "forwarded_malformed", "failed_open", "failed_closed", "store_refused",
+/// "decided_locally", "store_full".
 std::string_view policyOutcomeName(PolicyOutcome outcome);
 
 /// The stable code of a refusal, carried in the problem+json body.
@@ -47,11 +56,12 @@ enum class RefusalCode : std::uint8_t {
     IdentityUnavailable,  ///< 412: no principal, credential or peer to key on
     ForwardedMalformed,   ///< 412: a trusted proxy sent a forwarded header that does not parse
     StoreUnavailable,     ///< 503: transport error under `deny`
-    StoreRefused,         ///< 503: the store refused (full, out of memory, read-only)
+    StoreRefused,         ///< 503: the store refused (out of memory, read-only, script error)
+    StoreFull,            ///< 503: the store had no room for a new bucket
 };
 
 /// "rate_limited", "cost_exceeds_capacity", "identity_unavailable", "forwarded_malformed",
-/// "store_unavailable", "store_refused"; "" for None.
+/// "store_unavailable", "store_refused", "store_full"; "" for None.
 std::string_view refusalCodeName(RefusalCode code);
 
 /// One matching policy's part in a decision.

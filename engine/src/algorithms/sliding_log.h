@@ -57,7 +57,7 @@ private:
     std::uint32_t head_ = 0;
     std::uint32_t size_ = 0;
     std::uint32_t capacity_;
-    std::uint32_t padding_ = 0;
+    [[maybe_unused]] std::uint32_t padding_ = 0;  // entries() starts 8-byte aligned
 };
 
 struct SlidingLogState {

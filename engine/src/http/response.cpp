@@ -39,6 +39,21 @@ void appendSfString(std::string& out, std::string_view text) {
     out.push_back('"');
 }
 
+// Whether this policy's decision is the kind of refusal `code` names: over its limit (429), or
+// costing more than it can hold, on the shared store or, during an outage, on the local one.
+bool refusedAs(const PolicyResult& r, RefusalCode code) {
+    const bool local = r.outcome == PolicyOutcome::DecidedLocally && !r.decision.allowed;
+    if (code == RefusalCode::RateLimited) {
+        return r.outcome == PolicyOutcome::Throttled ||
+               (local && r.decision.reason == DenyReason::OverLimit);
+    }
+    if (code == RefusalCode::CostExceedsCapacity) {
+        return r.outcome == PolicyOutcome::CostExceedsCapacity ||
+               (local && r.decision.reason == DenyReason::CostExceedsCapacity);
+    }
+    return false;
+}
+
 HttpHeader& next(std::vector<HttpHeader>& headers, std::size_t& used) {
     if (used == headers.size()) headers.emplace_back();
     HttpHeader& h = headers[used++];
@@ -187,6 +202,7 @@ void renderProblem(const PolicySet& policies, const Check& check, std::int64_t c
             break;
         case RefusalCode::StoreUnavailable:
         case RefusalCode::StoreRefused:
+        case RefusalCode::StoreFull:
             type = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity";
             title = "Rate limiting is temporarily unavailable";
             break;
@@ -208,10 +224,8 @@ void renderProblem(const PolicySet& policies, const Check& check, std::int64_t c
         bool refusing = false;
         switch (check.code) {
             case RefusalCode::RateLimited:
-                refusing = o == PolicyOutcome::Throttled;
-                break;
             case RefusalCode::CostExceedsCapacity:
-                refusing = o == PolicyOutcome::CostExceedsCapacity;
+                refusing = refusedAs(r, check.code);
                 break;
             case RefusalCode::IdentityUnavailable:
                 refusing = o == PolicyOutcome::NoIdentity;
@@ -224,6 +238,9 @@ void renderProblem(const PolicySet& policies, const Check& check, std::int64_t c
                 break;
             case RefusalCode::StoreRefused:
                 refusing = o == PolicyOutcome::StoreRefused;
+                break;
+            case RefusalCode::StoreFull:
+                refusing = o == PolicyOutcome::StoreFull;
                 break;
             case RefusalCode::None:
                 break;
@@ -273,6 +290,11 @@ void renderProblem(const PolicySet& policies, const Check& check, std::int64_t c
             appendJsonEscaped(body, policyName);
             body += "\\\" refused the request.";
             break;
+        case RefusalCode::StoreFull:
+            body += "The rate-limit store for policy \\\"";
+            appendJsonEscaped(body, policyName);
+            body += "\\\" has no room for another client.";
+            break;
         case RefusalCode::None:
             break;
     }
@@ -281,8 +303,10 @@ void renderProblem(const PolicySet& policies, const Check& check, std::int64_t c
         body += ",\"violated-policies\":[";
         bool firstName = true;
         for (const PolicyResult& r : check.policies()) {
-            const PolicyOutcome o = r.outcome;
-            if (o != PolicyOutcome::Throttled && o != PolicyOutcome::CostExceedsCapacity) continue;
+            if (!refusedAs(r, RefusalCode::RateLimited) &&
+                !refusedAs(r, RefusalCode::CostExceedsCapacity)) {
+                continue;
+            }
             if (!firstName) body += ",";
             firstName = false;
             body += "\"";

@@ -120,6 +120,7 @@ KeyDeriver::KeyDeriver(KeyConfig key, BudgetConfig budget, std::string route)
     for (const KeyPart& part : key_.parts) {
         compositeUnverified_ = compositeUnverified_ || part.kind == KeyPart::Kind::Header ||
                                part.kind == KeyPart::Kind::Method;
+        compositePeer_ = compositePeer_ || part.kind == KeyPart::Kind::Peer;
     }
 }
 
@@ -128,9 +129,7 @@ KeyDeriver::KeyDeriver(const Policy& policy)
 
 DeriveStatus KeyDeriver::derive(RequestContext& context, DerivedKey& out) const {
     out.partitionIs = DerivedKey::Partition::Key;
-    out.scope.clear();
-    out.fallbackKey.clear();
-    out.cap = 0;
+    out.levelCount = 0;
     out.slotTtl = 0;
     switch (key_.source) {
         case KeySource::Default:
@@ -178,6 +177,7 @@ DeriveStatus KeyDeriver::derivePeer(RequestContext& context, DerivedKey& out) co
     out.key.assign(
         text, 3 + formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix, text + 3));
     out.partitionIs = DerivedKey::Partition::Key;
+    addAddressLevels(client.address, out);
     return DeriveStatus::Ok;
 }
 
@@ -229,6 +229,9 @@ DeriveStatus KeyDeriver::deriveComposite(RequestContext& context, DerivedKey& ou
     out.key.assign("comp:").append(route_).append(":").append(hex, kSha256HexLength);
     if (compositeUnverified_) return budgetUnverified(context, out);
     out.partitionIs = DerivedKey::Partition::Key;
+    // A key with the address in it is minted along with addresses: it counts against their
+    // networks like the address's own bucket.
+    if (compositePeer_) addAddressLevels(context.client().address, out);
     return DeriveStatus::Ok;
 }
 
@@ -237,28 +240,62 @@ DeriveStatus KeyDeriver::budgetUnverified(RequestContext& context, DerivedKey& o
         out.partitionIs = DerivedKey::Partition::Key;
         return DeriveStatus::Ok;
     }
+    out.levelCount = 0;
     const ClientAddress& client = context.client();
     if (client.status == ClientAddress::Status::Malformed) return DeriveStatus::ForwardedMalformed;
     out.slotTtl = budget_.slotTtl;
+    DerivedKey::Level& level = out.levels[0];
+    out.levelCount = 1;
     if (client.status == ClientAddress::Status::None) {
-        out.scope.assign("global");
-        out.fallbackKey.assign("overflow");
-        out.cap = budget_.global;
-    } else {
-        char address[kMaxKeyAddressLength];
-        std::string_view text(
-            address, formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix, address));
-        assignJoined(out.scope, "peer:", text);
-        assignJoined(out.fallbackKey, "ip:", text);
-        out.cap = budget_.perPeer;
+        level.scope.assign("global");
+        level.fallbackKey.assign("overflow");
+        level.cap = budget_.global;
+        out.partitionIs = DerivedKey::Partition::Scope;
+        return DeriveStatus::Ok;
     }
+    char address[kMaxKeyAddressLength];
+    std::string_view text(
+        address, formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix, address));
+    assignJoined(level.scope, "peer:", text);
+    assignJoined(level.fallbackKey, "ip:", text);
+    level.cap = budget_.perPeer;
     // The address bucket names the partition: a request from the same address without a
     // credential is keyed "ip:<addr>" in the same place, and a key that is its own partition
-    // is hashed once in the store.
-    out.partitionIs = client.status == ClientAddress::Status::None
-                          ? DerivedKey::Partition::Scope
-                          : DerivedKey::Partition::FallbackKey;
+    // is hashed once in the store. With address budgets, the outermost network's bucket does.
+    out.partitionIs = DerivedKey::Partition::OutermostFallback;
+    addAddressLevels(client.address, out);
     return DeriveStatus::Ok;
+}
+
+// Address budgets and partitions. Every key of one decision must share one partition (one
+// shard lock in the memory store, one Redis Cluster slot), or the budget check and the charge
+// could not be one atomic step. A /64's bucket counts against its /48 and its /32, and may be
+// charged to either network's bucket instead, so the decision touches keys of all three: the
+// partition has to be the outermost network, "ip:<the /32>". The price is locality: every
+// client inside one /32 (a whole carrier's customers, say) lands in one memory shard and one
+// Cluster slot, so a big carrier's traffic meets on one lock and one node. Splitting the chain
+// across partitions would need a cross-slot transaction per request, and a check made apart
+// from its charge lets a minting client race past every cap; shorter outer prefixes (a /24
+// level, say) widen the partition further, which is why the levels are few and configurable.
+void KeyDeriver::addAddressLevels(const IpAddress& address, DerivedKey& out) const {
+    if (!budget_.enabled) return;
+    const bool v4 = address.isV4() || isWellKnownNat64(address);
+    // ::/64 (loopback, unspecified) is never aggregated, so it has no enclosing networks.
+    if (!v4 && isInZeroSlash64(address)) return;
+    const std::vector<AddressBudget>& chain = v4 ? budget_.ipv4Prefixes : budget_.ipv6Prefixes;
+    const int keyPrefix = v4 ? key_.ipv4Prefix : key_.ipv6Prefix;
+    for (const AddressBudget& network : chain) {
+        if (network.prefix >= keyPrefix || out.levelCount == out.levels.size()) continue;
+        char text[kMaxKeyAddressLength];
+        const std::size_t n = v4 ? formatKeyAddress(address, network.prefix, key_.ipv6Prefix, text)
+                                 : formatKeyAddress(address, key_.ipv4Prefix, network.prefix, text);
+        DerivedKey::Level& level = out.levels[out.levelCount++];
+        assignJoined(level.scope, "net:", std::string_view(text, n));
+        assignJoined(level.fallbackKey, "ip:", std::string_view(text, n));
+        level.cap = network.cap;
+        out.slotTtl = budget_.slotTtl;
+        out.partitionIs = DerivedKey::Partition::OutermostFallback;
+    }
 }
 
 }  // namespace ratelab::identity

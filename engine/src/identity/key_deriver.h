@@ -4,6 +4,7 @@
 // work shared by the policies of one request (proxy resolution, SHA-256 of the credential)
 // happens once, in RequestContext.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -72,29 +73,52 @@ enum class DeriveStatus : std::uint8_t {
 struct DerivedKey {
     /// Which of the strings below the partition is (see ConsumeRequest::partition): it is
     /// always one of them, so it is named rather than copied.
-    enum class Partition : std::uint8_t { Key, FallbackKey, Scope };
+    enum class Partition : std::uint8_t { Key, OutermostFallback, Scope };
 
-    std::string key;          ///< "princ:<sha256>", "auth:<sha256>", "ip:<addr>", ...
-    std::string scope;        ///< budget scope, empty when no budget applies
-    std::string fallbackKey;  ///< charged when the scope is full
-    std::uint32_t cap = 0;
+    /// One budget level (BucketBudget): level 0 is the innermost.
+    struct Level {
+        std::string scope;        ///< "peer:198.51.100.7", "net:2001:db8:1::/48", "global"
+        std::string fallbackKey;  ///< charged when the scope is full
+        std::uint32_t cap = 0;
+    };
+
+    std::string key;  ///< "princ:<sha256>", "auth:<sha256>", "ip:<addr>", ...
+    std::array<Level, kMaxBudgetLevels> levels;
+    std::size_t levelCount = 0;  ///< 0: no budget applies
     Nanos slotTtl = 0;
     Partition partitionIs = Partition::Key;
 
     std::string_view partition() const {
         switch (partitionIs) {
-            case Partition::FallbackKey:
-                return fallbackKey;
+            case Partition::OutermostFallback:
+                return levels[levelCount - 1].fallbackKey;
             case Partition::Scope:
-                return scope;
+                return levels[0].scope;
             case Partition::Key:
                 break;
         }
         return key;
     }
-    bool hasBudget() const { return !scope.empty(); }
-    /// A BucketBudget viewing this key's strings; valid while this DerivedKey is unchanged.
-    BucketBudget budget() const { return BucketBudget{scope, fallbackKey, cap, slotTtl}; }
+    bool hasBudget() const { return levelCount > 0; }
+    /// The innermost budget scope ("peer:..." for a credential), empty without a budget.
+    std::string_view scope() const { return hasBudget() ? levels[0].scope : std::string_view(); }
+    /// The key a store charged: the key itself (level 0) or a level's fallback (1..levelCount).
+    std::string_view chargedKey(std::size_t chargedLevel) const {
+        return chargedLevel == 0 || chargedLevel > levelCount
+                   ? std::string_view(key)
+                   : std::string_view(levels[chargedLevel - 1].fallbackKey);
+    }
+    /// The chain as BucketBudgets viewing this key's strings, written into `out`; returns the
+    /// innermost level, or null without a budget. Valid while this DerivedKey and `out` are
+    /// unchanged.
+    const BucketBudget* budget(std::array<BucketBudget, kMaxBudgetLevels>& out) const {
+        if (levelCount == 0) return nullptr;
+        for (std::size_t i = levelCount; i-- > 0;) {
+            out[i] = BucketBudget{levels[i].scope, levels[i].fallbackKey, levels[i].cap, slotTtl,
+                                  i + 1 < levelCount ? &out[i + 1] : nullptr};
+        }
+        return &out[0];
+    }
 };
 
 /// The text a composite key's `route` part stands for: the policy's route pattern, or its path
@@ -108,6 +132,8 @@ std::string routeLabel(const RouteMatch& match);
 /// Keys made from caller-controlled input (the Authorization header under `default`, a named
 /// header, a composite with a header or method part) are budgeted: while the budget is enabled
 /// each peer (or, without one, the whole service) holds at most `per_peer` (`global`) of them.
+/// Keys made from a client address (its own bucket, and credentials budgeted on it) also count
+/// against the address budget's enclosing networks (budget.ipv6_prefixes / ipv4_prefixes).
 class KeyDeriver {
 public:
     /// `route` is the policy's routeLabel(); only composite keys use it.
@@ -128,11 +154,15 @@ private:
     DeriveStatus deriveComposite(RequestContext& context, DerivedKey& out) const;
     /// Sets `out`'s partition and budget for an unverified key already in out.key.
     DeriveStatus budgetUnverified(RequestContext& context, DerivedKey& out) const;
+    /// Appends the address budget's levels for `address` (its /48, then its /32, ...) and makes
+    /// the outermost one's bucket the partition. Nothing when no level applies.
+    void addAddressLevels(const IpAddress& address, DerivedKey& out) const;
 
     KeyConfig key_;
     BudgetConfig budget_;
     std::string route_;
     bool compositeUnverified_ = false;  ///< a composite part is caller-controlled
+    bool compositePeer_ = false;        ///< a composite part is the client address
 };
 
 /// Longest text formatKeyAddress writes: an IPv6 address (45) plus "/128".

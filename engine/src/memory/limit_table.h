@@ -2,7 +2,7 @@
 
 // One limit's buckets in the memory store: shards, each a FlatTable of (fingerprint, state)
 // slots plus the shard's budget scopes behind one spin lock. Keys are placed by partition, so
-// every key of one decision (the bucket, its budget scope, the fallback bucket) lives in one
+// every key of one decision (the bucket, its budget scopes, their fallback buckets) lives in one
 // shard and one lock makes the budget check and the consumption one atomic step.
 //
 // Two ways in, with the same decisions: consume() for one request, and consumeRun() for a run
@@ -11,6 +11,7 @@
 // decides the requests in order.
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -131,6 +132,7 @@ public:
             ConsumeResult& out = results[i];
             out.status = StoreStatus::Ok;
             out.chargedFallback = false;
+            out.chargedLevel = 0;
             if (!out.error.empty()) out.error.clear();
             const unsigned s = shardIndex[i];
             Shard& shard = shards_[s];
@@ -144,12 +146,13 @@ public:
             }
             shard.limit = limit;
             current |= std::uint64_t(1) << s;
-            if (consumeLocked(store, shard, request, hashes[i], out)) continue;
-            // The store is full: as consume() does, sweep once (without any lock) and retry.
+            if (consumeLocked(store, shard, request, hashes[i], out, false)) continue;
+            // The store is full: as consume() does, sweep once (without any lock) and retry,
+            // charging an enclosing bucket that exists before refusing.
             unlockShards(touched);
             store.sweepAll(request.now);
             lockShards(touched);
-            if (!consumeLocked(store, shard, request, hashes[i], out)) refuseFull(store, out);
+            if (!consumeLocked(store, shard, request, hashes[i], out, true)) refuseFull(store, out);
         }
         unlockShards(touched);
     }
@@ -227,61 +230,102 @@ private:
         Shard& shard = shards_[shardOf(h)];
         shard.lock.lock();
         if (!(shard.limit == *request.limit)) shard.limit = *request.limit;
-        bool decided = consumeLocked(store, shard, request, h, out);
+        bool decided = consumeLocked(store, shard, request, h, out, false);
         shard.lock.unlock();
         if (decided) return;
-        // The store is full. Evict idle state everywhere once, then decide again.
+        // The store is full. Evict idle state everywhere once, then decide again, charging an
+        // enclosing bucket that exists before refusing (the refusal is the last resort).
         store.sweepAll(request.now);
         shard.lock.lock();
-        decided = consumeLocked(store, shard, request, h, out);
+        decided = consumeLocked(store, shard, request, h, out, true);
         shard.lock.unlock();
         if (!decided) refuseFull(store, out);
     }
 
     // Only StoreStatus::Ok carries a decision.
     static void refuseFull(StoreAccounts& store, ConsumeResult& out) {
-        out.status = StoreStatus::Refused;
+        out.status = StoreStatus::Full;
         out.decision = Decision{};
         out.error = "memory store full: " + std::to_string(store.maxBuckets()) +
                     " live buckets and none idle";
     }
 
-    // Returns false when a new bucket is needed and the store is full.
-    //
-    // The budget (BucketBudget): the shard's scope for budget.scope holds one slot per bucket
-    // it admitted, stamped with the bucket's last use. A key holding a live slot is charged
-    // itself; so is a new key while the scope holds fewer than budget.cap live slots, and it
-    // takes a slot. Otherwise the key is charged to budget.fallbackKey (in the same partition,
-    // so the same shard and lock) and takes no slot. Slots expire max(slotTtl, the time the
-    // limit takes to become fresh) after their last use, so a slot always outlives its bucket.
-    bool consumeLocked(StoreAccounts& store, Shard& shard, const ConsumeRequest& request,
-                       HashedRequest h, ConsumeResult& out) {
-        const Limit& limit = *request.limit;
-        std::uint64_t chargeFp = h.key;
-        ScopeSet* scope = nullptr;
+    // A budget chain as the shard sees it: per level its scope (null until it holds a slot), and
+    // per candidate (the key, then each level's fallback) its bucket fingerprint.
+    struct Chain {
+        std::size_t levels = 0;
+        std::array<const BucketBudget*, kMaxBudgetLevels> budget{};
+        std::array<std::uint64_t, kMaxBudgetLevels> scopeFp{};
+        std::array<ScopeSet*, kMaxBudgetLevels> scope{};
+        std::array<std::uint64_t, kMaxBudgetLevels + 1> candidate{};
+        std::size_t charged = 0;  // the candidate charged: 0 the key, i level i's fallback
         std::int64_t nowMs = 0;
         std::int64_t ttlMs = 0;
-        bool member = false;
-        out.chargedFallback = false;
-        if (request.budget) {
-            const BucketBudget& budget = *request.budget;
-            nowMs = request.now / kNanosPerMilli;
-            ttlMs = toMillisCeil(std::max(budget.slotTtl, Algo::freshAfter(limit)));
-            scope = shard.scopes.find(
-                scopeFingerprint(budget.scope, request.partition, h.partition, store.seed()));
-            if (scope) {
-                member = scope->holds(h.key, nowMs, ttlMs);
-                if (!member && scope->size() >= budget.cap) scope->expire(nowMs, ttlMs);
-            }
-            const std::uint64_t held = scope ? scope->size() : 0;
-            if (!member && held >= budget.cap) {
-                chargeFp = keyFingerprint(budget.fallbackKey, request.partition, h.partition,
-                                          store.seed());
-                out.chargedFallback = true;
+    };
+
+    // Whether level i's scope (0-based) admits candidate c: a live member, or a scope with room
+    // once its expired slots are dropped.
+    static bool admits(Chain& chain, std::size_t i, std::uint64_t c) {
+        ScopeSet* scope = chain.scope[i];
+        if (!scope) return true;
+        if (scope->holds(c, chain.nowMs, chain.ttlMs)) return true;
+        const std::uint32_t cap = chain.budget[i]->cap;
+        if (scope->size() >= cap) scope->expire(chain.nowMs, chain.ttlMs);
+        return scope->size() < cap;
+    }
+
+    static std::uint64_t fallbackFingerprint(StoreAccounts& store, const Chain& chain,
+                                             std::size_t k, const ConsumeRequest& request,
+                                             HashedRequest h) {
+        return keyFingerprint(chain.budget[k - 1]->fallbackKey, request.partition, h.partition,
+                              store.seed());
+    }
+
+    // Picks the candidate to charge (BucketBudget: the innermost one that every scope above it
+    // admits; the outermost fallback always).
+    //
+    // Each level's scope holds one slot per bucket it admitted, stamped with the bucket's last
+    // use; slots expire max(slotTtl, the time the limit takes to become fresh) after their last
+    // use, so a slot always outlives its bucket. Every key of the chain lives in the request's
+    // partition, so in this shard, under this lock.
+    void chooseCandidate(StoreAccounts& store, Shard& shard, const ConsumeRequest& request,
+                         HashedRequest h, Chain& chain) {
+        chain.candidate[0] = h.key;
+        if (!request.budget) return;
+        chain.nowMs = request.now / kNanosPerMilli;
+        chain.ttlMs =
+            toMillisCeil(std::max(request.budget->slotTtl, Algo::freshAfter(*request.limit)));
+        for (const BucketBudget* b = request.budget; b && chain.levels < kMaxBudgetLevels;
+             b = b->next) {
+            const std::size_t i = chain.levels++;
+            chain.budget[i] = b;
+            chain.scopeFp[i] = scopeFingerprint(b->scope, request.partition, h.partition,
+                                                store.seed());
+            chain.scope[i] = shard.scopes.find(chain.scopeFp[i]);
+        }
+        for (std::size_t k = 0; k <= chain.levels; ++k) {
+            if (k > 0) chain.candidate[k] = fallbackFingerprint(store, chain, k, request, h);
+            bool admitted = true;
+            for (std::size_t i = k; i < chain.levels && admitted; ++i)
+                admitted = admits(chain, i, chain.candidate[k]);
+            if (admitted) {
+                chain.charged = k;
+                return;
             }
         }
+    }
 
-        Slot* slot = shard.buckets.find(chargeFp);
+    // Returns false when a new bucket is needed and the store is full. With `lastResort`, a full
+    // store first charges the nearest enclosing bucket of the chain that already exists (a /64
+    // collapses onto its /48's bucket, say): a new client is limited with its network before it
+    // is refused.
+    bool consumeLocked(StoreAccounts& store, Shard& shard, const ConsumeRequest& request,
+                       HashedRequest h, ConsumeResult& out, bool lastResort) {
+        const Limit& limit = *request.limit;
+        Chain chain;
+        chooseCandidate(store, shard, request, h, chain);
+
+        Slot* slot = shard.buckets.find(chain.candidate[chain.charged]);
         if (!slot) {
             // Decide on a fresh state first: a refusal of a new key stores nothing.
             State fresh{};
@@ -290,16 +334,28 @@ private:
             if (oom) return refuseOutOfMemory(out);
             if (std::memcmp(&fresh, &kFreshState, sizeof(State)) == 0) {
                 out.decision = d;
-                recordScope(store, shard, scope, request, h, member, nowMs, ttlMs);
+                charged(chain, out);
+                recordScopes(shard, chain);
                 return true;
             }
             if (!store.reserveBucket()) {
                 Algo::release(fresh);
-                return false;
+                if (!lastResort) return false;
+                for (std::size_t k = chain.charged + 1; k <= chain.levels && !slot; ++k) {
+                    chain.candidate[k] = fallbackFingerprint(store, chain, k, request, h);
+                    slot = shard.buckets.find(chain.candidate[k]);
+                    if (slot) chain.charged = k;
+                }
+                if (!slot) return false;
+                decideExisting(store, *slot, request, out);
+                if (out.status != StoreStatus::Ok) return true;
+                charged(chain, out);
+                refreshMemberships(chain);
+                return true;
             }
             evictSome(store, shard, request.now);
             if (shard.buckets.wouldGrow()) growDroppingIdle(store, shard, request.now);
-            slot = shard.buckets.insert(chargeFp, fresh);
+            slot = shard.buckets.insert(chain.candidate[chain.charged], fresh);
             if (!slot) {
                 store.releaseBuckets(1);
                 Algo::release(fresh);
@@ -313,8 +369,14 @@ private:
             if (out.status != StoreStatus::Ok) return true;
         }
         out.status = StoreStatus::Ok;
-        recordScope(store, shard, scope, request, h, member, nowMs, ttlMs);
+        charged(chain, out);
+        recordScopes(shard, chain);
         return true;
+    }
+
+    static void charged(const Chain& chain, ConsumeResult& out) {
+        out.chargedLevel = static_cast<std::uint8_t>(chain.charged);
+        out.chargedFallback = chain.charged > 0;
     }
 
     void decideExisting(StoreAccounts& store, Slot& slot, const ConsumeRequest& request,
@@ -340,22 +402,27 @@ private:
         return true;
     }
 
-    // After the bucket was decided: a member's slot is refreshed, a new key takes a free slot.
-    void recordScope(StoreAccounts& store, Shard& shard, ScopeSet* scope,
-                     const ConsumeRequest& request, HashedRequest h, bool member,
-                     std::int64_t nowMs, std::int64_t ttlMs) {
-        if (!request.budget) return;
-        const BucketBudget& budget = *request.budget;
-        if (!member) {
-            if (scope && scope->size() >= budget.cap) return;  // charged to the fallback
-            if (!scope) {
-                scope = shard.scopes.create(
-                    scopeFingerprint(budget.scope, request.partition, h.partition, store.seed()),
-                    nowMs);
-                if (!scope) return;
-            }
+    // After the bucket was decided: the charged key takes or refreshes its slot in every scope
+    // above it (chooseCandidate made sure each admits it); scopes at or below a charged
+    // fallback stay untouched.
+    void recordScopes(Shard& shard, Chain& chain) {
+        const std::uint64_t c = chain.candidate[chain.charged];
+        for (std::size_t i = chain.charged; i < chain.levels; ++i) {
+            ScopeSet*& scope = chain.scope[i];
+            if (!scope) scope = shard.scopes.create(chain.scopeFp[i], chain.nowMs);
+            if (scope) scope->use(c, chain.nowMs, chain.ttlMs);
         }
-        scope->use(h.key, nowMs, ttlMs);
+    }
+
+    // A last-resort charge of an existing enclosing bucket takes no slot it was not given: it
+    // refreshes the scopes that already hold it, so that no scope grows past its cap.
+    static void refreshMemberships(Chain& chain) {
+        const std::uint64_t c = chain.candidate[chain.charged];
+        for (std::size_t i = chain.charged; i < chain.levels; ++i) {
+            ScopeSet* scope = chain.scope[i];
+            if (scope && scope->holds(c, chain.nowMs, chain.ttlMs))
+                scope->use(c, chain.nowMs, chain.ttlMs);
+        }
     }
 
     static std::int64_t toMillisCeil(Nanos t) { return (t + kNanosPerMilli - 1) / kNanosPerMilli; }

@@ -57,6 +57,7 @@ private:
         out.status = StoreStatus::Refused;
         out.decision = Decision{};
         out.chargedFallback = false;
+        out.chargedLevel = 0;
         out.error = "limit id out of range or reused with another algorithm";
     }
     HashedRequest hashed(const ConsumeRequest& request) const {
@@ -111,6 +112,7 @@ void MemoryStoreImpl::consumeBatch(std::span<const ConsumeRequest> requests,
                 ConsumeResult& out = results[i];
                 out.status = StoreStatus::Ok;
                 out.chargedFallback = false;
+                out.chargedLevel = 0;
                 if (!out.error.empty()) out.error.clear();
                 typed->consume(*this, first, hashed(first), out);
             } else {

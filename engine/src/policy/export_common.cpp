@@ -122,6 +122,23 @@ std::vector<std::string> commonChecks(const PolicySet& set, std::size_t index, E
                          " cannot do: a client rotating the value would get a fresh bucket per "
                          "request; export it with budget.enabled false only if that is acceptable");
     }
+    if (p.budget.enabled && p.key.source != KeySource::Principal &&
+        !(p.budget.ipv6Prefixes.empty() && p.budget.ipv4Prefixes.empty())) {
+        std::string levels;
+        for (const auto* family : {&p.budget.ipv6Prefixes, &p.budget.ipv4Prefixes}) {
+            for (const AddressBudget& level : *family) {
+                levels += (levels.empty() ? "/" : ", /") + std::to_string(level.prefix) +
+                          " at most " + std::to_string(level.cap);
+            }
+        }
+        comments.push_back(notes.approximate(
+            index,
+            p.budget.ipv6Prefixes.empty() ? "/budget/ipv4_prefixes" : "/budget/ipv6_prefixes",
+            "the address budget (buckets per enclosing network: " + levels +
+                ", then the network's own bucket) is not expressible: " + target +
+                " keeps a state per address, so a client minting addresses takes a new state "
+                "per request"));
+    }
     if (p.tiers) {
         notes.refuse(index, "/tiers",
                      "it chooses its limit by a verified attribute (tiers), "
@@ -228,9 +245,23 @@ std::string headerComment(const PolicySet& set, std::string_view prefix) {
         names += (names.empty() ? "" : ", ") + p.name;
     out += commentLines(prefix, "Policies, in match order: " + names + ".");
     if (set.store.kind == StoreConfig::Kind::Redis) {
+        std::string shared =
+            "The policy shares counters through Redis; here each instance counts alone, so N "
+            "instances admit up to N times each limit";
+        if (set.store.replicas > 1) {
+            shared += " (the policy names " + std::to_string(set.store.replicas) +
+                      " replicas: divide each limit by that to keep the shared total)";
+        }
+        out += commentLines(prefix, shared + ".");
+    }
+    const bool local = std::any_of(set.policies.begin(), set.policies.end(), [](const Policy& p) {
+        return p.onStoreError == StoreErrorRule::Local;
+    });
+    if (local) {
         out += commentLines(prefix,
-                            "The policy shares counters through Redis; here each instance counts "
-                            "alone, so N instances admit up to N times each limit.");
+                            "Not expressible: on_store_error \"local\" (a 1/replicas share of "
+                            "the limit while the shared store is unreachable); an exported "
+                            "instance always counts alone, with the whole limit.");
     }
     if (!set.validation) {
         out += commentLines(prefix,

@@ -1,5 +1,6 @@
 #include "ratelab/policy.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ratelab {
@@ -62,6 +63,21 @@ Limit compileLimit(Algorithm algorithm, std::int64_t capacity, double refillPerS
     limit.window = windowMs * kNanosPerMilli;
     limit.delay = nodelay ? kNoDelay : delay;
     return limit;
+}
+
+Limit perReplicaLimit(const Limit& limit, int replicas) {
+    if (replicas <= 1) return limit;
+    const std::int64_t n = replicas;
+    Limit local = limit;
+    if (limit.algorithm == Algorithm::LeakyBucket) {
+        // nginx's burst B passes B + 1 requests at once; `delay` counts requests of the burst.
+        local.capacity = std::max<std::int64_t>(1, (limit.capacity + 1) / n) - 1;
+        if (limit.delay != kNoDelay) local.delay = limit.delay / n;
+    } else {
+        local.capacity = std::max<std::int64_t>(1, limit.capacity / n);
+    }
+    if (isRateAlgorithm(limit.algorithm)) local.emissionInterval = limit.emissionInterval * n;
+    return local;
 }
 
 void compileLimits(PolicySet& set) {

@@ -17,6 +17,13 @@ namespace {
 
 // Requests of one page load (HTML, scripts, styles, images) arriving together.
 constexpr std::int64_t kPageLoad = 6;
+// New keys per second an attacker is assumed to mint when the lint weighs a policy against the
+// memory store's cap: a fresh IPv6 /64 per request (one routed /48 holds 65,536 of them) at a
+// modest request rate.
+constexpr double kMintRate = 1000;
+// The widest IPv6 network one attacker is assumed to route: what a hosting provider or tunnel
+// broker hands a customer is a /48 at most, and a provider's whole allocation is a /32.
+constexpr int kAttackerNetwork = 32;
 // Users behind one NAT address (an office, a school, a carrier NAT's share) that the budget
 // must hold before they collapse onto the address's bucket.
 constexpr std::int64_t kNatCrowd = 32;
@@ -135,6 +142,120 @@ void lintFailOpenLogin(const Policy& p, const std::string& at, CheckContext& con
                             "attacker who can slow or break the store gets unlimited guesses; "
                             "set on_store_error to \"deny\"");
         return;
+    }
+}
+
+// Rule: an address budget level whose prefix is not shorter than the key's own (a /48 level for
+// keys aggregated to /48) holds one key per network: it has no effect (the engine skips it).
+void lintAddressLevels(const Policy& p, const std::string& at, CheckContext& context) {
+    struct Family {
+        const char* field;
+        const char* keyField;
+        const std::vector<AddressBudget>* levels;
+        int keyPrefix;
+    };
+    for (const Family& f :
+         {Family{"ipv6_prefixes", "ipv6_prefix", &p.budget.ipv6Prefixes, p.key.ipv6Prefix},
+          Family{"ipv4_prefixes", "ipv4_prefix", &p.budget.ipv4Prefixes, p.key.ipv4Prefix}}) {
+        for (std::size_t i = 0; i < f.levels->size(); ++i) {
+            const int prefix = (*f.levels)[i].prefix;
+            if (prefix < f.keyPrefix) continue;
+            context.warning(at + "/budget/" + f.field + "/" + std::to_string(i) + "/prefix",
+                            "address budget level /" + std::to_string(prefix) +
+                                " is not shorter than key." + f.keyField + " " +
+                                std::to_string(f.keyPrefix) +
+                                ": each of its networks holds one key, so it has no effect; "
+                                "remove it or use a shorter prefix");
+        }
+    }
+}
+
+// Rule (a memory store, whose cap is max_buckets): keys come from IPv6 addresses finer than the
+// attacker's network (key.ipv6_prefix > /32). With an address budget whose outermost level is
+// that network or wider, one attacker holds at most its cap + 1 buckets: warn when that reaches
+// max_buckets. Without one, an attacker minting kMintRate keys per second keeps rate x lifetime
+// buckets alive (a bucket lives until it is full again, the limit's time to refill): warn when
+// that reaches max_buckets, since the store then refuses every new client (503 store_full).
+void lintStoreFill(const PolicySet& set, const Policy& p, const std::string& at,
+                   CheckContext& context) {
+    if (set.store.kind != StoreConfig::Kind::Memory || p.key.source == KeySource::Principal) return;
+    if (p.key.ipv6Prefix <= kAttackerNetwork) return;
+    if (p.key.source == KeySource::Composite &&
+        std::none_of(p.key.parts.begin(), p.key.parts.end(),
+                     [](const KeyPart& k) { return k.kind == KeyPart::Kind::Peer; }) &&
+        !budgetApplies(p)) {
+        return;  // keyed on what the client writes, not on its address
+    }
+    const double maxBuckets = static_cast<double>(set.store.maxBuckets);
+    const std::vector<AddressBudget> none;
+    const std::vector<AddressBudget>& levels = p.budget.enabled ? p.budget.ipv6Prefixes : none;
+    const std::string field = at + "/budget/ipv6_prefixes";
+    if (!levels.empty() && levels.back().prefix <= kAttackerNetwork) {
+        const double worst = static_cast<double>(levels.back().cap) + 1;
+        if (worst < maxBuckets) return;
+        context.warning(field + "/" + std::to_string(levels.size() - 1) + "/cap",
+                        "one /" + std::to_string(levels.back().prefix) +
+                            " (a provider's whole allocation) may hold " + numberText(worst) +
+                            " buckets under this cap, as many as the store's max_buckets " +
+                            numberText(maxBuckets) +
+                            ": one attacker minting addresses in it fills the store and every "
+                            "new client is refused with 503 store_full; lower the cap well below "
+                            "max_buckets");
+        return;
+    }
+    double lifetime = 0;
+    for (const Numbers& n : numbersOf(p, at))
+        lifetime = std::max(lifetime, timeToRefresh(n.limit) / 1e9);
+    const double alive = kMintRate * lifetime;
+    if (alive < maxBuckets) return;
+    context.warning(
+        levels.empty() ? field : field + "/" + std::to_string(levels.size() - 1) + "/prefix",
+        "an attacker minting " + numberText(kMintRate) + " IPv6 /" +
+            std::to_string(p.key.ipv6Prefix) +
+            "s per second (one routed /48 holds 65536 /64s) fills the store's max_buckets " +
+            numberText(maxBuckets) + " in " + numberText(std::ceil(maxBuckets / kMintRate)) +
+            " s, and each bucket lives " + numberText(std::ceil(lifetime)) +
+            " s (the limit's time to refill): from then on every new client is refused with 503 "
+            "store_full until the attack stops; count addresses against their networks with "
+            "budget.ipv6_prefixes, up to a /" +
+            std::to_string(kAttackerNetwork) +
+            " (the default is [{\"prefix\": 48, \"cap\": 1024}, {\"prefix\": 32, \"cap\": "
+            "65536}]), or raise max_buckets above " +
+            numberText(std::ceil(alive)));
+}
+
+// on_store_error "local" (the process decides alone while the shared store is unreachable).
+// Rules: on a memory store it never applies (the store is this process's memory and is always
+// reached); on a shared store with store.replicas 1, each of several replicas would hold the
+// whole limit during an outage; and a cost above the local capacity is refused by every replica
+// for the whole outage.
+void lintLocal(const PolicySet& set, const Policy& p, const std::string& at,
+               CheckContext& context) {
+    if (p.onStoreError != StoreErrorRule::Local) return;
+    if (set.store.kind == StoreConfig::Kind::Memory) {
+        context.warning(at + "/on_store_error",
+                        "on_store_error \"local\" never applies to a memory store: it is this "
+                        "process's own memory and is always reachable; it is meant for a shared "
+                        "(redis) store");
+        return;
+    }
+    if (set.store.replicas == 1) {
+        context.warning("/store/replicas",
+                        "policy " + quoted(p.name) +
+                            " decides locally during an outage with store.replicas 1: each "
+                            "process then holds the whole limit, so N processes admit N times "
+                            "it; set store.replicas to the number of processes sharing the store");
+    }
+    for (const Numbers& n : numbersOf(p, at)) {
+        const Limit local = perReplicaLimit(n.limit, set.store.replicas);
+        const std::int64_t most =
+            p.algorithm == Algorithm::LeakyBucket ? local.capacity + 1 : local.capacity;
+        if (p.cost <= most) continue;
+        context.warning(n.where + "/cost",
+                        n.label + "cost " + std::to_string(p.cost) + " is more than the " +
+                            std::to_string(most) + " one of " + std::to_string(set.store.replicas) +
+                            " replicas holds during an outage: every such request is refused "
+                            "until the shared store answers; lower cost or store.replicas");
     }
 }
 
@@ -261,6 +382,9 @@ void checkLints(const PolicySet& set, const PolicySet* previous, CheckContext& c
         }
         lintShadow(p, at, context);
         lintFailOpenLogin(p, at, context);
+        lintLocal(set, p, at, context);
+        lintStoreFill(set, p, at, context);
+        lintAddressLevels(p, at, context);
         lintNatBudget(p, at, context);
         lintDelay(p, at, context);
         lintPrefix(p, at, context);

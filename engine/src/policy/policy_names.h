@@ -35,9 +35,10 @@ inline constexpr NameTable<UnverifiedAuthorization, 2> kUnverifiedAuthorization{
     {"ignore", UnverifiedAuthorization::Ignore},
 }};
 
-inline constexpr NameTable<StoreErrorRule, 2> kStoreErrorRules{{
+inline constexpr NameTable<StoreErrorRule, 3> kStoreErrorRules{{
     {"fail_open_on_transport", StoreErrorRule::FailOpenOnTransport},
     {"deny", StoreErrorRule::Deny},
+    {"local", StoreErrorRule::Local},
 }};
 
 inline constexpr NameTable<PolicyMode, 2> kModes{{

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "policy/policy_fields.h"
 #include "policy/policy_file_internal.h"
@@ -169,11 +171,12 @@ void readStoreAuth(Diagnostics& sink, Fields& f, bool redis, StoreConfig& store)
 
 void readStore(Diagnostics& sink, const json::Value& object, StoreConfig& store) {
     Fields f(sink, object,
-             {"kind", "max_buckets", "url", "urls", "namespace", "username", "password_env",
-              "password_file", "password"});
+             {"kind", "max_buckets", "url", "urls", "namespace", "replicas", "username",
+              "password_env", "password_file", "password"});
     bool kindOk = !f.has("kind") || f.choice("kind", store.kind, kStoreKinds);
     if (kindOk) readStoreAuth(sink, f, store.kind == StoreConfig::Kind::Redis, store);
     f.whole("max_buckets", store.maxBuckets, 1, kMaxCount);
+    f.whole("replicas", store.replicas, 1, kMaxReplicas);
     if (f.string("namespace", store.keyNamespace, 1, 64) &&
         !std::all_of(store.keyNamespace.begin(), store.keyNamespace.end(),
                      [](char c) { return isNameChar(c) || c == ':'; })) {
@@ -420,8 +423,32 @@ void readKey(Diagnostics& sink, const json::Value& object, KeyConfig& key) {
     }
 }
 
-void readBudget(Diagnostics& sink, const json::Value& object, BudgetConfig& budget) {
-    Fields f(sink, object, {"enabled", "per_peer", "global", "slot_ttl_ms"});
+// An address budget's levels: [{"prefix": 48, "cap": 1024}, ...], at most
+// kMaxAddressBudgetLevels, each prefix within the family's bits.
+void readAddressBudgets(Diagnostics& sink, const json::Value& array, int bits,
+                        std::vector<AddressBudget>& out) {
+    out.clear();
+    if (array.items().size() > kMaxAddressBudgetLevels) {
+        sink.error(CheckLevel::Schema, array,
+                   "at most " + std::to_string(kMaxAddressBudgetLevels) +
+                       " address budget levels, longest prefix first");
+    }
+    for (const json::Value* item : itemsOf(sink, array, Type::Object, "an object")) {
+        AddressBudget level;
+        Fields f(sink, *item, {"prefix", "cap"});
+        const bool ok = f.require("prefix") & f.require("cap");
+        f.whole("prefix", level.prefix, 1, bits);
+        std::int64_t cap = level.cap;
+        if (f.whole("cap", cap, 1, kMaxUint32)) level.cap = static_cast<std::uint32_t>(cap);
+        if (ok) out.push_back(level);
+    }
+}
+
+// Reads a policy's budget. Returns whether it wrote its own IPv6 and IPv4 address levels.
+std::pair<bool, bool> readBudget(Diagnostics& sink, const json::Value& object,
+                                 BudgetConfig& budget) {
+    Fields f(sink, object,
+             {"enabled", "per_peer", "global", "slot_ttl_ms", "ipv6_prefixes", "ipv4_prefixes"});
     f.boolean("enabled", budget.enabled);
     std::int64_t value = budget.perPeer;
     if (f.whole("per_peer", value, 1, kMaxUint32))
@@ -430,6 +457,11 @@ void readBudget(Diagnostics& sink, const json::Value& object, BudgetConfig& budg
     if (f.whole("global", value, 1, kMaxUint32)) budget.global = static_cast<std::uint32_t>(value);
     value = budget.slotTtl / kNanosPerMilli;
     if (f.whole("slot_ttl_ms", value, 1, kMaxDurationMs)) budget.slotTtl = value * kNanosPerMilli;
+    if (const json::Value* v6 = f.array("ipv6_prefixes"))
+        readAddressBudgets(sink, *v6, 128, budget.ipv6Prefixes);
+    if (const json::Value* v4 = f.array("ipv4_prefixes"))
+        readAddressBudgets(sink, *v4, 32, budget.ipv4Prefixes);
+    return {f.has("ipv6_prefixes"), f.has("ipv4_prefixes")};
 }
 
 void readBypass(Diagnostics& sink, const json::Value& object, Bypass& bypass) {
@@ -513,7 +545,16 @@ void readPolicy(Diagnostics& sink, const json::Value& object, Policy& p) {
     bool nodelayOk = f.boolean("nodelay", p.nodelay);
     f.whole("cost", p.cost, 1, kMaxCount);
     if (const json::Value* key = f.object("key")) readKey(sink, *key, p.key);
-    if (const json::Value* budget = f.object("budget")) readBudget(sink, *budget, p.budget);
+    std::pair<bool, bool> wroteLevels{false, false};
+    if (const json::Value* budget = f.object("budget"))
+        wroteLevels = readBudget(sink, *budget, p.budget);
+    // A default the file never wrote must not warn: address levels the key's own prefix makes
+    // moot (the default /48 for keys aggregated to /48) drop out of the defaults.
+    auto moot = [](std::vector<AddressBudget>& levels, int keyPrefix) {
+        std::erase_if(levels, [&](const AddressBudget& l) { return l.prefix >= keyPrefix; });
+    };
+    if (!wroteLevels.first) moot(p.budget.ipv6Prefixes, p.key.ipv6Prefix);
+    if (!wroteLevels.second) moot(p.budget.ipv4Prefixes, p.key.ipv4Prefix);
     f.choice("on_store_error", p.onStoreError, kStoreErrorRules);
     std::int64_t timeoutMs = p.storeTimeout / kNanosPerMilli;
     if (f.whole("store_timeout_ms", timeoutMs, 1, 60'000))

@@ -118,6 +118,44 @@ void checkBudget(const Policy& p, const std::vector<LimitNumbers>& limits, const
                       std::to_string(needMs));
 }
 
+// on_store_error "local" runs perReplicaLimit() on this process's memory store during an
+// outage; its durations must stay within the engine's 90 days like the shared limit's.
+void checkLocalLimit(const Policy& p, const LimitNumbers& n, int replicas, CheckContext& context) {
+    if (p.onStoreError != StoreErrorRule::Local || replicas <= 1) return;
+    const Limit local = perReplicaLimit(n.limit, replicas);
+    const double longest =
+        std::max(timeToRefresh(local), static_cast<double>(local.emissionInterval));
+    if (!isRateAlgorithm(p.algorithm) || longest <= kMaxDurationNs) return;
+    context.error(CheckLevel::Semantics, n.where + "/on_store_error",
+                  n.label + "on_store_error \"local\" holds 1/" + std::to_string(replicas) +
+                      " of the limit during an outage (store.replicas " + std::to_string(replicas) +
+                      "), which refills in " + durationText(longest) +
+                      ", beyond the engine's 90-day limit on durations; lower store.replicas or "
+                      "raise refill_per_second");
+}
+
+// Each level of an address budget encloses the one before it: prefixes strictly shorter, so
+// that the chain runs innermost first (a level not shorter than the key's own prefix has no
+// effect, which the lint says).
+void checkAddressBudgets(const Policy& p, const std::string& at, CheckContext& context) {
+    for (const char* field : {"ipv6_prefixes", "ipv4_prefixes"}) {
+        const std::vector<AddressBudget>& levels = std::string_view(field) == "ipv6_prefixes"
+                                                       ? p.budget.ipv6Prefixes
+                                                       : p.budget.ipv4Prefixes;
+        for (std::size_t i = 1; i < levels.size(); ++i) {
+            if (levels[i].prefix < levels[i - 1].prefix) continue;
+            context.error(CheckLevel::Semantics,
+                          at + "/budget/" + field + "/" + std::to_string(i) + "/prefix",
+                          "address budget prefix /" + std::to_string(levels[i].prefix) +
+                              " is not shorter than the level before it (/" +
+                              std::to_string(levels[i - 1].prefix) +
+                              "): list the levels longest prefix first, each enclosing the one "
+                              "before");
+            break;
+        }
+    }
+}
+
 void checkTiers(const Policy& p, const std::string& at, CheckContext& context) {
     if (!p.tiers || p.tiers->defaultTier.empty()) return;
     std::string names;
@@ -153,8 +191,13 @@ void checkSemantics(const PolicySet& set, CheckContext& context) {
             checkCost(p, n, context);
             checkDurations(p, n, context);
         }
+        if (context.clean(at)) {
+            for (const LimitNumbers& n : limits)
+                checkLocalLimit(p, n, set.store.replicas, context);
+        }
         if (context.clean(at)) checkBudget(p, limits, at, context);  // needs sane durations
         checkTiers(p, at, context);
+        checkAddressBudgets(p, at, context);
     }
 }
 

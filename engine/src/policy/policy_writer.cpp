@@ -34,6 +34,17 @@ Json nullable(const std::optional<double>& value) {
     return value ? Json(*value) : Json(nullptr);
 }
 
+Json addressBudgets(const std::vector<AddressBudget>& levels) {
+    Json out = Json::array();
+    for (const AddressBudget& level : levels) {
+        Json l = Json::object();
+        l["prefix"] = level.prefix;
+        l["cap"] = level.cap;
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
 Json tiersJson(const TierConfig& tiers) {
     Json limits = Json::object();
     for (const Tier& tier : tiers.tiers) {
@@ -76,6 +87,8 @@ Json policyJson(const Policy& p) {
     budget["per_peer"] = p.budget.perPeer;
     budget["global"] = p.budget.global;
     budget["slot_ttl_ms"] = p.budget.slotTtl / kNanosPerMilli;
+    budget["ipv6_prefixes"] = addressBudgets(p.budget.ipv6Prefixes);
+    budget["ipv4_prefixes"] = addressBudgets(p.budget.ipv4Prefixes);
 
     Json bypass = Json::object();
     bypass["cidrs"] = cidrs(p.bypass.cidrs);
@@ -137,6 +150,7 @@ std::string savePolicyText(const PolicySet& set) {
     store["max_buckets"] = set.store.maxBuckets;
     store["urls"] = strings(set.store.urls);
     store["namespace"] = set.store.keyNamespace;
+    store["replicas"] = set.store.replicas;
     // Where the AUTH password is, as the file said; the password itself is never in a PolicySet.
     if (!set.store.username.empty()) store["username"] = set.store.username;
     if (!set.store.passwordEnv.empty()) store["password_env"] = set.store.passwordEnv;

@@ -156,23 +156,42 @@ local function px(s, n, least)
 end
 
 -- The budget: a ZSET per scope, member = bucket key, score = last use in whole ms (truncated,
--- as the memory store does); a slot is live while score + slotTtl > now. A key that is not a
--- live member charges the fallback when the scope holds `cap` slots of which `cap` are live
--- (the memory store drops the expired ones at that point, then compares: the same decision).
--- Expired slots are dropped below, when a new key takes a slot in a scope holding `cap`.
-local key, fallback, member, held = KEYS[1], 0, false, 0
-local scope, slotTtl, nowMs, budgetCap
-if #KEYS == 3 then
-  scope, slotTtl, budgetCap = KEYS[2], ARGV[9] + 0, ARGV[8] + 0
+-- as the memory store does); a slot is live while score + slotTtl > now. Levels chain, innermost
+-- first: level i's scope holds every bucket charged below it, its own fallback included. The
+-- key, or else the innermost fallback, is charged that every scope above it admits: as a live
+-- member, or as a newcomer while fewer than `cap` of the scope's slots are live (the memory
+-- store drops the expired ones at that point, then compares: the same decision). The outermost
+-- fallback is always admitted. Expired slots are dropped below, when a newcomer takes a slot in
+-- a scope holding `cap`.
+local key, charged, levels = KEYS[1], 0, (#KEYS - 1) / 2
+local slotTtl, nowMs, held = 0, 0, {}
+if levels > 0 then
+  slotTtl = ARGV[8] + 0
   if nowS < 0 then nowMs = nowS * 1000 + cdiv(nowN, 1000000)
   else nowMs = nowS * 1000 + idiv(nowN, 1000000) end
-  local used = redis.call('ZSCORE', scope, ARGV[10])
-  member = used ~= false and used + 0 + slotTtl > nowMs
-  if not member then held = redis.call('ZCARD', scope) end
-  if held >= budgetCap and
-     redis.call('ZCOUNT', scope, format('(%d', nowMs - slotTtl), '+inf') >= budgetCap then
-    key, fallback = KEYS[3], 1
+  local since = format('(%d', nowMs - slotTtl)
+  for k = 0, levels do
+    local name, admitted = ARGV[9 + 2 * k], true
+    for i = k + 1, levels do
+      local scope = KEYS[2 * i]
+      local used = redis.call('ZSCORE', scope, name)
+      if used ~= false and used + 0 + slotTtl > nowMs then
+        held[i] = -1
+      else
+        local cap, h = ARGV[8 + 2 * i] + 0, redis.call('ZCARD', scope)
+        if h >= cap and redis.call('ZCOUNT', scope, since, '+inf') >= cap then
+          admitted = false
+          break
+        end
+        held[i] = h
+      end
+    end
+    if admitted then
+      charged = k
+      break
+    end
   end
+  if charged > 0 then key = KEYS[2 * charged + 1] end
 end
 local reason, remaining, retry, reset, delay = 0, 0, 0, 0, 0
 )lua";
@@ -417,29 +436,34 @@ else
 end
 )lua";
 
-// The budget's bookkeeping, after the bucket decided (memory store's recordScope): a member's
-// slot is refreshed, a new key takes a free slot, whatever the bucket decided; a key charged to
-// the fallback leaves the scope untouched. A new key in a scope holding `cap` slots (some of
-// them expired, or it would have been charged to the fallback) drops the expired ones, so a scope
+// The budget's bookkeeping, after the bucket decided (memory store's recordScope): the charged
+// key takes or refreshes its slot in every scope above it, whatever the bucket decided; the
+// scopes at or below a charged fallback stay untouched. A newcomer in a scope holding `cap` slots
+// (some of them expired, or it would not have been admitted) drops the expired ones, so a scope
 // never holds more than `cap` slots. The drop comes after the ZADD: the scope never empties
 // within the script (a key deleted and written again within a script fails in a migrating
 // Cluster slot, where a missing key counts as moved away).
 constexpr std::string_view kEpilogue = R"lua(
-if scope and (member or fallback == 0) then
-  redis.call('ZADD', scope, nowMs, ARGV[10])
-  if held >= budgetCap then redis.call('ZREMRANGEBYSCORE', scope, '-inf', nowMs - slotTtl) end
-  local ms = slotTtl + 1
+if levels > 0 then
+  local name, ms = ARGV[9 + 2 * charged], slotTtl + 1
   if ms < floorMs then ms = floorMs end
-  redis.call('PEXPIRE', scope, ms)
+  for i = charged + 1, levels do
+    local scope = KEYS[2 * i]
+    redis.call('ZADD', scope, nowMs, name)
+    if held[i] >= ARGV[8 + 2 * i] + 0 then
+      redis.call('ZREMRANGEBYSCORE', scope, '-inf', nowMs - slotTtl)
+    end
+    redis.call('PEXPIRE', scope, ms)
+  end
 end
-return {reason, remaining, retry, reset, delay, fallback}
+return {reason, remaining, retry, reset, delay, charged}
 )lua";
 
 Script makeScript(std::string_view name, unsigned helpers, std::string_view body) {
     Script s;
     s.name = name;
     s.source.append(kShebang);
-    s.source.append("-- ratelab ").append(name).append(" v1");
+    s.source.append("-- ratelab ").append(name).append(" v2");
     s.source.append(kBase);
     for (const HelperText& h : kHelpers)
         if (helpers & h.helper) s.source.append(h.text);

@@ -4,14 +4,17 @@
 // consumption in one atomic EVALSHA. They reproduce engine/src/algorithms/*.h decision for
 // decision; the calling convention is fixed here and in redis_request.cpp.
 //
-// KEYS: [1] the bucket, and with a budget [2] the scope ZSET, [3] the fallback bucket.
+// KEYS: [1] the bucket, and per budget level i = 1..n (innermost first, n <= 4)
+//       [2i] the level's scope ZSET, [2i+1] its fallback bucket.
 // ARGV: [1] now, whole seconds (floor), or "" to read the server's TIME
 //       [2] now, nanoseconds within the second (0..999999999)
 //       [3] cost   [4] capacity   [5] emission interval (ns), window (ns) or leaky rate
 //       [6] leaky delay (-1: nodelay) or 0   [7] least PX in ms (the caller-time floor) or 0
-//       [8] budget cap   [9] slot lifetime in ms   [10] the scope member (the bucket key)
+//       with a budget: [8] slot lifetime in ms   [9] the key's scope member (the bucket key)
+//       and per level i: [8+2i] its cap, [9+2i] its fallback's member (the fallback key)
 // Reply: {reason (0 allowed, 1 over limit, 2 cost exceeds capacity), remaining, retryAfter ns,
-//         resetAfter ns, delay ns, chargedFallback (0/1)}; a time too large for a Lua number
+//         resetAfter ns, delay ns, charged level (0 the key, i level i's fallback)}; a time
+//         too large for a Lua number
 //         (beyond 2^53 ns, only when a caller's clock jumps back by months) comes as a decimal
 //         string, every other field as an integer.
 

@@ -16,7 +16,7 @@ constexpr auto kIdleCheck = std::chrono::milliseconds(20);
 constexpr auto kFirstRetryPause = std::chrono::milliseconds(1);
 constexpr auto kMaxRetryPause = std::chrono::milliseconds(50);
 
-enum class ErrorClass : std::uint8_t { Moved, Ask, NoScript, Retry, Refusal };
+enum class ErrorClass : std::uint8_t { Moved, Ask, NoScript, Retry, OutOfMemory, Refusal };
 
 // Redirects and NOSCRIPT are followed; answers that say "not now" (a slot migrating, a cluster
 // without quorum, a busy script, a server loading its data) are retried until the deadline;
@@ -30,6 +30,7 @@ ErrorClass classify(std::string_view text) {
     if (code == "TRYAGAIN" || code == "CLUSTERDOWN" || code == "BUSY" || code == "LOADING" ||
         code == "MASTERDOWN")
         return ErrorClass::Retry;
+    if (code == "OOM") return ErrorClass::OutOfMemory;  // maxmemory reached: the store is full
     return ErrorClass::Refusal;
 }
 
@@ -412,6 +413,8 @@ Outcome RedisClient::runOne(Session& session, const ScriptCall& call, Deadline d
                 pause = std::min<Clock::duration>(2 * pause, kMaxRetryPause);
                 continue;
             }
+            case ErrorClass::OutOfMemory:
+                return failure(Outcome::Kind::Full, where + std::string(answer));
             case ErrorClass::Refusal:
                 return failure(Outcome::Kind::Refused, where + std::string(answer));
         }
@@ -508,10 +511,12 @@ void RedisClient::evalMany(std::span<const ScriptCall> calls, std::span<Outcome>
                 case ErrorClass::Retry:
                     retryOne.push_back(i);
                     break;
+                case ErrorClass::OutOfMemory:
                 case ErrorClass::Refusal:
-                    outcomes[i] =
-                        failure(Outcome::Kind::Refused, topology_.node(pipe.node).name() + ": " +
-                                                            std::string(text(*reply)));
+                    outcomes[i] = failure(
+                        classify(text(*reply)) == ErrorClass::OutOfMemory ? Outcome::Kind::Full
+                                                                          : Outcome::Kind::Refused,
+                        topology_.node(pipe.node).name() + ": " + std::string(text(*reply)));
                     break;
             }
         }

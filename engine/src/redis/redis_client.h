@@ -28,7 +28,8 @@ struct ScriptCall {
 };
 
 struct Outcome {
-    enum class Kind : std::uint8_t { Reply, Transport, Refused };
+    /// Full: the server is out of memory (maxmemory reached); Refused: any other error reply.
+    enum class Kind : std::uint8_t { Reply, Transport, Refused, Full };
     Kind kind = Kind::Transport;
     Reply reply;        ///< Kind::Reply: the script's answer (never an error reply)
     std::string error;  ///< otherwise: what happened, naming the node

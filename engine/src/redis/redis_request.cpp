@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <limits>
+#include <tuple>
 
 #include "algorithms/algorithms.h"
 
@@ -79,7 +80,9 @@ public:
 private:
     EncodedRequest* out_;
     std::size_t start_ = 0;
-    std::array<std::pair<std::size_t, std::size_t>, 14> spans_{};
+    std::array<std::pair<std::size_t, std::size_t>,
+               std::tuple_size_v<decltype(EncodedRequest::args)>>
+        spans_{};
     std::size_t count_ = 0;
 };
 
@@ -140,28 +143,37 @@ bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings
         return false;
     }
     const BucketBudget* budget = request.budget;
-    if (budget) {
-        if (budget->cap < 1) {
+    std::int64_t levels = 0;
+    std::size_t budgetText = 0;
+    for (const BucketBudget* b = budget; b; b = b->next) {
+        if (++levels > static_cast<std::int64_t>(kMaxBudgetLevels)) {
+            *error =
+                "a budget chain may have at most " + std::to_string(kMaxBudgetLevels) + " levels";
+            return false;
+        }
+        if (b->cap < 1) {
             *error = "a budget's cap must be at least 1";
             return false;
         }
-        if (budget->slotTtl > kMaxDuration) {
+        if (b->slotTtl > kMaxDuration) {
             *error = "a budget's slot lifetime must be at most 90 days";
             return false;
         }
+        budgetText += b->scope.size() + 2 * b->fallbackKey.size();
     }
 
     out->script = scriptFor(l.algorithm);
-    out->text.reserve(192 + request.key.size() * 2 + request.partition.size() * 3 +
-                      (budget ? budget->scope.size() + budget->fallbackKey.size() : 0));
+    out->text.reserve(192 + request.key.size() * 2 +
+                      request.partition.size() * static_cast<std::size_t>(1 + 2 * levels) +
+                      budgetText + static_cast<std::size_t>(levels) * 48);
     ArgWriter w(out);
-    w.arg(budget ? std::string_view("3") : std::string_view("1"));
+    w.arg(1 + 2 * levels);
     appendKeyName(w, settings.keyNamespace, request.partition, request.limitName, "", request.key);
-    if (budget) {
+    for (const BucketBudget* b = budget; b; b = b->next) {
         appendKeyName(w, settings.keyNamespace, request.partition, request.limitName,
-                      "scope:", budget->scope);
+                      "scope:", b->scope);
         appendKeyName(w, settings.keyNamespace, request.partition, request.limitName, "",
-                      budget->fallbackKey);
+                      b->fallbackKey);
     }
     if (settings.callerTime) {
         const Nanos now = request.now;
@@ -193,10 +205,13 @@ bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings
     }
     w.arg(settings.callerTime ? settings.minKeyLifetimeMs : 0);
     if (budget) {
-        w.arg(static_cast<std::int64_t>(budget->cap));
         const Nanos lifetime = std::max(budget->slotTtl, algo::freshAfter(l));
         w.arg((lifetime + kNanosPerMilli - 1) / kNanosPerMilli);
         w.arg(request.key);
+        for (const BucketBudget* b = budget; b; b = b->next) {
+            w.arg(static_cast<std::int64_t>(b->cap));
+            w.arg(b->fallbackKey);
+        }
     }
     w.finish();
     out->slot = keySlot(out->args[1]);  // every key's slot: they share the tag
@@ -209,7 +224,10 @@ bool decodeReply(const redisReply& reply, const ConsumeRequest& request, Consume
     bool ok = reply.type == REDIS_REPLY_ARRAY && reply.elements == 6;
     for (std::size_t i = 0; ok && i < 6; ++i)
         ok = readInteger(*reply.element[i], &f[i]);
-    if (!ok || f[0] < 0 || f[0] > 2) {
+    std::int64_t levels = 0;
+    for (const BucketBudget* b = request.budget; b; b = b->next)
+        ++levels;
+    if (!ok || f[0] < 0 || f[0] > 2 || f[5] < 0 || f[5] > levels) {
         *error = "unexpected reply from the rate-limit script";
         return false;
     }
@@ -222,6 +240,7 @@ bool decodeReply(const redisReply& reply, const ConsumeRequest& request, Consume
     d.retryAfter = f[2];
     d.resetAfter = f[3];
     d.delay = f[4];
+    out->chargedLevel = static_cast<std::uint8_t>(f[5]);
     out->chargedFallback = f[5] != 0;
     return true;
 }

@@ -26,7 +26,8 @@ struct EncodedRequest {
     ScriptId script = ScriptId::Rate;
     int slot = 0;
     std::string text;
-    std::array<std::string_view, 14> args;  ///< numkeys, KEYS, ARGV
+    /// numkeys, KEYS, ARGV: 1 + (1 + 2 levels) + (9 + 2 levels) with a budget chain.
+    std::array<std::string_view, 1 + 1 + 9 + 4 * kMaxBudgetLevels> args;
     std::size_t argc = 0;
 
     ScriptCall call() const { return ScriptCall{script, slot, {args.data(), argc}}; }

@@ -186,6 +186,7 @@ private:
         if (!cache_->find(fingerprint, request.cost, now, &result->decision)) return false;
         result->status = StoreStatus::Ok;
         result->chargedFallback = false;
+        result->chargedLevel = 0;
         cacheHits_.fetch_add(1, std::memory_order_relaxed);
         return true;
     }
@@ -204,11 +205,13 @@ private:
         }
         result->decision = Decision{};
         result->chargedFallback = false;
+        result->chargedLevel = 0;
         if (outcome.kind == Outcome::Kind::Transport) {
             result->status = StoreStatus::Transport;
             transportErrors_.fetch_add(1, std::memory_order_relaxed);
         } else {
-            result->status = StoreStatus::Refused;
+            result->status =
+                outcome.kind == Outcome::Kind::Full ? StoreStatus::Full : StoreStatus::Refused;
             refusals_.fetch_add(1, std::memory_order_relaxed);
         }
         result->error = "redis store: " + (error.empty() ? outcome.error : error);
