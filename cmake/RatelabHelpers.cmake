@@ -10,11 +10,17 @@ function(ratelab_target_defaults target)
     endif()
 endfunction()
 
-# ratelab_add_test(<name> LABEL <engine|sim|gui|redis|policy|identity>...
-#                  SOURCES <files...> [LIBS <targets...>] [TIMEOUT <s>] [ENVIRONMENT <k=v...>])
+# ratelab_add_test(<name> LABEL <engine|sim|gui|redis|policy|identity|cli|http>...
+#                  SOURCES <files...> [LIBS <targets...>] [TIMEOUT <s>] [ENVIRONMENT <k=v...>]
+#                  [CLI])
 # Builds a Qt Test executable and registers it with CTest, headless (offscreen platform).
+# CLI: the suite runs ratelab-cli (tests/cli_fixture.h); RATELAB_CLI names the binary, which is
+# built first. Without the ratelab-cli target (RATELAB_BUILD_APP=OFF) such a suite is skipped.
 function(ratelab_add_test name)
-    cmake_parse_arguments(T "" "TIMEOUT" "LABEL;SOURCES;LIBS;ENVIRONMENT" ${ARGN})
+    cmake_parse_arguments(T "CLI" "TIMEOUT" "LABEL;SOURCES;LIBS;ENVIRONMENT" ${ARGN})
+    if(T_CLI AND NOT TARGET ratelab-cli)
+        return()
+    endif()
     if(NOT T_TIMEOUT)
         set(T_TIMEOUT 120)
     endif()
@@ -25,6 +31,10 @@ function(ratelab_add_test name)
     target_compile_definitions(${name} PRIVATE
         RATELAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
         RATELAB_BINARY_DIR="${PROJECT_BINARY_DIR}")
+    if(T_CLI)
+        target_compile_definitions(${name} PRIVATE RATELAB_CLI="$<TARGET_FILE:ratelab-cli>")
+        add_dependencies(${name} ratelab-cli)
+    endif()
     add_test(NAME ${name} COMMAND ${name})
     set_tests_properties(${name} PROPERTIES
         LABELS "${T_LABEL}"

@@ -1,7 +1,5 @@
 // ratelab-cli check: decides one request against a fresh memory store and prints the verdict.
 
-#include <QCommandLineParser>
-#include <QFileInfo>
 #include <cstdio>
 #include <deque>
 #include <nlohmann/json.hpp>
@@ -9,6 +7,9 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/inputs.h"
+#include "identity/headers.h"
+#include "policy/policy_names.h"
 #include "ratelab/ip_address.h"
 #include "ratelab/limiter.h"
 #include "ratelab/memory_store.h"
@@ -18,39 +19,9 @@ namespace ratelab::cli {
 
 namespace {
 
-constexpr const char* kSynopsis =
-    "check --policy P.json [--peer ADDR] [--principal ID] [--header 'Name: value']... "
-    "[--path /x] [--method GET] [--attribute name=value]...";
-
 // The decision is taken at this fixed time on a fresh store, so the same arguments always
 // print the same verdict.
 constexpr Nanos kCheckTime = 1000 * kNanosPerSecond;
-
-bool isTokenChar(char c) {
-    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
-    return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool isToken(std::string_view text) {
-    if (text.empty()) return false;
-    for (char c : text) {
-        if (!isTokenChar(c)) return false;
-    }
-    return true;
-}
-
-std::string_view trimOws(std::string_view v) {
-    while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
-        v.remove_prefix(1);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\t'))
-        v.remove_suffix(1);
-    return v;
-}
-
-int badInput(const std::string& message) {
-    std::fprintf(stderr, "ratelab-cli check: %s\n", message.c_str());
-    return kBadInput;
-}
 
 // Everything the RequestView borrows, owned for the length of the command.
 struct RequestText {
@@ -82,44 +53,43 @@ struct RequestText {
 };
 
 // Reads the options into `text`; returns an error message, or an empty string.
-std::string readRequest(const QCommandLineParser& parser, RequestText& text) {
-    if (parser.isSet("peer")) {
-        std::string peer = parser.value("peer").toStdString();
+std::string readRequest(const Arguments& args, RequestText& text) {
+    if (args.isSet("peer")) {
+        std::string peer = args.value("peer");
         text.peer = IpAddress::parse(peer);
         if (!text.peer) {
             return "--peer: \"" + peer +
                    "\" is not an IP address (dotted IPv4 or IPv6, no port, no zone id)";
         }
     }
-    if (parser.isSet("method")) {
-        text.method = parser.value("method").toStdString();
-        if (!isToken(text.method)) return "--method: \"" + text.method + "\" is not an HTTP method";
+    if (args.isSet("method")) {
+        text.method = args.value("method");
+        if (!policy::isValidToken(text.method))
+            return "--method: \"" + text.method + "\" is not an HTTP method";
     }
-    if (parser.isSet("path")) {
-        text.path = parser.value("path").toStdString();
+    if (args.isSet("path")) {
+        text.path = args.value("path");
         if (text.path.empty() || text.path.front() != '/') {
             return "--path: \"" + text.path + "\" must start with '/'";
         }
     }
-    text.principal = parser.value("principal").toStdString();
-    for (const QString& h : parser.values("header")) {
-        std::string line = h.toStdString();
+    text.principal = args.value("principal");
+    for (const std::string& line : args.values("header")) {
         std::size_t colon = line.find(':');
         // Messages never echo the argument: a header line may hold a credential.
         if (colon == std::string::npos) return "--header: expected 'Name: value', found no ':'";
         std::string name = line.substr(0, colon);
-        if (!isToken(name)) {
+        if (!policy::isValidToken(name)) {
             return "--header: the text before ':' is not a header name (letters, digits and "
                    "!#$%&'*+-.^_`|~ only)";
         }
-        std::string_view value = trimOws(std::string_view(line).substr(colon + 1));
+        std::string_view value = identity::trimOws(std::string_view(line).substr(colon + 1));
         if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos) {
             return "--header " + name + ": the value holds CR, LF or NUL";
         }
         text.headerText.emplace_back(name, std::string(value));
     }
-    for (const QString& a : parser.values("attribute")) {
-        std::string pair = a.toStdString();
+    for (const std::string& pair : args.values("attribute")) {
         std::size_t equals = pair.find('=');
         if (equals == std::string::npos || equals == 0) {
             return "--attribute: expected name=value with a non-empty name";
@@ -162,50 +132,17 @@ nlohmann::ordered_json render(const Verdict& verdict, const PolicySet& policies)
     return out;
 }
 
-int runCheck(const QStringList& arguments) {
-    QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral(
-        "Decides one request against a fresh memory store and prints the verdict as JSON."));
-    parser.addOptions({
-        {"policy", "The policy file.", "P.json"},
-        {"peer", "The TCP peer address.", "ADDR"},
-        {"principal", "A verified principal.", "ID"},
-        {"header", "A request header (repeatable).", "Name: value"},
-        {"path", "The request path (default /).", "/x"},
-        {"method", "The request method (default GET).", "GET"},
-        {"attribute", "A verified request attribute (repeatable).", "name=value"},
-    });
-    QCommandLineOption help({"h", "help"}, "Show this help.");
-    parser.addOption(help);
-    if (!parser.parse(QStringList{"ratelab-cli check"} + arguments)) {
-        return badInput(parser.errorText().toStdString());
-    }
-    if (parser.isSet(help)) {
-        std::printf("usage: ratelab-cli %s\n%s", kSynopsis,
-                    parser.helpText().section('\n', 2).toLocal8Bit().constData());
-        return kSuccess;
-    }
-    if (!parser.positionalArguments().isEmpty()) {
-        // Not echoed: an unquoted --header Authorization: Bearer x leaves the token here.
-        return badInput(
-            "unexpected argument; each option takes one value (quote a header: "
-            "--header 'Name: value')");
-    }
-    if (!parser.isSet("policy")) return badInput("--policy P.json is required");
-
+int runCheck(const Arguments& args) {
     RequestText text;
-    if (std::string error = readRequest(parser, text); !error.empty()) return badInput(error);
+    if (std::string error = readRequest(args, text); !error.empty()) return fail(kUsage, error);
 
-    PolicyLoadResult loaded = loadPolicyFile(parser.value("policy").toStdString());
-    for (const Diagnostic& d : loaded.diagnostics) {
-        std::fprintf(stderr, "%s\n", formatDiagnostic(d).c_str());
-    }
-    if (!loaded.ok()) return kBadInput;
+    Result<PolicySet> policies = loadPolicy(args.value("policy"));
+    if (!policies) return policies.failure();
 
     MemoryStoreOptions storeOptions;
-    storeOptions.maxBuckets = loaded.policies->store.maxBuckets;
+    storeOptions.maxBuckets = policies->store.maxBuckets;
     std::shared_ptr<Store> store = makeMemoryStore(storeOptions);
-    Limiter limiter(std::move(*loaded.policies), store);
+    Limiter limiter(std::move(*policies), store);
     Verdict verdict;
     RequestView request = text.view();
     limiter.decide(request, kCheckTime, verdict, /*explain=*/true);
@@ -214,9 +151,29 @@ int runCheck(const QStringList& arguments) {
     return kSuccess;
 }
 
+Command checkCommand() {
+    Command c;
+    c.name = "check";
+    c.summary = "decide one request and print the verdict as JSON";
+    c.description =
+        "Decides one request against a fresh memory store and prints the verdict as JSON: "
+        "status, headers, body, and each matching policy's key, scope and outcome. Keys name "
+        "credentials by their hash only.";
+    c.options = {
+        Option::input("policy", "P.json", "The policy file.").asRequired(),
+        Option::value("peer", "ADDR", "The TCP peer address."),
+        Option::value("principal", "ID", "A verified principal."),
+        Option::value("header", "'Name: value'", "A request header.").asRepeated(),
+        Option::value("path", "/x", "The request path (default /)."),
+        Option::value("method", "GET", "The request method (default GET)."),
+        Option::value("attribute", "name=value", "A verified request attribute.").asRepeated(),
+    };
+    c.run = &runCheck;
+    return c;
+}
+
 }  // namespace
 
-RATELAB_CLI_COMMAND({"check", kSynopsis, "decide one request and print the verdict as JSON",
-                     &runCheck});
+RATELAB_CLI_COMMAND(checkCommand());
 
 }  // namespace ratelab::cli

@@ -2,14 +2,17 @@
 // per request (--decisions) and in sum (the report). The logs are streamed in bounded memory;
 // every line is replayed, replayed with a warning, or listed as not replayed.
 
-#include <QCommandLineParser>
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cinttypes>
 
 #include "cli/command.h"
+#include "cli/decision_csv.h"
+#include "cli/inputs.h"
+#include "cli/log_options.h"
+#include "cli/outputs.h"
 #include "cli/progress.h"
-#include "cli/sim_inputs.h"
 #include "sim/access_log.h"
 #include "sim/report.h"
 #include "sim/scenario_runner.h"
@@ -18,63 +21,40 @@ namespace ratelab::cli {
 
 namespace {
 
-constexpr const char* kSynopsis =
-    "replay ACCESS.log... --policy P.json [--format combined|common|csv|nginx|caddy|json] "
-    "[--log-format 'STRING'] [--field ROLE=PATH]... [--reorder-window SECONDS] "
-    "[--decisions OUT.csv] [--json REPORT.json] [--sample-ms N] [--quiet]";
-
 // Lines of each kind printed on stderr; the report lists up to kMaxListedLines.
 constexpr std::size_t kPrintedLines = 20;
 
-int replayLog(const QStringList& arguments) {
-    QCommandLineParser parser;
-    parser.addPositionalArgument(
-        "ACCESS.log",
-        "The logs to replay, oldest first (rotated: access.log.2.gz access.log.1 "
-        "access.log); .gz is read as gzip, - is standard input.");
-    const QCommandLineOption policyOption("policy", "Policy file.", "P.json");
-    const LogInputOptions logOptions;
-    const QCommandLineOption decisionsOption(
-        "decisions",
-        "Write seq,ts_ms,key,allowed,remaining,retry_after_ms,file,line per request (- for "
-        "stdout).",
-        "OUT.csv");
-    const QCommandLineOption jsonOption("json", "Write the report as JSON (- for stdout).",
-                                        "REPORT.json");
-    const QCommandLineOption sampleOption("sample-ms", "Sample interval (default 1000).", "N");
-    const QCommandLineOption quietOption("quiet", "Print nothing on success but errors.");
-    logOptions.addTo(parser);
-    parser.addOptions({policyOption, decisionsOption, jsonOption, sampleOption, quietOption});
-    if (!parseCommandLine(parser, arguments, "replay", kSynopsis, -1)) return kBadInput;
-    const bool quiet = parser.isSet(quietOption);
-    if (!parser.isSet(policyOption)) return badInput("replay", "--policy P.json is required");
-
-    std::optional<PolicySet> policies =
-        loadPolicy(parser.value(policyOption).toStdString(), !quiet);
-    if (!policies) return kBadInput;
-
-    Nanos sampleInterval = kNanosPerSecond;
-    if (parser.isSet(sampleOption)) {
-        bool ok = false;
-        const qlonglong ms = parser.value(sampleOption).toLongLong(&ok);
-        if (!ok || ms < 1 || ms > 86'400'000) {
-            return badInput("replay", "--sample-ms \"" + parser.value(sampleOption).toStdString() +
-                                          "\": expected 1 to 86400000");
-        }
-        sampleInterval = ms * kNanosPerMilli;
+// A number option in [min, max], or kUsage (printed).
+template <class T>
+Result<T> numberOption(const Arguments& args, const char* name, T fallback, T min, T max,
+                       const char* expected) {
+    if (!args.isSet(name)) return fallback;
+    const std::string text = args.value(name);
+    T value{};
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || !(value >= min) || value > max) {
+        return fail(kUsage, std::string("--") + name + " \"" + text + "\": expected " + expected);
     }
+    return value;
+}
 
-    std::string inputError;
-    std::optional<sim::ReplayInput> readInput = logOptions.read(parser, inputError);
-    if (!readInput) return badInput("replay", inputError);
-    const sim::ReplayInput& input = *readInput;
+int replayLogs(const Arguments& args) {
+    const bool quiet = args.isSet("quiet");
+    Result<std::int64_t> sampleMs =
+        numberOption<std::int64_t>(args, "sample-ms", 1000, 1, 86'400'000, "1 to 86400000");
+    if (!sampleMs) return sampleMs.failure();
+    Result<sim::ReplayInput> read = readLogInput(args);
+    if (!read) return read.failure();
+    Result<PolicySet> policies = loadPolicy(args.value("policy"), !quiet);
+    if (!policies) return policies.failure();
 
+    const sim::ReplayInput& input = *read;
     const auto started = std::chrono::steady_clock::now();
     sim::LogReading reading;
     auto stream = std::make_shared<sim::LogStream>(input, reading);
     if (!stream->start()) {
         printDiagnostics({*reading.error});
-        return kBadInput;
+        return reading.unreadable ? kIoError : kInvalidInput;
     }
     if (!quiet && !reading.detection.empty()) {
         std::fprintf(stderr, "%s: format %s\n", input.files.front().c_str(),
@@ -83,18 +63,17 @@ int replayLog(const QStringList& arguments) {
 
     sim::RunnerOptions options;
     options.measureWallTime = false;
-    std::FILE* decisionsFile = nullptr;
+    std::unique_ptr<OutputStream> decisionsFile;
     std::unique_ptr<DecisionCsvWriter> decisions;
-    const std::string decisionsPath = parser.value(decisionsOption).toStdString();
-    if (parser.isSet(decisionsOption)) {
-        decisionsFile = decisionsPath == "-" ? stdout : std::fopen(decisionsPath.c_str(), "wb");
-        if (!decisionsFile) return badInput("replay", decisionsPath + ": cannot write");
-        decisions = std::make_unique<DecisionCsvWriter>(decisionsFile, &reading);
+    if (args.isSet("decisions")) {
+        decisionsFile = std::make_unique<OutputStream>(args.value("decisions"));
+        if (!decisionsFile->file()) return kIoError;
+        decisions = std::make_unique<DecisionCsvWriter>(decisionsFile->file(), &reading);
         options.decisions = decisions.get();
     }
     sim::ScenarioRunner runner(
         sim::makeReplayScenario(std::make_shared<sim::StreamedLog>(stream, input.files.front()),
-                                sampleInterval),
+                                *sampleMs * kNanosPerMilli),
         *policies, options);
     {
         ProgressBar progress(input.files.size() == 1
@@ -109,35 +88,29 @@ int replayLog(const QStringList& arguments) {
                 shortCount(static_cast<double>(runner.requests())) + " lines");
         }
     }
-    bool decisionsOk = true;
     if (decisions) {
-        decisionsOk = decisions->finish();
-        if (decisionsFile != stdout && std::fclose(decisionsFile) != 0) decisionsOk = false;
+        if (ExitCode e = decisionsFile->close(decisions->finish())) return e;
     }
     if (reading.error) {
         printDiagnostics({*reading.error});
-        return kBadInput;
+        return reading.unreadable ? kIoError : kInvalidInput;
     }
-    if (!decisionsOk) return badInput("replay", decisionsPath + ": cannot write");
     printDiagnostics(sim::readingDiagnostics(reading, kPrintedLines), !quiet);
     const std::string where =
         input.files.size() == 1
             ? input.files.front()
             : input.files.front() + " and " + std::to_string(input.files.size() - 1) + " more";
     if (reading.replayed == 0) {
-        return badInput("replay", where + ": no request could be read from the log");
+        return fail(kInvalidInput, where + ": no request could be read from the log");
     }
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     sim::Timing timing{wall, wall > 0 ? static_cast<double>(runner.requests()) / wall : 0};
     sim::Report report = sim::buildReplayReport(runner, timing, reading);
-    std::string error;
-    if (parser.isSet(jsonOption) &&
-        !writeTextFile(parser.value(jsonOption).toStdString(), sim::reportJson(report), error)) {
-        return badInput("replay", error);
+    if (args.isSet("json")) {
+        if (ExitCode e = writeOutput(args.value("json"), sim::reportJson(report))) return e;
     }
-    const bool stdoutTaken = parser.value(jsonOption) == "-" || decisionsPath == "-";
-    if (!quiet && !stdoutTaken) {
+    if (!quiet && !args.stdoutTaken()) {
         std::printf("%s: %" PRId64 " lines (%s), %" PRId64 " replayed (%" PRId64
                     " damaged), %" PRId64 " unparsed, %" PRId64
                     " out of the reorder window, %" PRId64 " clients (%" PRId64 " host names)\n",
@@ -149,8 +122,36 @@ int replayLog(const QStringList& arguments) {
     return kSuccess;
 }
 
+Command replayCommand() {
+    Command c;
+    c.name = "replay";
+    c.summary = "replay access logs through a policy";
+    c.description =
+        "Replays recorded access logs through a policy on the logs' own clock: what the policy "
+        "would have done, per request (--decisions) and in sum (the report). The logs are "
+        "streamed in bounded memory; every line is replayed, replayed with a warning, or listed "
+        "as not replayed, never dropped silently.";
+    c.positionals = {{"ACCESS.log",
+                      "The logs to replay, oldest first (rotated: access.log.2.gz access.log.1 "
+                      "access.log); .gz is read as gzip.",
+                      Option::Kind::Input, true}};
+    c.options = {
+        Option::input("policy", "P.json", "The policy file.").asRequired(),
+        Option::output("decisions", "OUT.csv",
+                       "Write seq,ts_ms,key,allowed,remaining,retry_after_ms,file,line per "
+                       "request."),
+        Option::output("json", "REPORT.json", "Write the report as JSON."),
+        Option::value("sample-ms", "N", "Sample interval in ms (default 1000)."),
+        Option::flag("quiet", "Print nothing on success but errors."),
+    };
+    const std::vector<Option> logOptions = logInputOptions();
+    c.options.insert(c.options.begin() + 1, logOptions.begin(), logOptions.end());
+    c.run = &replayLogs;
+    return c;
+}
+
 }  // namespace
 
-RATELAB_CLI_COMMAND({"replay", kSynopsis, "replay access logs through a policy", &replayLog});
+RATELAB_CLI_COMMAND(replayCommand());
 
 }  // namespace ratelab::cli

@@ -1,12 +1,14 @@
 // ratelab-cli run: one scenario, headless, on the virtual clock; the report as text, JSON and
 // CSV; exit 0 when every expectation holds, 1 when one fails, 2 on bad input.
 
-#include <QCommandLineParser>
+#include <charconv>
 #include <chrono>
 
 #include "cli/command.h"
+#include "cli/inputs.h"
+#include "cli/outputs.h"
 #include "cli/progress.h"
-#include "cli/sim_inputs.h"
+#include "cli/store_option.h"
 #include "ratelab/policy_file.h"
 #include "sim/report.h"
 #include "sim/scenario_runner.h"
@@ -15,53 +17,25 @@ namespace ratelab::cli {
 
 namespace {
 
-constexpr const char* kSynopsis =
-    "run SCENARIO.json [--policy P.json] [--store memory|redis://HOST:PORT[/DB]] "
-    "[--json REPORT.json] [--csv SERIES.csv] [--seed N] [--quiet] [--validated-policy OUT.json]";
-
-int runScenario(const QStringList& arguments) {
-    QCommandLineParser parser;
-    parser.addPositionalArgument("SCENARIO.json", "The scenario to run.");
-    const QCommandLineOption policyOption("policy", "Policy file (default: the scenario's).",
-                                          "P.json");
-    const QCommandLineOption storeOption("store", "memory (default) or redis://HOST:PORT[/DB].",
-                                         "STORE");
-    const QCommandLineOption jsonOption("json", "Write the report as JSON (- for stdout).",
-                                        "REPORT.json");
-    const QCommandLineOption csvOption("csv", "Write the per-sample series as CSV.", "SERIES.csv");
-    const QCommandLineOption seedOption("seed", "Override the scenario's seed.", "N");
-    const QCommandLineOption quietOption("quiet", "Print nothing on success but errors.");
-    const QCommandLineOption validatedOption(
-        "validated-policy", "Write the policy with this run embedded as its validation record.",
-        "OUT.json");
-    parser.addOptions({policyOption, storeOption, jsonOption, csvOption, seedOption, quietOption,
-                       validatedOption});
-    if (!parseCommandLine(parser, arguments, "run", kSynopsis, 1)) return kBadInput;
-    const bool quiet = parser.isSet(quietOption);
-
-    std::optional<sim::Scenario> scenario =
-        loadScenario(parser.positionalArguments().at(0).toStdString(), !quiet);
-    if (!scenario) return kBadInput;
-    std::string policyPath = parser.isSet(policyOption) ? parser.value(policyOption).toStdString()
-                                                        : scenario->policyPath;
-    if (policyPath.empty()) {
-        return badInput("run",
-                        scenario->file + ": the scenario names no policy; pass --policy P.json");
-    }
-    std::optional<PolicySet> policies = loadPolicy(policyPath, !quiet);
-    if (!policies) return kBadInput;
-    if (printDiagnostics(sim::checkScenarioAgainstPolicy(*scenario, *policies))) return kBadInput;
+int runScenario(const Arguments& args) {
+    const bool quiet = args.isSet("quiet");
+    Result<sim::Scenario> scenario = loadScenario(args.positionals().front(), !quiet);
+    if (!scenario) return scenario.failure();
+    Result<PolicySet> policies = loadPolicyFor(*scenario, args.value("policy"), !quiet);
+    if (!policies) return policies.failure();
 
     sim::RunnerOptions options;
-    if (parser.isSet(seedOption)) {
-        std::string error;
-        options.seed = parseSeed(parser.value(seedOption).toStdString(), error);
-        if (!options.seed) return badInput("run", error);
+    if (args.isSet("seed")) {
+        const std::string text = args.value("seed");
+        std::uint64_t seed = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seed);
+        if (ec != std::errc() || end != text.data() + text.size()) {
+            return fail(kUsage, "--seed \"" + text + "\": expected a whole number >= 0");
+        }
+        options.seed = seed;
     }
-    std::string error;
-    std::optional<std::shared_ptr<Store>> store =
-        storeFromOption(parser.value(storeOption).toStdString(), error);
-    if (!store) return badInput("run", error);
+    Result<std::shared_ptr<Store>> store = storeFromOption(args.value("store"));
+    if (!store) return store.failure();
     options.store = *store;
     options.measureWallTime = false;
     if (!options.store && policies->store.kind == StoreConfig::Kind::Redis && !quiet) {
@@ -79,7 +53,7 @@ int runScenario(const QStringList& arguments) {
             runner.advance(runner.now() + slice, progress.enabled() ? 2'000'000 : INT64_MAX);
             const double wall =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            const double requests = static_cast<double>(runner.totals().requests);
+            const double requests = static_cast<double>(runner.requests());
             progress.update(
                 static_cast<double>(runner.now()) / static_cast<double>(runner.duration()),
                 shortCount(requests) + " requests, " + shortCount(wall > 0 ? requests / wall : 0) +
@@ -90,28 +64,22 @@ int runScenario(const QStringList& arguments) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     sim::Timing timing;
     timing.wallSeconds = wall;
-    timing.requestsPerSecond =
-        wall > 0 ? static_cast<double>(runner.totals().requests) / wall : 0.0;
+    timing.requestsPerSecond = wall > 0 ? static_cast<double>(runner.requests()) / wall : 0.0;
     const sim::Report report = sim::buildReport(runner, timing);
 
-    if (parser.isSet(jsonOption) &&
-        !writeTextFile(parser.value(jsonOption).toStdString(), sim::reportJson(report), error)) {
-        return badInput("run", error);
+    if (args.isSet("json")) {
+        if (ExitCode e = writeOutput(args.value("json"), sim::reportJson(report))) return e;
     }
-    if (parser.isSet(csvOption) &&
-        !writeTextFile(parser.value(csvOption).toStdString(),
-                       sim::seriesCsv(runner.classNames(), runner.samples()), error)) {
-        return badInput("run", error);
+    if (args.isSet("csv")) {
+        const std::string csv = sim::seriesCsv(runner.classNames(), runner.samples());
+        if (ExitCode e = writeOutput(args.value("csv"), csv)) return e;
     }
-    if (parser.isSet(validatedOption) &&
-        !writeTextFile(parser.value(validatedOption).toStdString(),
-                       savePolicyText(sim::withValidation(
-                           *policies, report, std::string("ratelab ") + RATELAB_VERSION)),
-                       error)) {
-        return badInput("run", error);
+    if (args.isSet("validated-policy")) {
+        const std::string text = savePolicyText(
+            sim::withValidation(*policies, report, std::string("ratelab ") + RATELAB_VERSION));
+        if (ExitCode e = writeOutput(args.value("validated-policy"), text)) return e;
     }
-    const bool jsonOnStdout = parser.value(jsonOption) == "-";
-    if (!quiet && !jsonOnStdout) {
+    if (!quiet && !args.stdoutTaken()) {
         std::fputs(sim::reportText(report).c_str(), stdout);
     } else {
         // Quiet, but a failed expectation is still worth one line each, on stderr.
@@ -133,9 +101,34 @@ int runScenario(const QStringList& arguments) {
     return report.pass() ? kSuccess : kExpectationFailed;
 }
 
+Command runCommand() {
+    Command c;
+    c.name = "run";
+    c.summary = "run a scenario headless and check its expectations";
+    c.description =
+        "Runs a scenario on the virtual clock and prints its report: per class offered, allowed "
+        "and refused requests, the keyspace, and each expectation. Reports are deterministic: "
+        "the same scenario, policy and seed give the same bytes (but for \"timing\").";
+    c.positionals = {{"SCENARIO.json", "The scenario to run.", Option::Kind::Input}};
+    c.options = {
+        Option::input("policy", "P.json", "The policy file (default: the scenario's)."),
+        Option::value("store", "STORE",
+                      "memory (default) or a Redis URL: "
+                      "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///PATH[?db=N]."),
+        Option::output("json", "REPORT.json", "Write the report as JSON."),
+        Option::output("csv", "SERIES.csv", "Write the per-sample series as CSV."),
+        Option::value("seed", "N", "Override the scenario's seed."),
+        Option::flag("quiet", "Print nothing on success but errors."),
+        Option::output("validated-policy", "OUT.json",
+                       "Write the policy with this run embedded as its validation record."),
+    };
+    c.hasExpectations = true;
+    c.run = &runScenario;
+    return c;
+}
+
 }  // namespace
 
-RATELAB_CLI_COMMAND({"run", kSynopsis, "run a scenario headless and check its expectations",
-                     &runScenario});
+RATELAB_CLI_COMMAND(runCommand());
 
 }  // namespace ratelab::cli

@@ -6,24 +6,17 @@
 
 #include <sys/resource.h>
 
-#include <QCommandLineParser>
+#include <charconv>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "cli/command.h"
-#include "cli/sim_inputs.h"
+#include "cli/inputs.h"
+#include "io/text_file.h"
 #include "serve/signals.h"
 
 namespace ratelab::cli {
 
 namespace {
-
-constexpr const char* kSynopsis =
-    "serve --policy P.json [--mode origin|auth] [--listen HOST:PORT]... [--admin HOST:PORT]\n"
-    "            [--threads N] [--refusal-status decided|403] [--quiet] [--key-secret-file FILE]\n"
-    "            [--max-connections N] [--max-body-bytes N] [--header-timeout-ms N]\n"
-    "            [--idle-timeout-ms N] [--drain-timeout-ms N]";
 
 // Lets the connection cap use the descriptors the hard limit allows.
 std::size_t raiseDescriptorLimit() {
@@ -37,104 +30,62 @@ std::size_t raiseDescriptorLimit() {
     return static_cast<std::size_t>(limit.rlim_cur);
 }
 
-bool readNumber(const QCommandLineParser& parser, const QCommandLineOption& option,
-                std::int64_t min, std::int64_t max, std::int64_t* out) {
-    if (!parser.isSet(option)) return true;
-    bool ok = false;
-    const qlonglong value = parser.value(option).toLongLong(&ok);
-    if (!ok || value < min || value > max) {
-        badInput("serve", "--" + option.names().first().toStdString() + " \"" +
-                              parser.value(option).toStdString() +
-                              "\": expected a whole number from " + std::to_string(min) + " to " +
-                              std::to_string(max));
+// A whole-number option in [min, max] into *out (left as it is when not given); false after
+// printing what is wrong.
+bool readNumber(const Arguments& args, const char* name, std::int64_t min, std::int64_t max,
+                std::int64_t* out) {
+    if (!args.isSet(name)) return true;
+    const std::string text = args.value(name);
+    std::int64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+        fail(kUsage, std::string("--") + name + " \"" + text + "\": expected a whole number from " +
+                         std::to_string(min) + " to " + std::to_string(max));
         return false;
     }
     *out = value;
     return true;
 }
 
-int serve(const QStringList& arguments) {
-    QCommandLineParser parser;
-    const QCommandLineOption policyOption("policy", "Policy file.", "P.json");
-    const QCommandLineOption modeOption(
-        "mode",
-        "auth: answer a proxy's sub-requests (200 or the refusal); origin: answer \"ok\" "
-        "(default).",
-        "origin|auth", "origin");
-    const QCommandLineOption listenOption(
-        "listen",
-        "Address to decide on, repeatable (default 127.0.0.1:8080; port 0: any free one).",
-        "HOST:PORT");
-    const QCommandLineOption adminOption(
-        "admin", "Address of /metrics, /healthz, /readyz and POST /-/reload.", "HOST:PORT");
-    const QCommandLineOption threadsOption("threads", "Event loops (default: one per core).", "N");
-    const QCommandLineOption refusalOption(
-        "refusal-status",
-        "Auth mode: send refusals with their own status (decided, the default) or as 403 with "
-        "X-Ratelab-Status, for nginx auth_request.",
-        "decided|403", "decided");
-    const QCommandLineOption quietOption("quiet", "Do not log limit hits and store errors.");
-    const QCommandLineOption secretOption(
-        "key-secret-file", "Secret naming keys in logs (HMAC-SHA-256); default: random.", "FILE");
-    const QCommandLineOption connectionsOption("max-connections",
-                                               "Open connections (default 10000).", "N");
-    const QCommandLineOption bodyOption("max-body-bytes", "Largest request body (default 65536).",
-                                        "N");
-    const QCommandLineOption headerTimeoutOption(
-        "header-timeout-ms", "Time for a request's head to arrive (default 10000).", "N");
-    const QCommandLineOption idleTimeoutOption(
-        "idle-timeout-ms", "Idle kept-alive connections close after this (default 60000).", "N");
-    const QCommandLineOption drainTimeoutOption(
-        "drain-timeout-ms", "On SIGTERM, time to answer what is in flight (default 30000).", "N");
-    parser.addOptions({policyOption, modeOption, listenOption, adminOption, threadsOption,
-                       refusalOption, quietOption, secretOption, connectionsOption, bodyOption,
-                       headerTimeoutOption, idleTimeoutOption, drainTimeoutOption});
-    if (!parseCommandLine(parser, arguments, "serve", kSynopsis, 0)) return kBadInput;
-    if (!parser.isSet(policyOption)) return badInput("serve", "--policy P.json is required");
-
+int serveCommand(const Arguments& args) {
     serve::SidecarOptions options;
-    options.policyPath = parser.value(policyOption).toStdString();
+    options.policyPath = args.value("policy");
     options.version = RATELAB_VERSION;
-    const QString mode = parser.value(modeOption);
+    const std::string mode = args.value("mode", "origin");
     if (mode != "origin" && mode != "auth") {
-        return badInput("serve", "--mode \"" + mode.toStdString() + "\": expected origin or auth");
+        return fail(kUsage, "--mode \"" + mode + "\": expected origin or auth");
     }
     options.decision.mode = mode == "auth" ? serve::ServeMode::Auth : serve::ServeMode::Origin;
-    const QString refusal = parser.value(refusalOption);
+    const std::string refusal = args.value("refusal-status", "decided");
     if (refusal != "decided" && refusal != "403") {
-        return badInput(
-            "serve", "--refusal-status \"" + refusal.toStdString() + "\": expected decided or 403");
+        return fail(kUsage, "--refusal-status \"" + refusal + "\": expected decided or 403");
     }
     options.decision.refuseAs403 = refusal == "403";
-    QStringList listen = parser.values(listenOption);
-    if (listen.isEmpty()) listen << "127.0.0.1:8080";
-    for (const QString& text : listen) {
+    std::vector<std::string> listen = args.values("listen");
+    if (listen.empty()) listen.push_back("127.0.0.1:8080");
+    for (const std::string& text : listen) {
         std::string why;
-        std::optional<serve::ListenAddress> a =
-            serve::ListenAddress::parse(text.toStdString(), &why);
-        if (!a) return badInput("serve", "--listen \"" + text.toStdString() + "\": " + why);
+        std::optional<serve::ListenAddress> a = serve::ListenAddress::parse(text, &why);
+        if (!a) return fail(kUsage, "--listen \"" + text + "\": " + why);
         options.http.listen.push_back(*a);
     }
-    if (parser.isSet(adminOption)) {
+    if (args.isSet("admin")) {
         std::string why;
-        options.admin = serve::ListenAddress::parse(parser.value(adminOption).toStdString(), &why);
-        if (!options.admin) {
-            return badInput("serve",
-                            "--admin \"" + parser.value(adminOption).toStdString() + "\": " + why);
-        }
+        options.admin = serve::ListenAddress::parse(args.value("admin"), &why);
+        if (!options.admin) return fail(kUsage, "--admin \"" + args.value("admin") + "\": " + why);
     }
-    const std::size_t descriptors = raiseDescriptorLimit();
     std::int64_t threads = 0, connections = 10'000, body = 64 * 1024, headerMs = 10'000,
                  idleMs = 60'000, drainMs = 30'000;
-    if (!readNumber(parser, threadsOption, 1, 256, &threads) ||
-        !readNumber(parser, connectionsOption, 1, 10'000'000, &connections) ||
-        !readNumber(parser, bodyOption, 0, std::int64_t(1) << 40, &body) ||
-        !readNumber(parser, headerTimeoutOption, 1, 3'600'000, &headerMs) ||
-        !readNumber(parser, idleTimeoutOption, 1, 3'600'000, &idleMs) ||
-        !readNumber(parser, drainTimeoutOption, 0, 3'600'000, &drainMs)) {
-        return kBadInput;
+    if (!readNumber(args, "threads", 1, 256, &threads) ||
+        !readNumber(args, "max-connections", 1, 10'000'000, &connections) ||
+        !readNumber(args, "max-body-bytes", 0, std::int64_t(1) << 40, &body) ||
+        !readNumber(args, "header-timeout-ms", 1, 3'600'000, &headerMs) ||
+        !readNumber(args, "idle-timeout-ms", 1, 3'600'000, &idleMs) ||
+        !readNumber(args, "drain-timeout-ms", 0, 3'600'000, &drainMs)) {
+        return kUsage;
     }
     // Each connection holds one descriptor; keep some for the store, logs and listeners.
+    const std::size_t descriptors = raiseDescriptorLimit();
     const std::size_t reserve = 64;
     if (descriptors > reserve && static_cast<std::size_t>(connections) > descriptors - reserve) {
         connections = static_cast<std::int64_t>(descriptors - reserve);
@@ -146,19 +97,18 @@ int serve(const QStringList& arguments) {
     options.http.bodyTimeout = headerMs * kNanosPerMilli;
     options.http.idleTimeout = idleMs * kNanosPerMilli;
     options.drainTimeout = drainMs * kNanosPerMilli;
-    options.logDecisions = !parser.isSet(quietOption);
-    if (parser.isSet(secretOption)) {
-        std::ifstream in(parser.value(secretOption).toStdString(), std::ios::binary);
-        std::stringstream text;
-        text << in.rdbuf();
-        std::string secret = text.str();
-        while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r'))
-            secret.pop_back();
-        if (!in || secret.size() < 16) {
-            return badInput("serve", parser.value(secretOption).toStdString() +
-                                         ": cannot read a secret of at least 16 bytes");
+    options.logDecisions = !args.isSet("quiet");
+    if (args.isSet("key-secret-file")) {
+        const std::string path = args.value("key-secret-file");
+        std::string error;
+        std::optional<std::string> secret = io::readTextFile(path, 1 << 16, &error);
+        if (!secret) return fail(kIoError, path + ": " + error);
+        while (!secret->empty() && (secret->back() == '\n' || secret->back() == '\r'))
+            secret->pop_back();
+        if (secret->size() < 16) {
+            return fail(kInvalidInput, path + ": a key secret needs at least 16 bytes");
         }
-        options.keyNameSecret = std::move(secret);
+        options.keyNameSecret = std::move(*secret);
     }
 
     std::vector<Diagnostic> diagnostics;
@@ -166,10 +116,11 @@ int serve(const QStringList& arguments) {
     std::unique_ptr<serve::Sidecar> sidecar = serve::Sidecar::open(options, &diagnostics, &error);
     printDiagnostics(diagnostics);
     if (!sidecar) {
-        if (!error.empty()) return badInput("serve", error);
-        return kBadInput;
+        // The file's own errors are diagnostics; what could not be set up (a file that cannot
+        // be read, a store, a port) is an I/O failure.
+        return error.empty() ? kInvalidInput : fail(kIoError, error);
     }
-    if (!serve::blockServiceSignals()) return badInput("serve", "cannot block signals");
+    if (!serve::blockServiceSignals()) return fail(kIoError, "cannot block signals");
     sidecar->start();
     for (const serve::ListenAddress& a : sidecar->addresses()) {
         std::printf("listening on http://%s\n", a.toString().c_str());
@@ -181,10 +132,50 @@ int serve(const QStringList& arguments) {
     return serve::waitForSignals(*sidecar);
 }
 
+Command makeServeCommand() {
+    Command c;
+    c.name = "serve";
+    c.summary = "decide a proxy's requests (auth) or answer them (origin) through a policy";
+    c.description =
+        "Runs ratelab as a decision sidecar. --mode auth answers the sub-requests of a proxy "
+        "(nginx auth_request, Traefik ForwardAuth, Envoy ext_authz, HAProxy) with 200 or the "
+        "refusal; --mode origin answers \"ok\" to every request the policy lets through, to try "
+        "a policy with curl. SIGHUP (or POST /-/reload on the admin address) reloads the policy "
+        "file, SIGTERM answers what is in flight and exits 0. Logs are JSON lines on stderr; the "
+        "addresses bound are printed on stdout.";
+    c.options = {
+        Option::input("policy", "P.json", "The policy file.").asRequired(),
+        Option::value("mode", "origin|auth",
+                      "auth: answer a proxy's sub-requests (200 or the refusal); origin: answer "
+                      "\"ok\" (default)."),
+        Option::value("listen", "HOST:PORT",
+                      "Address to decide on, repeatable (default 127.0.0.1:8080; port 0: any "
+                      "free one).")
+            .asRepeated(),
+        Option::value("admin", "HOST:PORT",
+                      "Address of /metrics, /healthz, /readyz and POST /-/reload."),
+        Option::value("threads", "N", "Event loops (default: one per core)."),
+        Option::value("refusal-status", "decided|403",
+                      "Auth mode: send refusals with their own status (decided, the default) or "
+                      "as 403 with X-Ratelab-Status, for nginx auth_request."),
+        Option::flag("quiet", "Do not log limit hits and store errors."),
+        Option::input("key-secret-file", "FILE",
+                      "Secret naming keys in logs (HMAC-SHA-256); default: random."),
+        Option::value("max-connections", "N", "Open connections (default 10000)."),
+        Option::value("max-body-bytes", "N", "Largest request body (default 65536)."),
+        Option::value("header-timeout-ms", "N",
+                      "Time for a request's head to arrive (default 10000)."),
+        Option::value("idle-timeout-ms", "N",
+                      "Idle kept-alive connections close after this (default 60000)."),
+        Option::value("drain-timeout-ms", "N",
+                      "On SIGTERM, time to answer what is in flight (default 30000)."),
+    };
+    c.run = &serveCommand;
+    return c;
+}
+
 }  // namespace
 
-RATELAB_CLI_COMMAND({"serve", kSynopsis,
-                     "decide a proxy's requests (auth) or answer them (origin) through a policy",
-                     &serve});
+RATELAB_CLI_COMMAND(makeServeCommand());
 
 }  // namespace ratelab::cli

@@ -1,14 +1,15 @@
 // ratelab-cli sweep: one scenario over a grid of policy numbers, cells run on every core; one
 // CSV row per cell, and the best cell that meets every expectation.
 
-#include <QCommandLineParser>
 #include <algorithm>
+#include <charconv>
 #include <mutex>
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/inputs.h"
+#include "cli/outputs.h"
 #include "cli/progress.h"
-#include "cli/sim_inputs.h"
 #include "sim/metrics.h"
 #include "sim/sweep.h"
 #include "sim/tradeoff.h"
@@ -17,60 +18,27 @@ namespace ratelab::cli {
 
 namespace {
 
-constexpr const char* kSynopsis =
-    "sweep SCENARIO.json [--policy P.json] --vary capacity=5:100:5 [--vary refill=0.5:10:0.5] "
-    "[--csv OUT.csv] [--threads N] [--quiet]";
-
-int sweepScenario(const QStringList& arguments) {
-    QCommandLineParser parser;
-    parser.addPositionalArgument("SCENARIO.json", "The scenario to sweep.");
-    const QCommandLineOption policyOption("policy", "Policy file (default: the scenario's).",
-                                          "P.json");
-    const QCommandLineOption varyOption(
-        "vary",
-        QString::fromStdString("[POLICY.]FIELD=FROM:TO:STEP; FIELD is " + sim::sweepFieldList() +
-                               "."),
-        "AXIS");
-    const QCommandLineOption csvOption("csv", "Write one row per cell (default: stdout).",
-                                       "OUT.csv");
-    const QCommandLineOption threadsOption("threads", "Cells run at once (default: the cores).",
-                                           "N");
-    const QCommandLineOption quietOption("quiet", "Print nothing on success but errors.");
-    parser.addOptions({policyOption, varyOption, csvOption, threadsOption, quietOption});
-    if (!parseCommandLine(parser, arguments, "sweep", kSynopsis, 1)) return kBadInput;
-    const bool quiet = parser.isSet(quietOption);
-
+int sweepScenario(const Arguments& args) {
+    const bool quiet = args.isSet("quiet");
     std::vector<sim::SweepAxis> axes;
     std::string error;
-    for (const QString& text : parser.values(varyOption)) {
-        std::optional<sim::SweepAxis> axis = sim::parseSweepAxis(text.toStdString(), error);
-        if (!axis) return badInput("sweep", error);
+    for (const std::string& text : args.values("vary")) {
+        std::optional<sim::SweepAxis> axis = sim::parseSweepAxis(text, error);
+        if (!axis) return fail(kUsage, error);
         axes.push_back(std::move(*axis));
     }
-    if (axes.empty()) return badInput("sweep", "at least one --vary FIELD=FROM:TO:STEP is needed");
     int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    if (parser.isSet(threadsOption)) {
-        bool ok = false;
-        threads = parser.value(threadsOption).toInt(&ok);
-        if (!ok || threads < 1 || threads > 256) {
-            return badInput("sweep", "--threads \"" + parser.value(threadsOption).toStdString() +
-                                         "\": expected 1 to 256");
+    if (args.isSet("threads")) {
+        const std::string text = args.value("threads");
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), threads);
+        if (ec != std::errc() || end != text.data() + text.size() || threads < 1 || threads > 256) {
+            return fail(kUsage, "--threads \"" + text + "\": expected 1 to 256");
         }
     }
-
-    std::optional<sim::Scenario> scenario =
-        loadScenario(parser.positionalArguments().at(0).toStdString(), !quiet);
-    if (!scenario) return kBadInput;
-    const std::string policyPath = parser.isSet(policyOption)
-                                       ? parser.value(policyOption).toStdString()
-                                       : scenario->policyPath;
-    if (policyPath.empty()) {
-        return badInput("sweep",
-                        scenario->file + ": the scenario names no policy; pass --policy P.json");
-    }
-    std::optional<PolicySet> policies = loadPolicy(policyPath, !quiet);
-    if (!policies) return kBadInput;
-    if (printDiagnostics(sim::checkScenarioAgainstPolicy(*scenario, *policies))) return kBadInput;
+    Result<sim::Scenario> scenario = loadScenario(args.positionals().front(), !quiet);
+    if (!scenario) return scenario.failure();
+    Result<PolicySet> policies = loadPolicyFor(*scenario, args.value("policy"), !quiet);
+    if (!policies) return policies.failure();
 
     ProgressBar progress("sweep");
     std::mutex progressLock;
@@ -83,11 +51,9 @@ int sweepScenario(const QStringList& arguments) {
     };
     const sim::SweepResult result = sim::runSweep(*scenario, *policies, axes, options);
     progress.finish();
-    if (!result.error.empty()) return badInput("sweep", result.error);
-
-    const std::string csv = sim::sweepCsv(*scenario, axes, result);
-    const std::string out = parser.isSet(csvOption) ? parser.value(csvOption).toStdString() : "-";
-    if (!writeTextFile(out, csv, error)) return badInput("sweep", error);
+    if (!result.error.empty()) return fail(kUsage, result.error);  // an axis the policy refuses
+    const std::string out = args.value("csv", "-");
+    if (ExitCode e = writeOutput(out, sim::sweepCsv(*scenario, axes, result))) return e;
 
     // The best passing cell, by the rule `tune` recommends with.
     const std::size_t cells = result.cells.size();
@@ -109,9 +75,33 @@ int sweepScenario(const QStringList& arguments) {
     return map.recommended ? kSuccess : kExpectationFailed;
 }
 
+Command sweepCommand() {
+    Command c;
+    c.name = "sweep";
+    c.summary = "run a scenario over a grid of capacities and refills";
+    c.description =
+        "Runs a scenario once per cell of a grid of policy numbers, cells on every core, and "
+        "writes one CSV row per cell; then names the best cell that meets every expectation "
+        "(fewest legitimate requests throttled, then fewest attacker passes). Example: --vary "
+        "capacity=5:100:5 --vary refill=0.5:10:0.5.";
+    c.positionals = {{"SCENARIO.json", "The scenario to sweep.", Option::Kind::Input}};
+    c.options = {
+        Option::input("policy", "P.json", "The policy file (default: the scenario's)."),
+        Option::value("vary", "AXIS",
+                      "[POLICY.]FIELD=FROM:TO:STEP; FIELD is " + sim::sweepFieldList() + ".")
+            .asRequired()
+            .asRepeated(),
+        Option::output("csv", "OUT.csv", "Where to write one row per cell (default: -)."),
+        Option::value("threads", "N", "Cells run at once (default: the cores)."),
+        Option::flag("quiet", "Print nothing on success but errors."),
+    };
+    c.hasExpectations = true;
+    c.run = &sweepScenario;
+    return c;
+}
+
 }  // namespace
 
-RATELAB_CLI_COMMAND({"sweep", kSynopsis, "run a scenario over a grid of capacities and refills",
-                     &sweepScenario});
+RATELAB_CLI_COMMAND(sweepCommand());
 
 }  // namespace ratelab::cli

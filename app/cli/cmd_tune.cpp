@@ -2,16 +2,19 @@
 // decision: the Pareto frontier (least legitimate throttling against least attacker traffic)
 // and the one cell to pick. For an access log, which has no classes, the limits that leave a
 // stated share of its clients never throttled. -o writes the tuned policy with the run that
-// checked it embedded. Exit 0 with a recommendation, 1 without one, 2 on bad input.
+// checked it embedded. Exit 0 with a recommendation, 1 without one.
 
-#include <QCommandLineParser>
+#include <charconv>
 #include <cinttypes>
+#include <cmath>
 #include <mutex>
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/inputs.h"
+#include "cli/log_options.h"
+#include "cli/outputs.h"
 #include "cli/progress.h"
-#include "cli/sim_inputs.h"
 #include "json/json_reader.h"
 #include "ratelab/policy_file.h"
 #include "sim/access_log.h"
@@ -24,26 +27,16 @@ namespace ratelab::cli {
 
 namespace {
 
-constexpr const char* kSynopsis =
-    "tune (SCENARIO.json --vary FIELD=FROM:TO:STEP... | ACCESS.log --keep-unthrottled SHARE) "
-    "[--policy P.json] [-o TUNED.json] [--json OUT.json] [--threads N] [--top N] "
-    "[--format combined|common|csv] [--quiet]";
-
-std::string generator() {
-    return std::string("ratelab ") + RATELAB_VERSION;
-}
-
 // Writes the tuned set with its checking run embedded; the text must load back without errors.
-bool writeTuned(const std::string& path, const PolicySet& tuned, const sim::Report& report,
-                std::string& error) {
-    const std::string text = savePolicyText(sim::withValidation(tuned, report, generator()));
+ExitCode writeTuned(const std::string& path, const PolicySet& tuned, const sim::Report& report) {
+    const std::string text = savePolicyText(
+        sim::withValidation(tuned, report, std::string("ratelab ") + RATELAB_VERSION));
     const PolicyLoadResult back = parsePolicyText(text, path);
     if (!back.ok()) {
-        error = path + ": the tuned policy does not load back: " +
-                (back.diagnostics.empty() ? std::string("?") : back.diagnostics[0].message);
-        return false;
+        printDiagnostics(back.diagnostics);
+        return fail(kInvalidInput, path + ": the tuned policy does not load back");
     }
-    return writeTextFile(path, text, error);
+    return writeOutput(path, text);
 }
 
 void printFrontier(const sim::Scenario& scenario, const sim::TradeoffMap& map) {
@@ -63,9 +56,29 @@ void printFrontier(const sim::Scenario& scenario, const sim::TradeoffMap& map) {
     }
 }
 
-int tuneScenario(const sim::Scenario& scenario, const PolicySet& policies,
-                 const std::vector<sim::SweepAxis>& axes, int threads, const std::string& output,
-                 const std::string& jsonPath, bool quiet) {
+int tuneScenario(const Arguments& args, const std::string& input) {
+    const bool quiet = args.isSet("quiet");
+    std::vector<sim::SweepAxis> axes;
+    std::string error;
+    for (const std::string& text : args.values("vary")) {
+        std::optional<sim::SweepAxis> axis = sim::parseSweepAxis(text, error);
+        if (!axis) return fail(kUsage, error);
+        axes.push_back(std::move(*axis));
+    }
+    if (axes.empty()) return fail(kUsage, "at least one --vary FIELD=FROM:TO:STEP is needed");
+    int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (args.isSet("threads")) {
+        const std::string text = args.value("threads");
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), threads);
+        if (ec != std::errc() || end != text.data() + text.size() || threads < 1 || threads > 256) {
+            return fail(kUsage, "--threads \"" + text + "\": expected 1 to 256");
+        }
+    }
+    Result<sim::Scenario> scenario = loadScenario(input, !quiet);
+    if (!scenario) return scenario.failure();
+    Result<PolicySet> policies = loadPolicyFor(*scenario, args.value("policy"), !quiet);
+    if (!policies) return policies.failure();
+
     ProgressBar progress("tune");
     std::mutex progressLock;
     sim::SweepOptions options;
@@ -75,164 +88,154 @@ int tuneScenario(const sim::Scenario& scenario, const PolicySet& policies,
         progress.update(static_cast<double>(done) / static_cast<double>(all),
                         std::to_string(done) + " of " + std::to_string(all) + " cells");
     };
-    sim::SweepResult result = sim::runSweep(scenario, policies, axes, options);
+    sim::SweepResult result = sim::runSweep(*scenario, *policies, axes, options);
     progress.finish();
-    if (!result.error.empty()) return badInput("tune", result.error);
-    const sim::TradeoffMap map = sim::readTradeoff(scenario, axes, std::move(result));
+    if (!result.error.empty()) return fail(kUsage, result.error);  // an axis the policy refuses
+    const sim::TradeoffMap map = sim::readTradeoff(*scenario, axes, std::move(result));
 
-    std::string error;
-    if (!jsonPath.empty() &&
-        !writeTextFile(jsonPath, sim::tradeoffJson(scenario, policies, map), error)) {
-        return badInput("tune", error);
+    if (args.isSet("json")) {
+        const std::string text = sim::tradeoffJson(*scenario, *policies, map);
+        if (ExitCode e = writeOutput(args.value("json"), text)) return e;
     }
-    const bool stdoutTaken = jsonPath == "-" || output == "-";
-    if (!quiet && !stdoutTaken) {
-        printFrontier(scenario, map);
-        std::printf("%s\n", sim::recommendationText(scenario, map).c_str());
+    if (!quiet && !args.stdoutTaken()) {
+        printFrontier(*scenario, map);
+        std::printf("%s\n", sim::recommendationText(*scenario, map).c_str());
     }
     if (!map.recommended) return kExpectationFailed;
 
     // The pick, run on its own: what -o embeds, and a check that it holds alone.
     const std::vector<double>& values = map.result.cells[*map.recommended].values;
-    std::optional<PolicySet> tuned = sim::applySweepValues(policies, axes, values, error);
+    std::optional<PolicySet> tuned = sim::applySweepValues(*policies, axes, values, error);
+    if (!tuned) return fail(kUsage, error);
     sim::RunnerOptions runnerOptions;
     runnerOptions.measureWallTime = false;
-    sim::ScenarioRunner runner(scenario, *tuned, runnerOptions);
+    sim::ScenarioRunner runner(*scenario, *tuned, runnerOptions);
     runner.runToEnd();
     const sim::Report report = sim::buildReport(runner, sim::Timing{});
     if (!report.pass()) {
-        std::fprintf(stderr, "ratelab-cli tune: the recommended cell fails when run alone\n");
-        return kExpectationFailed;
+        return fail(kExpectationFailed, "the recommended cell fails when run alone");
     }
-    if (!output.empty() && !writeTuned(output, *tuned, report, error))
-        return badInput("tune", error);
-    if (!quiet && !output.empty() && !stdoutTaken) {
-        std::printf("wrote %s (%s, checked by a run of its own)\n", output.c_str(),
-                    sim::cellValuesText(axes, values).c_str());
+    if (args.isSet("output")) {
+        if (ExitCode e = writeTuned(args.value("output"), *tuned, report)) return e;
+        if (!quiet && !args.stdoutTaken()) {
+            std::printf("wrote %s (%s, checked by a run of its own)\n",
+                        args.value("output").c_str(), sim::cellValuesText(axes, values).c_str());
+        }
     }
     return kSuccess;
 }
 
-int tunePolicy(const QStringList& arguments) {
-    QCommandLineParser parser;
-    parser.addPositionalArgument(
-        "INPUT", "A scenario (a .json file) to sweep, or an access log (anything else).");
-    const QCommandLineOption policyOption(
-        "policy", "Policy file (default for a scenario: the one it names).", "P.json");
-    const QCommandLineOption varyOption(
-        "vary",
-        QString::fromStdString("Scenarios: [POLICY.]FIELD=FROM:TO:STEP; FIELD is " +
-                               sim::sweepFieldList() + "."),
-        "AXIS");
-    const QCommandLineOption keepOption(
-        "keep-unthrottled",
-        "Access logs: the share of clients that must never be throttled, e.g. 0.99.", "SHARE");
-    const QCommandLineOption tunedOption(
-        "policy-name", "Access logs: the policy to tune (default: the first).", "NAME");
-    const QCommandLineOption outOption(
-        {"o", "output"}, "Write the tuned policy, its checking run embedded.", "TUNED.json");
-    const QCommandLineOption jsonOption("json", "Write the result as JSON (- for stdout).",
-                                        "OUT.json");
-    const QCommandLineOption threadsOption("threads", "Cells run at once (default: the cores).",
-                                           "N");
-    const QCommandLineOption topOption("top", "Throttled clients listed (default 20).", "N", "20");
-    const QCommandLineOption formatOption(
-        "format", "An access log's format: combined, common or csv (default: guessed).", "FORMAT");
-    const QCommandLineOption quietOption("quiet", "Print nothing on success but errors.");
-    parser.addOptions({policyOption, varyOption, keepOption, tunedOption, outOption, jsonOption,
-                       threadsOption, topOption, formatOption, quietOption});
-    if (!parseCommandLine(parser, arguments, "tune", kSynopsis, 1)) return kBadInput;
-    const bool quiet = parser.isSet(quietOption);
-    const std::string input = parser.positionalArguments().at(0).toStdString();
-    const std::string output = parser.value(outOption).toStdString();
-    const std::string jsonPath = parser.value(jsonOption).toStdString();
-
-    if (!input.ends_with(".json")) {
-        if (parser.isSet(varyOption)) {
-            return badInput("tune", input +
-                                        ": an access log has no classes to trade off; use "
-                                        "--keep-unthrottled SHARE");
-        }
-        if (!parser.isSet(keepOption)) {
-            return badInput("tune", "--keep-unthrottled SHARE is needed for an access log");
-        }
-        bool ok = false;
-        const double keep = parser.value(keepOption).toDouble(&ok);
-        if (!ok || !(keep > 0 && keep <= 1)) {
-            return badInput("tune", "--keep-unthrottled \"" +
-                                        parser.value(keepOption).toStdString() +
-                                        "\": expected a share above 0 and at most 1");
-        }
-        const qlonglong top = parser.value(topOption).toLongLong(&ok);
-        if (!ok || top < 0 || top > 1'000'000) {
-            return badInput("tune", "--top \"" + parser.value(topOption).toStdString() +
-                                        "\": expected 0 to 1000000");
-        }
-        if (!parser.isSet(policyOption)) return badInput("tune", "--policy P.json is required");
-        std::optional<PolicySet> policies =
-            loadPolicy(parser.value(policyOption).toStdString(), !quiet);
-        if (!policies) return kBadInput;
-        std::shared_ptr<const sim::RecordedTraffic> traffic =
-            loadRecordedTraffic(input, parser.value(formatOption).toStdString(), "tune");
-        if (!traffic) return kBadInput;
-        const sim::Scenario replay = sim::makeReplayScenario(traffic, kNanosPerSecond);
-        std::string error;
-        std::optional<sim::ToleranceTuning> tuning =
-            sim::tuneToTolerance(replay, *policies, parser.value(tunedOption).toStdString(), keep,
-                                 static_cast<std::size_t>(top), error);
-        if (!tuning) return badInput("tune", error);
-        if (!jsonPath.empty() && !writeTextFile(jsonPath, sim::toleranceJson(*tuning), error)) {
-            return badInput("tune", error);
-        }
-        if (!output.empty() && !writeTuned(output, tuning->tuned, tuning->report, error)) {
-            return badInput("tune", error);
-        }
-        if (!quiet && jsonPath != "-" && output != "-") {
-            std::fputs(sim::toleranceText(*tuning).c_str(), stdout);
-        }
-        return tuning->keptShare() + 1e-12 >= keep ? kSuccess : kExpectationFailed;
+int tuneLog(const Arguments& args, const std::string& input) {
+    const bool quiet = args.isSet("quiet");
+    if (args.isSet("vary")) {
+        return fail(kUsage, input +
+                                ": an access log has no classes to trade off; use "
+                                "--keep-unthrottled SHARE");
     }
-
-    if (parser.isSet(keepOption)) {
-        return badInput("tune",
-                        "--keep-unthrottled applies to access logs; a scenario is tuned "
-                        "to its expectations with --vary");
+    if (!args.isSet("keep-unthrottled")) {
+        return fail(kUsage, "--keep-unthrottled SHARE is needed for an access log");
     }
-    std::vector<sim::SweepAxis> axes;
+    const std::string keepText = args.value("keep-unthrottled");
+    double keep = 0;
+    {
+        auto [end, ec] = std::from_chars(keepText.data(), keepText.data() + keepText.size(), keep);
+        if (ec != std::errc() || end != keepText.data() + keepText.size() ||
+            !(keep > 0 && keep <= 1)) {
+            return fail(kUsage, "--keep-unthrottled \"" + keepText +
+                                    "\": expected a share above 0 and at most 1");
+        }
+    }
+    std::size_t top = 20;
+    if (args.isSet("top")) {
+        const std::string text = args.value("top");
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), top);
+        if (ec != std::errc() || end != text.data() + text.size() || top > 1'000'000) {
+            return fail(kUsage, "--top \"" + text + "\": expected 0 to 1000000");
+        }
+    }
+    if (!args.isSet("policy")) return fail(kUsage, "--policy P.json is required for a log");
+    Result<PolicySet> policies = loadPolicy(args.value("policy"), !quiet);
+    if (!policies) return policies.failure();
+    Result<sim::ReplayInput> log = readLogInput(args);
+    if (!log) return log.failure();
+    Result<std::shared_ptr<sim::RecordedTraffic>> traffic = readLogInMemory(*log, !quiet);
+    if (!traffic) return traffic.failure();
+    const sim::Scenario replay = sim::makeReplayScenario(*traffic, kNanosPerSecond);
     std::string error;
-    for (const QString& text : parser.values(varyOption)) {
-        std::optional<sim::SweepAxis> axis = sim::parseSweepAxis(text.toStdString(), error);
-        if (!axis) return badInput("tune", error);
-        axes.push_back(std::move(*axis));
+    std::optional<sim::ToleranceTuning> tuning =
+        sim::tuneToTolerance(replay, *policies, args.value("policy-name"), keep, top, error);
+    if (!tuning) return fail(kInvalidInput, error);
+    if (args.isSet("json")) {
+        if (ExitCode e = writeOutput(args.value("json"), sim::toleranceJson(*tuning))) return e;
     }
-    if (axes.empty()) return badInput("tune", "at least one --vary FIELD=FROM:TO:STEP is needed");
-    int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    if (parser.isSet(threadsOption)) {
-        bool ok = false;
-        threads = parser.value(threadsOption).toInt(&ok);
-        if (!ok || threads < 1 || threads > 256) {
-            return badInput("tune", "--threads \"" + parser.value(threadsOption).toStdString() +
-                                        "\": expected 1 to 256");
+    if (args.isSet("output")) {
+        if (ExitCode e = writeTuned(args.value("output"), tuning->tuned, tuning->report)) return e;
+    }
+    if (!quiet && !args.stdoutTaken()) std::fputs(sim::toleranceText(*tuning).c_str(), stdout);
+    return tuning->keptShare() + 1e-12 >= keep ? kSuccess : kExpectationFailed;
+}
+
+int tunePolicy(const Arguments& args) {
+    const std::string input = args.positionals().front();
+    if (!input.ends_with(".json")) return tuneLog(args, input);
+    if (args.isSet("keep-unthrottled")) {
+        return fail(kUsage,
+                    "--keep-unthrottled applies to access logs; a scenario is tuned to its "
+                    "expectations with --vary");
+    }
+    for (const char* logOption :
+         {"format", "log-format", "field", "reorder-window", "policy-name"}) {
+        if (args.isSet(logOption)) {
+            return fail(kUsage,
+                        std::string("--") + logOption + " applies to access logs, not to " + input);
         }
     }
-    std::optional<sim::Scenario> scenario = loadScenario(input, !quiet);
-    if (!scenario) return kBadInput;
-    const std::string policyPath = parser.isSet(policyOption)
-                                       ? parser.value(policyOption).toStdString()
-                                       : scenario->policyPath;
-    if (policyPath.empty()) {
-        return badInput("tune", scenario->file + ": the scenario names no policy; pass --policy");
-    }
-    std::optional<PolicySet> policies = loadPolicy(policyPath, !quiet);
-    if (!policies) return kBadInput;
-    if (printDiagnostics(sim::checkScenarioAgainstPolicy(*scenario, *policies))) return kBadInput;
-    return tuneScenario(*scenario, *policies, axes, threads, output, jsonPath, quiet);
+    return tuneScenario(args, input);
+}
+
+Command tuneCommand() {
+    Command c;
+    c.name = "tune";
+    c.summary = "recommend limits: the frontier of a sweep, or a log's tolerance";
+    c.description =
+        "For a scenario: runs the --vary grid (as sweep does), prints the Pareto frontier (least "
+        "legitimate throttling against least attacker traffic admitted) and recommends one "
+        "cell: among those meeting every expectation, the least legitimate throttling, then the "
+        "least attacker traffic, then the smallest numbers. For an access log, which has no "
+        "classes: the limits that keep --keep-unthrottled of its clients never throttled, from "
+        "the distribution of per-client request rates, and which clients would be throttled and "
+        "how often. -o writes the tuned policy with the run that checked it embedded (as run "
+        "--validated-policy does). Exit 0 with a recommendation, 1 without one.";
+    c.positionals = {{"INPUT",
+                      "A scenario (a .json file) to sweep, or an access log (anything else).",
+                      Option::Kind::Input}};
+    c.options = {
+        Option::input("policy", "P.json",
+                      "The policy file (default for a scenario: the one it names)."),
+        Option::value(
+            "vary", "AXIS",
+            "Scenarios: [POLICY.]FIELD=FROM:TO:STEP; FIELD is " + sim::sweepFieldList() + ".")
+            .asRepeated(),
+        Option::value("keep-unthrottled", "SHARE",
+                      "Access logs: the share of clients that must never be throttled, e.g. 0.99."),
+        Option::value("policy-name", "NAME",
+                      "Access logs: the policy to tune (default: the first)."),
+        Option::output("output", "TUNED.json", "Write the tuned policy, its checking run embedded.")
+            .withShort('o'),
+        Option::output("json", "OUT.json", "Write the result as JSON."),
+        Option::value("threads", "N", "Scenarios: cells run at once (default: the cores)."),
+        Option::value("top", "N", "Access logs: throttled clients listed (default 20)."),
+    };
+    for (Option& o : logInputOptions())
+        c.options.push_back(std::move(o));
+    c.options.push_back(Option::flag("quiet", "Print nothing on success but errors."));
+    c.hasExpectations = true;
+    c.run = &tunePolicy;
+    return c;
 }
 
 }  // namespace
 
-RATELAB_CLI_COMMAND({"tune", kSynopsis,
-                     "recommend limits: the frontier of a sweep, or a log's tolerance",
-                     &tunePolicy});
+RATELAB_CLI_COMMAND(tuneCommand());
 
 }  // namespace ratelab::cli

@@ -1,14 +1,14 @@
-// ratelab-cli validate P.json [--previous OLD.json] [--json]
-// Prints every diagnostic of a policy file, warnings included. Exit 0 when the file is valid
-// (warnings allowed), 2 when it is not or the arguments are wrong.
+// ratelab-cli validate [--previous OLD.json] [--json] P.json...
+// Prints every diagnostic of each policy file, warnings included. Exit 0 when every file is valid
+// (warnings allowed), 2 when one is not, 74 when one cannot be read.
 
-#include <QCommandLineParser>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/inputs.h"
 #include "ratelab/policy_file.h"
 
 namespace ratelab::cli {
@@ -49,79 +49,89 @@ void printText(const PolicyLoadResult& result, const std::string& path) {
         (d.severity == Diagnostic::Severity::Error ? errors : warnings) += 1;
     }
     std::printf("%s: %s (%zu error%s, %zu warning%s)\n", path.c_str(),
-                result.ok() ? "valid" : "invalid", errors, errors == 1 ? "" : "s", warnings,
-                warnings == 1 ? "" : "s");
+                result.ok()         ? "valid"
+                : result.unreadable ? "unreadable"
+                                    : "invalid",
+                errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
 }
 
-int runValidate(const QStringList& arguments) {
-    QCommandLineParser parser;
-    parser.setApplicationDescription(
-        "Checks a policy file: syntax, schema, semantics and lint warnings, each reported as "
-        "FILE:LINE:COLUMN. Exit 0 when valid (warnings allowed), 2 when not.");
-    parser.addPositionalArgument("policy", "The policy file (JSON).", "P.json");
-    QCommandLineOption previous(
-        "previous",
-        "The version deployed before, to warn about windows or algorithms changed "
-        "under the same policy name.",
-        "OLD.json");
-    QCommandLineOption json("json", "Print the diagnostics as JSON.");
-    QCommandLineOption help({"h", "help"}, "Show this help.");
-    parser.addOptions({previous, json, help});
-    if (!parser.parse(QStringList{"ratelab-cli validate"} + arguments)) {
-        std::fprintf(stderr, "ratelab-cli validate: %s\n", qPrintable(parser.errorText()));
-        return kBadInput;
-    }
-    if (parser.isSet(help)) {
-        // helpText() names the program as invoked; name the subcommand instead.
-        QString text = parser.helpText();
-        text.replace(0, text.indexOf('\n'),
-                     QStringLiteral("Usage: ratelab-cli validate [options] P.json"));
-        std::printf("%s", qPrintable(text));
-        return kSuccess;
-    }
-    if (parser.positionalArguments().size() != 1) {
-        std::fprintf(stderr, "ratelab-cli validate: expected one policy file; see --help\n");
-        return kBadInput;
-    }
-    const std::string path = parser.positionalArguments().front().toStdString();
+// The exit code for several files: an unreadable file outweighs an invalid one.
+ExitCode worse(ExitCode a, ExitCode b) {
+    auto rank = [](ExitCode c) { return c == kIoError ? 2 : c == kSuccess ? 0 : 1; };
+    return rank(a) >= rank(b) ? a : b;
+}
 
+QJsonObject fileJson(const PolicyLoadResult& result, const std::string& name) {
+    QJsonArray list;
+    for (std::size_t i = 0; i < result.diagnostics.size(); ++i) {
+        list.append(toJson(result.diagnostics[i], result.levels[i]));
+    }
+    QJsonObject out;
+    out["file"] = QString::fromStdString(name);
+    out["valid"] = result.ok();
+    out["diagnostics"] = list;
+    return out;
+}
+
+int runValidate(const Arguments& args) {
     std::optional<PolicyLoadResult> old;
     PolicyCheckOptions options;
-    if (parser.isSet(previous)) {
-        old = loadPolicyFile(parser.value(previous).toStdString());
+    if (args.isSet("previous")) {
+        old = readPolicyArgument(args.value("previous"));
         if (!old->ok()) {
-            for (const Diagnostic& d : old->diagnostics) {
-                std::fprintf(stderr, "%s\n", formatDiagnostic(d).c_str());
-            }
-            std::fprintf(stderr,
-                         "ratelab-cli validate: the previous version %s is invalid and "
-                         "cannot be compared\n",
-                         qPrintable(parser.value(previous)));
-            return kBadInput;
+            printDiagnostics(old->diagnostics);
+            fail(exitCodeOf(*old), "the previous version " + args.value("previous") + " is " +
+                                       (old->unreadable ? "unreadable" : "invalid") +
+                                       " and cannot be compared");
+            return exitCodeOf(*old);
         }
         options.previous = &*old->policies;
     }
 
-    PolicyLoadResult result = loadPolicyFile(path, options);
-    if (parser.isSet(json)) {
-        QJsonArray list;
-        for (std::size_t i = 0; i < result.diagnostics.size(); ++i) {
-            list.append(toJson(result.diagnostics[i], result.levels[i]));
+    ExitCode exit = kSuccess;
+    QJsonArray files;
+    for (const std::string& path : args.positionals()) {
+        const PolicyLoadResult result = readPolicyArgument(path, options);
+        const std::string name = path == "-" ? kStdinName : path;
+        exit = worse(exit, exitCodeOf(result));
+        if (args.isSet("json")) {
+            files.append(fileJson(result, name));
+        } else {
+            printText(result, name);
         }
-        QJsonObject out;
-        out["file"] = QString::fromStdString(path);
-        out["valid"] = result.ok();
-        out["diagnostics"] = list;
-        std::printf("%s", QJsonDocument(out).toJson(QJsonDocument::Indented).constData());
-    } else {
-        printText(result, path);
     }
-    return result.ok() ? kSuccess : kBadInput;
+    if (args.isSet("json")) {
+        const QJsonDocument document =
+            files.size() == 1 ? QJsonDocument(files.first().toObject()) : QJsonDocument(files);
+        std::printf("%s", document.toJson(QJsonDocument::Indented).constData());
+    }
+    return exit;
+}
+
+Command validateCommand() {
+    Command c;
+    c.name = "validate";
+    c.summary = "check policy files and print every problem";
+    c.description =
+        "Checks each policy file: syntax, schema, semantics and lint warnings, each reported as "
+        "FILE:LINE:COLUMN, then one summary line per file. Several files are checked one by one, "
+        "as a pre-commit hook needs; the exit status is the worst of them. Files may be pipes "
+        "or process substitutions: validate /dev/stdin, --previous <(git show HEAD:p.json).";
+    c.positionals = {{"P.json", "The policy files to check.", Option::Kind::Input, true}};
+    c.options = {
+        Option::input("previous", "OLD.json",
+                      "The version deployed before, to warn about windows or algorithms changed "
+                      "under the same policy name."),
+        Option::flag("json",
+                     "Print the diagnostics as JSON: one object per file ({file, valid, "
+                     "diagnostics}), an array of them for several files."),
+    };
+    c.run = &runValidate;
+    return c;
 }
 
 }  // namespace
 
-RATELAB_CLI_COMMAND({"validate", "validate P.json [--previous OLD.json] [--json]",
-                     "check a policy file and print every problem", &runValidate});
+RATELAB_CLI_COMMAND(validateCommand());
 
 }  // namespace ratelab::cli

@@ -1,37 +1,114 @@
 #pragma once
 
-// ratelab-cli subcommands register themselves here, one file each (cmd_run.cpp, ...), so the
-// dispatcher in main.cpp knows none of them by name.
+// ratelab-cli subcommands: each is one cmd_*.cpp file that describes its arguments in a Command
+// and registers it with RATELAB_CLI_COMMAND. The framework (command_line.cpp) parses every
+// command line the same way, prints every help the same way (`CMD --help`, `help CMD`), and
+// checks what a description can say: required options, value counts, and that standard input
+// and standard output ("-") are each claimed by one argument at most. A command's run function
+// sees only a parsed, checked Arguments.
 
-#include <QStringList>
-#include <functional>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace ratelab::cli {
 
-/// Exit codes shared by every subcommand.
+/// Exit codes shared by every subcommand (listed by `--help` and in the README).
 enum ExitCode : int {
-    kSuccess = 0,          ///< done; every expectation met, the policy is valid
-    kExpectationFailed = 1,
-    kBadInput = 2,         ///< the message names FILE:LINE:COLUMN and what is wrong
-    kUsage = 64,           ///< the command line is wrong (sysexits.h EX_USAGE); fit only, so far
+    kSuccess = 0,            ///< done; every expectation met, every policy valid
+    kExpectationFailed = 1,  ///< run, sweep: a scenario's expectation does not hold
+    kInvalidInput = 2,       ///< a policy, scenario or log has errors (FILE:LINE:COLUMN), or an
+                             ///< export target cannot express the policy
+    kUsage = 64,             ///< the command line is wrong (sysexits.h EX_USAGE)
+    kIoError = 74,           ///< a file cannot be read or written, a store or port cannot be
+                             ///< reached (sysexits.h EX_IOERR)
 };
 
+/// One option of a command. Build with the factories: Option::input("policy", "P.json", "...").
+struct Option {
+    enum class Kind : std::uint8_t {
+        Flag,    ///< takes no value
+        Value,   ///< takes a value
+        Input,   ///< names a file to read; "-" is standard input
+        Output,  ///< names a file to write; "-" is standard output
+    };
+    std::string name;       ///< the long name without dashes: "policy"
+    char shortName = 0;     ///< 'o' for -o; 0 for none
+    std::string valueName;  ///< "P.json"; empty for flags
+    std::string help;       ///< one sentence or two
+    Kind kind = Kind::Value;
+    bool required = false;
+    bool repeatable = false;
+
+    static Option flag(std::string name, std::string help);
+    static Option value(std::string name, std::string valueName, std::string help);
+    static Option input(std::string name, std::string valueName, std::string help);
+    static Option output(std::string name, std::string valueName, std::string help);
+    Option asRequired() &&;       ///< the command cannot run without it
+    Option asRepeated() &&;       ///< may be given several times; Arguments::values() has all
+    Option withShort(char c) &&;  ///< also spelled -c
+};
+
+/// A positional argument, in order. Only the last may take several values.
+struct Positional {
+    std::string name;  ///< "P.json"
+    std::string help;
+    Option::Kind kind = Option::Kind::Input;  ///< Value, Input or Output
+    bool many = false;                        ///< one or more values
+};
+
+class Arguments;
+
 struct Command {
-    const char* name;      ///< "run"
-    const char* synopsis;  ///< "run SCENARIO.json [--policy P.json] ..."
-    const char* summary;   ///< one line for `ratelab-cli --help`
-    /// Runs the command; `arguments` excludes the program and command names.
-    std::function<int(const QStringList& arguments)> run;
+    std::string name;         ///< "validate"
+    std::string summary;      ///< one line for `ratelab-cli --help`
+    std::string description;  ///< the paragraph `--help` prints under the usage line
+    std::vector<Positional> positionals;
+    std::vector<Option> options;   ///< -h/--help is added by the framework
+    bool hasExpectations = false;  ///< exit 1 means an expectation failed
+    /// Runs the command; returns its ExitCode. REQUIRES: `arguments` checked by the framework.
+    int (*run)(const Arguments& arguments) = nullptr;
+};
+
+/// A command line parsed and checked against its Command.
+class Arguments {
+public:
+    /// True when the option was given (for flags: the flag is on).
+    bool isSet(std::string_view option) const;
+    /// The option's value (the last one given), or `fallback` when it was not given.
+    std::string value(std::string_view option, std::string_view fallback = {}) const;
+    /// Every value of a repeated option, in order.
+    std::vector<std::string> values(std::string_view option) const;
+    /// The positional arguments, in order.
+    const std::vector<std::string>& positionals() const { return positionals_; }
+    /// True when an output argument is "-": stdout carries that output, so the command prints
+    /// nothing else there.
+    bool stdoutTaken() const { return stdoutTaken_; }
+
+private:
+    friend class CommandLine;
+    std::vector<std::pair<std::string, std::string>> values_;  // option name, value
+    std::vector<std::string> flags_;
+    std::vector<std::string> positionals_;
+    bool stdoutTaken_ = false;
 };
 
 /// Adds a command at static initialisation; see RATELAB_CLI_COMMAND.
 bool registerCommand(Command command);
 
+/// Every registered command, sorted by name.
+std::vector<const Command*> commands();
+
+/// Prints "ratelab-cli CMD: message" on stderr, CMD being the running command, and returns
+/// `code`. The one way a command reports a failure that is not a diagnostic.
+ExitCode fail(ExitCode code, std::string_view message);
+
 }  // namespace ratelab::cli
 
 #define RATELAB_CLI_CONCAT_(a, b) a##b
 #define RATELAB_CLI_CONCAT(a, b) RATELAB_CLI_CONCAT_(a, b)
-/// RATELAB_CLI_COMMAND({"check", "check --policy P.json ...", "decide one request", &runCheck});
-#define RATELAB_CLI_COMMAND(...)                                                               \
-    [[maybe_unused]] static const bool RATELAB_CLI_CONCAT(ratelabCliCommand_, __LINE__) =     \
-        ::ratelab::cli::registerCommand(::ratelab::cli::Command __VA_ARGS__)
+/// RATELAB_CLI_COMMAND(makeValidateCommand()); the argument is a Command.
+#define RATELAB_CLI_COMMAND(...)                                                          \
+    [[maybe_unused]] static const bool RATELAB_CLI_CONCAT(ratelabCliCommand_, __LINE__) = \
+        ::ratelab::cli::registerCommand(__VA_ARGS__)

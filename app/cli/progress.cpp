@@ -43,4 +43,16 @@ void ProgressBar::finish() {
     drawn_ = false;
 }
 
+std::string shortCount(double value) {
+    char buffer[32];
+    if (value >= 1e6) {
+        std::snprintf(buffer, sizeof buffer, "%.2fM", value / 1e6);
+    } else if (value >= 1e4) {
+        std::snprintf(buffer, sizeof buffer, "%.0fk", value / 1e3);
+    } else {
+        std::snprintf(buffer, sizeof buffer, "%.0f", value);
+    }
+    return buffer;
+}
+
 }  // namespace ratelab::cli

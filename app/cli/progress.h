@@ -30,4 +30,7 @@ private:
     std::chrono::steady_clock::time_point last_{};
 };
 
+/// "1.23M", "456k", "789": a count for a progress line.
+std::string shortCount(double value);
+
 }  // namespace ratelab::cli

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 
+#include "ratelab/redis_url.h"
 #include "resource_locator.h"
 #include "run_controls.h"
 #include "workbench.h"
@@ -68,10 +69,11 @@ std::optional<LaunchOptions> parseLaunchOptions(const QStringList& arguments, QS
         }
     }
     o.store = parser.value(store);
-    if (!o.store.isEmpty() && o.store != "memory" && !o.store.startsWith("redis://") &&
-        !o.store.startsWith("unix://")) {
-        error = QCoreApplication::tr("--store: \"%1\" is neither memory nor a redis:// URL")
-                    .arg(o.store);
+    std::string why;
+    if (!o.store.isEmpty() && o.store != "memory" && !parseRedisUrl(o.store.toStdString(), &why)) {
+        error = QCoreApplication::tr("--store: \"%1\" is neither memory nor a Redis URL: %2")
+                    .arg(QString::fromStdString(redactRedisUrl(o.store.toStdString())),
+                         QString::fromStdString(why));
         return std::nullopt;
     }
     o.screenshot = parser.value(shot);

@@ -18,7 +18,6 @@ bool PolicyDocument::hasErrors() const {
 
 void PolicyDocument::reset(PolicySet set, const QString& path) {
     set_ = std::move(set);
-    compileLimits(set_);
     path_ = path;
     revalidate();
     const bool wasModified = modified_;
@@ -30,7 +29,6 @@ void PolicyDocument::reset(PolicySet set, const QString& path) {
 void PolicyDocument::setPolicy(std::size_t index, Policy policy) {
     if (index >= set_.policies.size() || set_.policies[index] == policy) return;
     set_.policies[index] = std::move(policy);
-    compileLimits(set_);
     edited();
     emit policyEdited(index);
 }

@@ -87,10 +87,10 @@ void SimulationSession::setSpeed(double multiple) {
         w, [w, multiple] { w->setSpeed(multiple); }, Qt::QueuedConnection);
 }
 
-void SimulationSession::retune(std::size_t policyIndex, const Policy& policy) {
+void SimulationSession::retune(std::size_t policyIndex, const PolicyTuning& tuning) {
     SimulationWorker* w = worker_;
     QMetaObject::invokeMethod(
-        w, [w, policyIndex, policy] { w->retune(policyIndex, policy); }, Qt::QueuedConnection);
+        w, [w, policyIndex, tuning] { w->retune(policyIndex, tuning); }, Qt::QueuedConnection);
 }
 
 void SimulationSession::receive(SimBatch batch) {

@@ -35,8 +35,9 @@ public:
     void step();
     /// Times real time (1..1000), or <= 0 for as fast as possible.
     void setSpeed(double multiple);
-    /// Sends a validated policy to the running engine (see SimulationWorker::retune).
-    void retune(std::size_t policyIndex, const Policy& policy);
+    /// Sends a policy's tunable fields to the running engine (SimulationWorker::retune); ask
+    /// canRetune() first. REQUIRES: the tuned policy validates.
+    void retune(std::size_t policyIndex, const PolicyTuning& tuning);
 
     RunState state() const { return state_; }
     double speed() const { return speed_; }

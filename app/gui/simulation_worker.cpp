@@ -4,8 +4,6 @@
 #include <chrono>
 #include <limits>
 
-#include "policy_tuning.h"
-
 namespace ratelab::gui {
 
 namespace {
@@ -113,17 +111,9 @@ void SimulationWorker::setSpeed(double multiple) {
     }
 }
 
-void SimulationWorker::retune(std::size_t policyIndex, Policy policy) {
+void SimulationWorker::retune(std::size_t policyIndex, const PolicyTuning& tuning) {
     if (!runner_ || policyIndex >= runner_->policies().policies.size()) return;
-    const Policy& running = runner_->policies().policies[policyIndex];
-    if (!isLiveTunable(running, policy)) {
-        emitBatch("The change to policy \"" + policy.name +
-                  "\" alters how requests are keyed or matched; it applies on Reset.");
-        return;
-    }
-    policy.limit = compileLimit(policy.algorithm, policy.capacity, policy.refillPerSecond,
-                                policy.windowMs, policy.delay, policy.nodelay);
-    runner_->retune(policyIndex, policy);
+    runner_->retune(policyIndex, tuning);
 }
 
 void SimulationWorker::tick() {
@@ -171,17 +161,16 @@ void SimulationWorker::setState(RunState state) {
     emitBatch();
 }
 
-void SimulationWorker::emitBatch(std::string message) {
+void SimulationWorker::emitBatch() {
     SimBatch batch;
     batch.generation = generation_;
     batch.state = state_;
-    batch.message = std::move(message);
     if (runner_) {
         batch.samples = runner_->takeSamples();
         batch.actors = runner_->actorRows();
         batch.log = runner_->takeLog();
         batch.now = runner_->now();
-        batch.requests = runner_->totals().requests;
+        batch.requests = runner_->requests();
     }
     batch.wallSeconds = static_cast<double>(wallSpent_) / 1e9;
     lastEmit_ = clock_();

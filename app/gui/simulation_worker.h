@@ -66,9 +66,8 @@ public:
     void step();
     /// `multiple` times real time (1 to 1000), or as fast as possible when <= 0.
     void setSpeed(double multiple);
-    /// Applies `policy` (validated) to the running engine when isLiveTunable; otherwise emits
-    /// a notice that it applies on Reset.
-    void retune(std::size_t policyIndex, Policy policy);
+    /// Applies a policy's tunable fields to the running engine (ScenarioRunner::retune).
+    void retune(std::size_t policyIndex, const PolicyTuning& tuning);
 
 signals:
     void batchReady(ratelab::gui::SimBatch batch);
@@ -78,7 +77,7 @@ private:
     void setState(RunState state);
     /// Advances towards `until`, in chunks, until it is reached or `deadline` (wall) passes.
     void advanceTowards(Nanos until, Nanos deadline);
-    void emitBatch(std::string message = {});
+    void emitBatch();
     void anchorPace();
 
     WallClock clock_;

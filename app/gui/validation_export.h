@@ -1,8 +1,10 @@
 #pragma once
 
 // "Export a validated policy": the policy set replayed against the current scenario from the
-// start, on a fresh engine, and written with the run's results embedded (DESIGN.md, "Policy
-// files"). A one-shot job for a pool thread (QtConcurrent); it never touches widgets.
+// start, on a fresh engine, and written with the run's results embedded as the file's
+// `validation` block (ratelab/validation_record.h; "validation" in
+// resources/schema/policy.schema.json), which `ratelab-cli run --validated-policy` writes too.
+// A one-shot job for a pool thread (QtConcurrent); it never touches widgets.
 
 #include <atomic>
 #include <optional>

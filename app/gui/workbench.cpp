@@ -9,8 +9,8 @@
 
 #include <algorithm>
 
-#include "policy_tuning.h"
 #include "ratelab/policy_file.h"
+#include "ratelab/policy_tuning.h"
 #include "resource_locator.h"
 #include "sim/access_log.h"
 #include "sim/log_fit.h"
@@ -468,14 +468,14 @@ void Workbench::sendLiveEdit(std::size_t policyIndex) {
     const PolicySet& running = runPolicies_;
     const PolicySet& edited = document_.policies();
     if (policyIndex >= running.policies.size() || policyIndex >= edited.policies.size()) return;
-    if (!isLiveTunable(running.policies[policyIndex], edited.policies[policyIndex])) {
+    if (!canRetune(running.policies[policyIndex], edited.policies[policyIndex])) {
         structuralEdit_ = true;
         emit statusMessage(
             tr("This change alters how requests are matched or keyed: it applies "
                "when you press Reset."));
         return;
     }
-    session_.retune(policyIndex, edited.policies[policyIndex]);
+    session_.retune(policyIndex, tuningOf(edited.policies[policyIndex]));
 }
 
 }  // namespace ratelab::gui

@@ -12,11 +12,22 @@ std::unique_ptr<PolicyRuntime> PolicyRuntime::open(const std::string& path,
                                                    std::vector<Diagnostic>* diagnostics,
                                                    std::string* error) {
     PolicyLoadResult loaded = loadPolicyFile(path);
+    if (loaded.unreadable) {
+        *error = formatDiagnostic(loaded.diagnostics.at(0));
+        return nullptr;
+    }
     *diagnostics = std::move(loaded.diagnostics);
     if (!loaded.ok()) return nullptr;
-    std::unique_ptr<Store> store = makeStore(loaded.policies->store, error);
+    // A store block that cannot be used as written (an unset password variable, say) is the
+    // file's error, reported like its others; an unreachable Redis is not (makeStore).
+    std::string why;
+    std::unique_ptr<Store> store = makeStore(loaded.policies->store, &why);
     if (!store) {
-        *error = path + ": " + *error;
+        Diagnostic d;
+        d.file = path;
+        d.pointer = "/store";
+        d.message = why;
+        diagnostics->push_back(std::move(d));
         return nullptr;
     }
     std::unique_ptr<PolicyRuntime> runtime(new PolicyRuntime);

@@ -41,7 +41,8 @@ struct ReloadResult {
 class PolicyRuntime {
 public:
     /// Loads `path`, makes its store and the first generation. Null when the file has errors
-    /// (in *diagnostics, with warnings) or the store cannot be made (in *error).
+    /// or its store block cannot be used (in *diagnostics, with warnings), or when it cannot
+    /// be read (in *error).
     /// `limiterOptions.observer` and `metrics` must outlive the runtime.
     static std::unique_ptr<PolicyRuntime> open(const std::string& path,
                                                const LimiterOptions& limiterOptions,

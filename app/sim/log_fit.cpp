@@ -220,7 +220,6 @@ PolicySet defaultFitPolicies() {
     Policy p;
     p.name = "fit";
     set.policies.push_back(std::move(p));
-    compileLimits(set);
     return set;
 }
 

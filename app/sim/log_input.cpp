@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "io/text_file.h"
+
 namespace ratelab::sim {
 
 namespace {
@@ -31,17 +33,10 @@ std::unique_ptr<LogInput> LogInput::open(const std::string& path, std::string& e
     if (path == "-") {
         in->file_ = stdin;
     } else {
-        struct stat st {};
-        if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-            error = "is a directory";
-            return nullptr;
-        }
-        in->file_ = std::fopen(path.c_str(), "rb");
-        if (!in->file_) {
-            error = std::string("cannot open the file (") + std::strerror(errno) + ")";
-            return nullptr;
-        }
+        in->file_ = io::openForReading(path, &error).release();
+        if (!in->file_) return nullptr;
         in->ownsFile_ = true;
+        struct stat st {};
         if (::fstat(fileno(in->file_), &st) == 0 && S_ISREG(st.st_mode)) in->size_ = st.st_size;
     }
     in->raw_.resize(kRawChunk);
@@ -86,7 +81,8 @@ bool LogInput::readRaw() {
     bytesRead_ += static_cast<std::int64_t>(rawEnd_);
     if (rawEnd_ < raw_.size()) {
         if (std::ferror(file_)) {
-            error_ = std::string("cannot read the file (") + std::strerror(errno) + ")";
+            error_ = std::string("cannot read the file: ") + std::strerror(errno);
+            readFailed_ = true;
             return false;
         }
         eof_ = true;

@@ -19,8 +19,9 @@ inline constexpr std::size_t kMaxLogLineBytes = 1 << 20;
 /// One input, line by line. Not thread-safe.
 class LogInput {
 public:
-    /// Opens `path` ("-" is standard input). Null with `error` set ("cannot open the file (No
-    /// such file or directory)", "is a directory"); messages do not repeat the path.
+    /// Opens `path` ("-" is standard input) with io::openForReading. Null with `error` set
+    /// ("cannot open the file: No such file or directory", "is a directory"); messages do not
+    /// repeat the path.
     static std::unique_ptr<LogInput> open(const std::string& path, std::string& error);
     ~LogInput();
     LogInput(const LogInput&) = delete;
@@ -36,6 +37,8 @@ public:
 
     /// Why reading stopped early: corrupt gzip data, a read error. Empty otherwise.
     const std::string& error() const { return error_; }
+    /// The error is the system's (the file could not be read), not the data's.
+    bool readFailed() const { return readFailed_; }
     /// The gzip stream ended without its trailer: the file was cut off (the lines before the
     /// cut were read). A warning, not an error.
     bool truncated() const { return truncated_; }
@@ -54,6 +57,7 @@ private:
     std::string path_;
     std::FILE* file_ = nullptr;
     bool ownsFile_ = false;
+    bool readFailed_ = false;
     bool gzip_ = false;
     bool eof_ = false;
     bool truncated_ = false;

@@ -218,6 +218,7 @@ bool LogStream::Impl::openFile() {
     in = LogInput::open(input.files[fileIndex], error);
     if (!in) {
         fatal(0, 0, error);
+        reading.unreadable = true;
         return false;
     }
     tried = 0;
@@ -284,6 +285,7 @@ bool LogStream::Impl::start() {
         }
         if (!in->error().empty()) {
             fatal(0, 0, in->error());
+            reading.unreadable = in->readFailed();
             return false;
         }
         std::vector<std::string_view> sample;
@@ -408,6 +410,7 @@ bool LogStream::Impl::pump() {
     }
     if (!in->error().empty()) {
         fatal(0, 0, in->error());
+        reading.unreadable = in->readFailed();
         return false;
     }
     if (tried > 0 && read == 0) {

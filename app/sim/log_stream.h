@@ -76,6 +76,8 @@ struct LogReading {
     /// Set when reading had to stop: a file that cannot be opened, is binary or not in the
     /// format, corrupt gzip, rotated files out of order. The replay is then refused.
     std::optional<Diagnostic> error;
+    /// With `error`: a file could not be opened or read (an I/O failure, not a bad log).
+    bool unreadable = false;
     bool ended = false;
 
     /// "FILE:LINE:COLUMN".

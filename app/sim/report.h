@@ -1,7 +1,9 @@
 #pragma once
 
-// The run report (DESIGN.md, "The command line"): summary metrics, expectations, and the JSON
-// and CSV the CLI writes. Same scenario, policy and seed give the same bytes, except `timing`.
+// The run report: summary metrics, expectations, and what the CLI writes from them: the JSON of
+// `run --json` and `replay --json` (reportJson: the fields of Report below, under the same
+// names), the per-sample CSV of `run --csv` (seriesCsv) and the text summary (reportText). Same
+// scenario, policy and seed give the same bytes, except `timing`.
 
 #include <cstdint>
 #include <optional>

@@ -14,16 +14,14 @@ std::vector<std::string> Scenario::classNames() const {
     return names;
 }
 
-Policy PolicyChange::apply(const Policy& policy) const {
-    Policy p = policy;
-    if (capacity) p.capacity = *capacity;
-    if (refillPerSecond) p.refillPerSecond = *refillPerSecond;
-    if (windowMs) p.windowMs = *windowMs;
-    if (cost) p.cost = *cost;
-    if (mode) p.mode = *mode;
-    p.limit =
-        compileLimit(p.algorithm, p.capacity, p.refillPerSecond, p.windowMs, p.delay, p.nodelay);
-    return p;
+PolicyTuning PolicyChange::tuning(const Policy& policy) const {
+    PolicyTuning t = tuningOf(policy);
+    if (capacity) t.capacity = *capacity;
+    if (refillPerSecond) t.refillPerSecond = *refillPerSecond;
+    if (windowMs) t.windowMs = *windowMs;
+    if (cost) t.cost = *cost;
+    if (mode) t.mode = *mode;
+    return t;
 }
 
 std::vector<Diagnostic> checkScenarioAgainstPolicy(const Scenario& scenario,
@@ -51,7 +49,8 @@ std::vector<Diagnostic> checkScenarioAgainstPolicy(const Scenario& scenario,
                          "\", which the policy file does not define");
             continue;
         }
-        Policy changed = e.change.apply(*target);
+        Policy changed = *target;
+        applyTuning(changed, e.change.tuning(*target));
         if (changed.cost > changed.capacity && changed.algorithm != Algorithm::LeakyBucket) {
             error(e, "policy_change leaves a cost above the capacity: no request could pass");
         }

@@ -1,7 +1,8 @@
 #pragma once
 
-// A scenario: a seeded, deterministic workload on a virtual clock (DESIGN.md, "The simulator").
-// Plain data, loaded once from a scenario file; the runner never reads the file again.
+// A scenario: a seeded, deterministic workload on a virtual clock (the shipped ones and what each
+// shows: scenarios/README.md; the file format: the reader in scenario_file.cpp). Plain data,
+// loaded once from a scenario file; the runner never reads the file again.
 
 #include <cstdint>
 #include <memory>
@@ -14,6 +15,8 @@
 #include "ratelab/ip_address.h"
 #include "ratelab/limit.h"
 #include "ratelab/policy.h"
+#include "ratelab/policy_file.h"
+#include "ratelab/policy_tuning.h"
 
 namespace ratelab::sim {
 
@@ -129,8 +132,8 @@ struct PolicyChange {
     std::optional<std::int64_t> cost;
     std::optional<PolicyMode> mode;
 
-    /// `policy` with the changes applied and its limit recompiled.
-    Policy apply(const Policy& policy) const;
+    /// `policy`'s tunable fields with the changes applied: what Limiter::retune takes.
+    PolicyTuning tuning(const Policy& policy) const;
 };
 
 struct ScenarioEvent {
@@ -174,6 +177,8 @@ struct Scenario {
     /// The policy file as written in the scenario, and resolved against the scenario's folder.
     std::string policy;
     std::string policyPath;
+    int policyLine = 0;  ///< where the scenario names its policy, for errors about that file
+    int policyColumn = 0;
     std::vector<Actor> actors;
     std::vector<ScenarioEvent> events;
     std::vector<Expectation> expectations;
@@ -185,6 +190,7 @@ struct Scenario {
 struct ScenarioLoadResult {
     std::optional<Scenario> scenario;     ///< set when there is no error
     std::vector<Diagnostic> diagnostics;  ///< every problem found, FILE:LINE:COLUMN
+    bool unreadable = false;  ///< the file could not be read; the one diagnostic says why
     bool ok() const { return scenario.has_value(); }
 };
 
@@ -194,6 +200,12 @@ ScenarioLoadResult loadScenarioFile(const std::string& path);
 
 /// The same on text in memory; `fileName` names it in diagnostics and resolves `policy`.
 ScenarioLoadResult parseScenarioText(std::string_view text, std::string_view fileName);
+
+/// Loads the policy file the scenario names (policyPath). When that file cannot be read, the
+/// one diagnostic points at the scenario's line naming it, and `unreadable` is set.
+/// REQUIRES: !scenario.policyPath.empty().
+PolicyLoadResult loadScenarioPolicy(const Scenario& scenario,
+                                    const PolicyCheckOptions& options = {});
 
 /// Checks what needs the policy: policy_change events name existing policies and set valid
 /// numbers. Diagnostics point into the scenario file.

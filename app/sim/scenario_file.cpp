@@ -111,6 +111,9 @@ public:
         if (top.readString("policy", s.policy, false)) {
             std::filesystem::path base = std::filesystem::path(s.file).parent_path();
             s.policyPath = (base / s.policy).lexically_normal().string();
+            const json::Position at = top.get("policy")->position();
+            s.policyLine = at.line;
+            s.policyColumn = at.column;
         }
         if (top.require("actors")) {
             if (const Value* actors = top.readArray("actors")) {
@@ -551,11 +554,27 @@ ScenarioLoadResult parseScenarioText(std::string_view text, std::string_view fil
 ScenarioLoadResult loadScenarioFile(const std::string& path) {
     ScenarioLoadResult result;
     json::Document doc = json::parseFile(path);
+    result.unreadable = doc.unreadable;
     result.diagnostics = std::move(doc.diagnostics);
     if (!doc.root || hasErrors(result.diagnostics)) return result;
     ScenarioParser parser{path, result.diagnostics};
     result.scenario = parser.parse(*doc.root);
     return result;
+}
+
+PolicyLoadResult loadScenarioPolicy(const Scenario& scenario, const PolicyCheckOptions& options) {
+    PolicyLoadResult loaded = loadPolicyFile(scenario.policyPath, options);
+    if (loaded.unreadable && !loaded.diagnostics.empty()) {
+        Diagnostic& d = loaded.diagnostics.front();
+        std::string named = "policy file \"" + scenario.policy + "\"";
+        if (scenario.policyPath != scenario.policy) named += " (" + scenario.policyPath + ")";
+        d.message = named + ": " + d.message;
+        d.file = scenario.file;
+        d.line = scenario.policyLine;
+        d.column = scenario.policyColumn;
+        d.pointer = "/policy";
+    }
+    return loaded;
 }
 
 }  // namespace ratelab::sim

@@ -438,10 +438,10 @@ void ScenarioRunner::Impl::applyChangesThrough(Nanos t) {
             PolicySet& policies = lane->policies;
             for (std::size_t i = 0; i < policies.policies.size(); ++i) {
                 if (!change.policy.empty() && policies.policies[i].name != change.policy) continue;
-                Policy updated = change.apply(policies.policies[i]);
+                const PolicyTuning tuning = change.tuning(policies.policies[i]);
                 for (auto& limiter : lane->limiters)
-                    limiter->retune(i, updated);
-                policies.policies[i] = std::move(updated);
+                    limiter->retune(i, tuning);
+                applyTuning(policies.policies[i], tuning);
                 break;
             }
         }
@@ -807,11 +807,11 @@ RunTotals ScenarioRunner::totals(std::size_t lane) const {
     return t;
 }
 
-void ScenarioRunner::retune(std::size_t policyIndex, const Policy& updated, std::size_t lane) {
+void ScenarioRunner::retune(std::size_t policyIndex, const PolicyTuning& tuning, std::size_t lane) {
     Lane& l = *impl_->lanes[lane];
     for (auto& limiter : l.limiters)
-        limiter->retune(policyIndex, updated);
-    l.policies.policies[policyIndex] = updated;
+        limiter->retune(policyIndex, tuning);
+    applyTuning(l.policies.policies[policyIndex], tuning);
 }
 
 }  // namespace ratelab::sim

@@ -31,6 +31,7 @@
 
 #include "ratelab/limit.h"
 #include "ratelab/policy.h"
+#include "ratelab/policy_tuning.h"
 #include "ratelab/store.h"
 #include "sim/metrics.h"
 #include "sim/scenario.h"
@@ -157,10 +158,10 @@ public:
     /// Totals since the start, ClassSpread included (which walks every instance).
     RunTotals totals(std::size_t lane = 0) const;
 
-    /// Replaces policy `policyIndex`'s numbers on every replica of `lane` (Limiter::retune); the
-    /// next request is decided under them. REQUIRES: `updated` validated, same name, key rules
-    /// and algorithm as the policy it replaces; limits compiled (compileLimit).
-    void retune(std::size_t policyIndex, const Policy& updated, std::size_t lane = 0);
+    /// Replaces policy `policyIndex`'s tunable fields on every replica of `lane`
+    /// (Limiter::retune); the next request is decided under them. REQUIRES: the tuned policy
+    /// validates.
+    void retune(std::size_t policyIndex, const PolicyTuning& tuning, std::size_t lane = 0);
 
 private:
     struct Impl;

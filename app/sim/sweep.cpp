@@ -176,7 +176,6 @@ std::optional<PolicySet> applySweepValues(const PolicySet& policies,
             return std::nullopt;
         }
     }
-    compileLimits(set);
     return set;
 }
 

@@ -10,7 +10,7 @@
 
 #include "http/response.h"
 #include "identity/key_deriver.h"
-#include "policy/tier_limit.h"
+#include "policy/compiled_policy.h"
 #include "ratelab/memory_store.h"
 
 namespace ratelab {
@@ -53,19 +53,10 @@ bool isIn(const std::vector<std::string>& list, std::string_view value) {
 }  // namespace
 
 struct Limiter::Impl {
-    // What the limiter keeps per policy, beside the policy itself.
-    struct Compiled {
-        identity::KeyDeriver deriver;
-        std::uint32_t firstLimitId = 0;
-        std::vector<std::string> limitNames;  // per tier ("api/premium"), or just "api"
-        bool matchesEverything = false;       // "/" with no methods: skip matching per request
-        std::vector<Limit> localLimits;       // per tier: on_store_error "local"'s limit
-    };
-
     PolicySet policies;
     std::shared_ptr<Store> store;
     LimiterOptions options;
-    std::vector<Compiled> compiled;
+    std::vector<CompiledPolicy> compiled;  // one per policy, in order
     // Where policies with on_store_error "local" decide while the shared store is unreachable:
     // this process's own memory, created when the first such policy appears. A limiter built
     // to take over from another (a reload) takes over its local buckets too, as it does the
@@ -96,36 +87,18 @@ struct Limiter::Impl {
                     }
                 }
             }
-            Compiled c{identity::KeyDeriver(policy), firstId, {}, false, {}};
-            const RouteMatch& m = policy.match;
-            c.matchesEverything = m.methods.empty() && m.pathPattern.empty() &&
-                                  (m.pathPrefix.empty() || m.pathPrefix == "/");
-            if (policy.tiers && !policy.tiers->tiers.empty()) {
-                for (const Tier& tier : policy.tiers->tiers)
-                    c.limitNames.push_back(policy.name + "/" + tier.name);
-            } else {
-                c.limitNames.push_back(policy.name);
+            compiled.push_back(compilePolicy(policy, firstId, policies.store.replicas));
+            if (!carried) {
+                nextLimitId += static_cast<std::uint32_t>(compiled.back().limitNames.size());
             }
-            if (!carried) nextLimitId += static_cast<std::uint32_t>(c.limitNames.size());
-            compiled.push_back(std::move(c));
-            compileLocal(compiled.size() - 1);
         }
+        makeLocalStore();
     }
 
-    // The per-replica limits of policy i, and the local store they need.
-    void compileLocal(std::size_t i) {
-        const Policy& policy = policies.policies[i];
-        Compiled& c = compiled[i];
-        c.localLimits.clear();
-        if (policy.onStoreError != StoreErrorRule::Local) return;
-        const int replicas = policies.store.replicas;
-        if (policy.tiers && !policy.tiers->tiers.empty()) {
-            for (const Tier& tier : policy.tiers->tiers)
-                c.localLimits.push_back(perReplicaLimit(tier.limit, replicas));
-        } else {
-            c.localLimits.push_back(perReplicaLimit(policy.limit, replicas));
-        }
-        if (!local) {
+    // The memory store of on_store_error "local", once a policy has local limits.
+    void makeLocalStore() {
+        for (const CompiledPolicy& c : compiled) {
+            if (local || c.localLimits.empty()) continue;
             // Seeded from the key-hash secret: random in a server, fixed where a simulator
             // fixes the secret, so that its runs (and reports) repeat.
             MemoryStoreOptions memory;
@@ -191,9 +164,8 @@ struct Limiter::Impl {
                                                    storeResult->status, storeResult->error,
                                                    r.outcome, now, index, r.decision});
         } else {
-            observer->onLimitHit(
-                LimitEvent{policy.name, request.path, hashView, key, r.outcome, r.decision, now,
-                           index});
+            observer->onLimitHit(LimitEvent{policy.name, request.path, hashView, key, r.outcome,
+                                            r.decision, now, index});
         }
     }
 };
@@ -206,21 +178,6 @@ Limiter::Limiter(PolicySet policies, const Limiter& previous, LimiterOptions opt
                                    previous.impl_.get())) {}
 
 Limiter::~Limiter() = default;
-
-bool keepsBucketState(const Policy& before, const Policy& after) {
-    if (before.name != after.name || before.algorithm != after.algorithm ||
-        !(before.key == after.key) || before.tiers.has_value() != after.tiers.has_value()) {
-        return false;
-    }
-    if (!before.tiers) return true;
-    const std::vector<Tier>& a = before.tiers->tiers;
-    const std::vector<Tier>& b = after.tiers->tiers;
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (a[i].name != b[i].name) return false;
-    }
-    return true;
-}
 
 const PolicySet& Limiter::policies() const {
     return impl_->policies;
@@ -236,30 +193,11 @@ std::uint32_t Limiter::limitId(std::size_t policyIndex, std::size_t tier) const 
     return impl_->compiled[policyIndex].firstLimitId + static_cast<std::uint32_t>(tier);
 }
 
-void Limiter::retune(std::size_t policyIndex, const Policy& updated) {
-    Policy& p = impl_->policies.policies[policyIndex];
-    p.capacity = updated.capacity;
-    p.refillPerSecond = updated.refillPerSecond;
-    p.windowMs = updated.windowMs;
-    p.delay = updated.delay;
-    p.nodelay = updated.nodelay;
-    p.cost = updated.cost;
-    p.mode = updated.mode;
-    p.headers = updated.headers;
-    p.onStoreError = updated.onStoreError;
-    p.storeTimeout = updated.storeTimeout;
-    p.limit =
-        compileLimit(p.algorithm, p.capacity, p.refillPerSecond, p.windowMs, p.delay, p.nodelay);
-    if (p.tiers && updated.tiers && updated.tiers->tiers.size() == p.tiers->tiers.size()) {
-        p.tiers = updated.tiers;
-        for (Tier& tier : p.tiers->tiers) {
-            tier.limit =
-                compileLimit(p.algorithm, tier.capacity > 0 ? tier.capacity : p.capacity,
-                             tier.refillPerSecond > 0 ? tier.refillPerSecond : p.refillPerSecond,
-                             tier.windowMs > 0 ? tier.windowMs : p.windowMs, p.delay, p.nodelay);
-        }
-    }
-    impl_->compileLocal(policyIndex);
+void Limiter::retune(std::size_t policyIndex, const PolicyTuning& tuning) {
+    Policy& policy = impl_->policies.policies[policyIndex];
+    applyTuning(policy, tuning);
+    impl_->compiled[policyIndex].recompile(policy, impl_->policies.store.replicas);
+    impl_->makeLocalStore();
 }
 
 // --- deciding -------------------------------------------------------------------------------
@@ -396,7 +334,7 @@ struct Limiter::Batch {
         const Policy* policies = impl.policies.policies.data();
         for (std::size_t p = w.nextPolicy; p < policyCount; ++p) {
             const Policy& policy = policies[p];
-            const Impl::Compiled& compiled = impl.compiled[p];
+            const CompiledPolicy& compiled = impl.compiled[p];
             if (!compiled.matchesEverything &&
                 !policy.match.matches(request.method, request.path)) {
                 continue;
@@ -433,7 +371,7 @@ struct Limiter::Batch {
                 continue;
             }
             r.tier = impl.tierOf(policy, request);
-            const Limit& limit = limitOf(policy, r.tier);
+            const Limit& limit = compiled.limit(r.tier);
             // Built in one expression: member-wise assignment after a default construction
             // costs an 88-byte zero fill per request.
             work.calls[k] = ConsumeRequest{
@@ -619,7 +557,8 @@ void Limiter::decide(const RequestView& request, Nanos now, Verdict& out, bool e
     out.allowed = out.check.allowed;
     out.status = out.check.status;
     out.code = out.check.code;
-    const std::size_t count = http::renderHeaders(impl_->policies, out.check, out.headers, 0);
+    const std::size_t count =
+        http::renderHeaders(impl_->policies, impl_->compiled, out.check, out.headers, 0);
     out.headers.resize(count);
     if (out.allowed) {
         out.contentType.clear();

@@ -72,6 +72,8 @@ std::unique_ptr<Store> makeStore(const StoreConfig& config, std::string* error) 
         options.maxBuckets = config.maxBuckets;
         return makeMemoryStore(options);
     }
+    std::string scratch;
+    if (!error) error = &scratch;
     RedisStoreOptions options;
     options.urls = config.urls;
     options.keyNamespace = config.keyNamespace;

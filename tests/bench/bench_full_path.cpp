@@ -65,7 +65,6 @@ PolicySet apiPolicy() {
     p.refillPerSecond = 10.0;
     p.headers = HeaderStyle::Ietf;
     set.policies.push_back(p);
-    compileLimits(set);
     return set;
 }
 

@@ -39,7 +39,6 @@ PolicySet defaultPolicy() {
     p.capacity = 20;
     p.refillPerSecond = 5.0;
     set.policies.push_back(p);
-    compileLimits(set);
     return set;
 }
 

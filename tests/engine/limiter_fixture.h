@@ -28,7 +28,6 @@ inline Policy tokenBucketPolicy(std::string name, std::int64_t capacity, double 
 inline PolicySet policySet(std::vector<Policy> policies) {
     PolicySet set;
     set.policies = std::move(policies);
-    compileLimits(set);
     return set;
 }
 

@@ -27,7 +27,6 @@ PolicySet apiPolicy() {
     p.capacity = 20;
     p.refillPerSecond = 1.0;
     set.policies.push_back(p);
-    compileLimits(set);
     return set;
 }
 
@@ -320,7 +319,6 @@ private slots:
         set.policies[0].refillPerSecond = 0.1;
         set.policies[0].budget.perPeer = 1;
         set.policies[0].budget.slotTtl = 1 * kNanosPerSecond;
-        compileLimits(set);
         Limiter limiter(std::move(set), freshStore());
         Verdict verdict;
         Tally tally;

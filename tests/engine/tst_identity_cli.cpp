@@ -4,9 +4,10 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include "cli_fixture.h"
 
 namespace {
 
@@ -14,22 +15,10 @@ QString sha(const QByteArray& data) {
     return QString::fromLatin1(QCryptographicHash::hash(data, QCryptographicHash::Sha256).toHex());
 }
 
-struct Run {
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-    QJsonObject json() const { return QJsonDocument::fromJson(out).object(); }
-};
+using Run = ratelab::testing::CliRun;
 
 Run check(const QStringList& arguments) {
-    QProcess process;
-    process.start(QStringLiteral(RATELAB_CLI_PATH), QStringList{"check"} + arguments);
-    Run run;
-    if (!process.waitForFinished(30000)) return run;
-    run.exitCode = process.exitCode();
-    run.out = process.readAllStandardOutput();
-    run.err = process.readAllStandardError();
-    return run;
+    return ratelab::testing::runCli(QStringList{"check"} + arguments, {}, 30'000);
 }
 
 constexpr const char* kPolicy = R"({
@@ -156,8 +145,8 @@ private slots:
         QFETCH(QStringList, arguments);
         QFETCH(QString, message);
         Run run = check(QStringList{"--policy", policy_} + arguments);
-        QCOMPARE(run.exitCode, 2);
-        QVERIFY2(run.err.contains(message.toUtf8()), run.err.constData());
+        QCOMPARE(run.exitCode, 64);
+        QVERIFY2(run.err.contains(message), qPrintable(run.err));
         QVERIFY(!run.err.contains("SECRET-cli-token"));
         QVERIFY(run.out.isEmpty());
     }
@@ -172,14 +161,14 @@ private slots:
         f.close();
         Run run = check({"--policy", path, "--peer", "198.51.100.7"});
         QCOMPARE(run.exitCode, 2);
-        QVERIFY2(run.err.contains((path + ":3:").toUtf8()), run.err.constData());
+        QVERIFY2(run.err.contains(path + ":3:"), qPrintable(run.err));
         QVERIFY(run.err.contains("error"));
         QVERIFY(run.out.isEmpty());
     }
 
     void missingPolicyFile() {
         Run run = check({"--policy", dir_.filePath("absent.json")});
-        QCOMPARE(run.exitCode, 2);
+        QCOMPARE(run.exitCode, 74);
         QVERIFY(run.err.contains("absent.json"));
     }
 

@@ -94,7 +94,6 @@ PolicySet everySource() {
     legacy.headers = HeaderStyle::Legacy;
     legacy.budget.enabled = false;
     set.policies.push_back(legacy);
-    compileLimits(set);
     return set;
 }
 

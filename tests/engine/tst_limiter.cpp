@@ -164,8 +164,8 @@ private slots:
         TierConfig tiers;
         tiers.attribute = "plan";
         tiers.defaultTier = "free";
-        tiers.tiers.push_back(Tier{"free", 2, 0, 0, {}});
-        tiers.tiers.push_back(Tier{"premium", 5, 0, 0, {}});
+        tiers.tiers.push_back(Tier{"free", 2, 0, 0});
+        tiers.tiers.push_back(Tier{"premium", 5, 0, 0});
         p.tiers = tiers;
         Limiter limiter(policySet({p}), makeMemoryStore({}));
         auto admitted = [&](std::string principal, std::string plan) {
@@ -412,13 +412,81 @@ private slots:
         QVERIFY(limiter.decide(request.view(), 0).allowed);
         QVERIFY(limiter.decide(request.view(), 0).allowed);
         QVERIFY(!limiter.decide(request.view(), 0).allowed);
-        Policy wider = limiter.policies().policies[0];
+        PolicyTuning wider = tuningOf(limiter.policies().policies[0]);
         wider.capacity = 4;
         limiter.retune(0, wider);
         QVERIFY(limiter.decide(request.view(), 0).allowed);
         QVERIFY(limiter.decide(request.view(), 0).allowed);
         QVERIFY(!limiter.decide(request.view(), 0).allowed);
-        QCOMPARE(limiter.policies().policies[0].limit.capacity, std::int64_t(4));
+        QCOMPARE(limiter.policies().policies[0].capacity, std::int64_t(4));
+        QCOMPARE(limiter.decide(request.view(), 0).headers.at(0).value,
+                 std::string("\"api\";q=4;w=4"));  // the advertised limit is recompiled too
+    }
+
+    // One list of what a running policy may change: canRetune() says yes exactly when a retune
+    // with the edited policy's tuning makes the running one equal to it, field for field.
+    void canRetuneExactlyWhatRetuneApplies_data() {
+        QTest::addColumn<QString>("field");
+        QTest::addColumn<bool>("live");
+        for (const char* f : {"capacity", "refill", "window", "cost", "mode", "headers",
+                              "onStoreError", "storeTimeout", "delay", "nodelay", "tierNumbers"})
+            QTest::newRow(f) << QString(f) << true;
+        for (const char* f : {"name", "algorithm", "keySource", "ipv6Prefix", "budget", "path",
+                              "methods", "bypass", "tierName", "tierCount", "tierAttribute"})
+            QTest::newRow(f) << QString(f) << false;
+    }
+    void canRetuneExactlyWhatRetuneApplies() {
+        QFETCH(QString, field);
+        QFETCH(bool, live);
+        Policy running = tokenBucketPolicy("api", 10, 1.0);
+        running.tiers = TierConfig{"plan", "free", {Tier{"free", 0, 0, 0}, Tier{"pro", 100, 0, 0}}};
+        Policy edited = running;
+        if (field == "capacity") edited.capacity = 99;
+        if (field == "refill") edited.refillPerSecond = 0.5;
+        if (field == "window") edited.windowMs = 1000;
+        if (field == "cost") edited.cost = 3;
+        if (field == "mode") edited.mode = PolicyMode::Shadow;
+        if (field == "headers") edited.headers = HeaderStyle::Legacy;
+        if (field == "onStoreError") edited.onStoreError = StoreErrorRule::Deny;
+        if (field == "storeTimeout") edited.storeTimeout = kNanosPerSecond;
+        if (field == "delay") edited.delay = 4;
+        if (field == "nodelay") edited.nodelay = true;
+        if (field == "tierNumbers") edited.tiers->tiers[1].capacity = 500;
+        if (field == "name") edited.name = "other";
+        if (field == "algorithm") edited.algorithm = Algorithm::Gcra;
+        if (field == "keySource") edited.key.source = KeySource::Peer;
+        if (field == "ipv6Prefix") edited.key.ipv6Prefix = 56;
+        if (field == "budget") edited.budget.perPeer = 16;
+        if (field == "path") edited.match.pathPrefix = "/login";
+        if (field == "methods") edited.match.methods = {"POST"};
+        if (field == "bypass") edited.bypass.principals = {"ops"};
+        if (field == "tierName") edited.tiers->tiers[1].name = "premium";
+        if (field == "tierCount") edited.tiers->tiers.push_back(Tier{"team", 50, 0, 0});
+        if (field == "tierAttribute") edited.tiers->attribute = "tier";
+        QCOMPARE(canRetune(running, edited), live);
+        PolicySet set;
+        set.policies = {running};
+        Limiter limiter(set, makeMemoryStore({}));
+        limiter.retune(0, tuningOf(edited));
+        QCOMPARE(limiter.policies().policies[0] == edited, live);
+        PolicySet updated = set;
+        updated.policies = {edited};
+        QCOMPARE(canRetune(set, updated), live);
+    }
+
+    // A set whose store or trusted proxies change, or which gains a policy, is rebuilt.
+    void canRetuneSetsOnlyOfTheSameShape() {
+        PolicySet running = policySet({tokenBucketPolicy("api", 10, 1.0)});
+        PolicySet moreProxies = running;
+        moreProxies.trustedProxies.cidrs.push_back(*Cidr::parse("10.0.0.0/8"));
+        QVERIFY(!canRetune(running, moreProxies));
+        PolicySet otherStore = running;
+        otherStore.store.maxBuckets = 10;
+        QVERIFY(!canRetune(running, otherStore));
+        PolicySet more = running;
+        more.policies.push_back(tokenBucketPolicy("login", 1, 1.0, "/login"));
+        QVERIFY(!canRetune(running, more));
+        QVERIFY(canRetune(running, running));
     }
 
     void routesMatchOnSegmentBoundaries() {

@@ -5,7 +5,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
@@ -15,30 +14,19 @@
 #include <string>
 #include <vector>
 
+#include "cli_fixture.h"
 #include "ratelab/policy_file.h"
 
 using namespace ratelab;
 
 namespace {
 
-const QString kCli = QStringLiteral(RATELAB_BINARY_DIR "/app/cli/ratelab-cli");
 const QString kCorpus = QStringLiteral(RATELAB_SOURCE_DIR "/tests/data/policies/malformed/");
 
-struct Run {
-    int exitCode = -1;
-    QString out;
-    QString err;
-};
+using Run = testing::CliRun;
 
 Run validate(const QStringList& arguments) {
-    QProcess process;
-    process.start(kCli, QStringList{"validate"} + arguments);
-    Run run;
-    if (!process.waitForFinished(60'000)) return run;
-    run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -2;
-    run.out = QString::fromUtf8(process.readAllStandardOutput());
-    run.err = QString::fromUtf8(process.readAllStandardError());
-    return run;
+    return testing::runCli(QStringList{"validate"} + arguments, {}, 60'000);
 }
 
 // The line of `out` that starts with "path:line:column: error: ", or "".
@@ -403,15 +391,22 @@ private slots:
         QVERIFY(invalid > 1000);  // the mutations do break most files
     }
 
-    void badArgumentsExitTwo() {
+    // A wrong command line exits 64, a file that cannot be read 74, an invalid policy 2.
+    void badArgumentsAndUnreadableFiles() {
         Run unknown = validate({"--frobnicate", kCorpus + "empty.json"});
-        QCOMPARE(unknown.exitCode, 2);
+        QCOMPARE(unknown.exitCode, 64);
         QVERIFY(unknown.err.contains("frobnicate"));
         Run none = validate({});
-        QCOMPARE(none.exitCode, 2);
+        QCOMPARE(none.exitCode, 64);
+        QVERIFY(none.err.contains("missing P.json"));
         Run missing = validate({kCorpus + "no-such-file.json"});
-        QCOMPARE(missing.exitCode, 2);
-        QVERIFY(missing.out.contains("no-such-file.json: error: cannot open the file"));
+        QCOMPARE(missing.exitCode, 74);
+        QVERIFY(missing.out.contains(
+            "no-such-file.json: error: cannot open the file: No such file or directory"));
+        Run directory = validate({kCorpus});
+        QCOMPARE(directory.exitCode, 74);
+        QVERIFY2(directory.out.contains("malformed/: error: is a directory"),
+                 qPrintable(directory.out));
     }
 };
 

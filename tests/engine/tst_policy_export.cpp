@@ -1,8 +1,8 @@
 // Exports: golden files for nginx, Envoy and HAProxy (neither envoy nor haproxy is installed, so
-// their exports are checked against goldens and, for Envoy, parsed as YAML), the CLI, refusals,
-// and nginx's rate text. nginx itself checks the nginx exports in tst_policy_export_nginx.
+// their exports are checked against goldens and, for Envoy, parsed as YAML), refusals, and
+// nginx's rate text. nginx itself checks the nginx exports in tst_policy_export_nginx; the CLI's
+// export is in tests/cli/tst_cli.cpp.
 
-#include <QProcess>
 #include <QRegularExpression>
 #include <QtTest>
 
@@ -48,40 +48,6 @@ private slots:
         // Deterministic: the same set gives the same bytes.
         QCOMPARE(exportPolicySet(load(policy), *parseExportTarget(target.toStdString())).text,
                  result.text);
-    }
-    void cliWritesTheSameAsTheLibrary() {
-        QTemporaryDir dir;
-        QProcess cli;
-        cli.start(QStringLiteral(RATELAB_BINARY_DIR "/app/cli/ratelab-cli"),
-                  {"export", kRoot + "resources/policies/default.json", "--to", "haproxy", "-o",
-                   dir.filePath("out.cfg")});
-        QVERIFY(cli.waitForFinished(60'000));
-        QCOMPARE(cli.exitCode(), 0);
-        QCOMPARE(readFile(dir.filePath("out.cfg")),
-                 readFile(kRoot + "tests/data/policies/exports/default.haproxy.golden"));
-        QString notes = QString::fromUtf8(cli.readAllStandardError());
-        QVERIFY(
-            notes.contains("resources/policies/default.json:30:19: warning: haproxy: policy "
-                           "\"api\": the default chain"));
-
-        QProcess refused;
-        refused.start(QStringLiteral(RATELAB_BINARY_DIR "/app/cli/ratelab-cli"),
-                      {"export", kRoot + "resources/policies/tiers.json", "--to", "nginx", "-o",
-                       dir.filePath("tiers.conf")});
-        QVERIFY(refused.waitForFinished(60'000));
-        QCOMPARE(refused.exitCode(), 2);
-        QVERIFY(!QFile::exists(dir.filePath("tiers.conf")));
-        QString err = QString::fromUtf8(refused.readAllStandardError());
-        QVERIFY2(err.contains("resources/policies/tiers.json:30:19: error: nginx: policy "
-                              "\"api-plans\": it keys on the verified principal"),
-                 qPrintable(err));
-        QVERIFY(err.contains("nothing exported"));
-
-        QProcess badTarget;
-        badTarget.start(QStringLiteral(RATELAB_BINARY_DIR "/app/cli/ratelab-cli"),
-                        {"export", kRoot + "resources/policies/default.json", "--to", "caddy"});
-        QVERIFY(badTarget.waitForFinished(60'000));
-        QCOMPARE(badTarget.exitCode(), 2);
     }
     // The nginx-compatible policy is reproduced exactly: no approximation at all.
     void nginxCompatibleIsExact() {

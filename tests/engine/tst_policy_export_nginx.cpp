@@ -330,7 +330,7 @@ private slots:
             return allowed;
         };
         const std::vector<bool> all(10, true);
-        const std::vector<bool> leaky = engine(set.policies[0].limit, true);
+        const std::vector<bool> leaky = engine(compileLimit(set.policies[0]), true);
         QCOMPARE(std::count(leaky.begin(), leaky.end(), true), 6l);  // burst + 1
         QCOMPARE(live("GET", "/a", "203.0.113.5"), leaky);
         QCOMPARE(live("GET", "/a/x", "203.0.113.6"), leaky);
@@ -343,13 +343,13 @@ private slots:
         QCOMPARE(live("GET", "/elsewhere", "203.0.113.5"), all);
         QCOMPARE(live("GET", "/ab", "203.0.113.5"), all);
 
-        const std::vector<bool> bucket = engine(set.policies[1].limit, false);
+        const std::vector<bool> bucket = engine(compileLimit(set.policies[1]), false);
         QCOMPARE(std::count(bucket.begin(), bucket.end(), true), 4l);
         QCOMPARE(live("GET", "/b", "203.0.113.5"), bucket);
 
         // Composite of route, method and address: each method has its own bucket, and a
         // method outside the policy's list is not counted.
-        const std::vector<bool> three = engine(set.policies[2].limit, false);
+        const std::vector<bool> three = engine(compileLimit(set.policies[2]), false);
         QCOMPARE(std::count(three.begin(), three.end(), true), 3l);
         QCOMPARE(live("GET", "/c", "203.0.113.5"), three);
         QCOMPARE(live("POST", "/c", "203.0.113.5"), three);

@@ -1,11 +1,15 @@
 // Loading policy files in process: defaults, compiled limits, lint rules, version comparisons,
 // checks on sets built in code, Redis URLs, and route patterns against their regex translation.
 
+#include <sys/stat.h>
+
 #include <QRegularExpression>
+#include <QTemporaryDir>
 #include <QtTest>
+#include <cstdio>
+#include <thread>
 
 #include <string>
-#include "redis/endpoint.h"
 
 #include "policy/policy_paths.h"
 #include "ratelab/policy_file.h"
@@ -51,11 +55,10 @@ private slots:
         QVERIFY(r.diagnostics.empty());
         PolicySet expected;
         expected.policies.emplace_back().name = "a";
-        compileLimits(expected);
         QVERIFY(*r.policies == expected);
         const Policy& p = r.policies->policies[0];
         QCOMPARE(p.capacity, std::int64_t(20));
-        QCOMPARE(p.limit.emissionInterval, kNanosPerSecond);
+        QCOMPARE(compileLimit(p).emissionInterval, kNanosPerSecond);
         QCOMPARE(p.budget.perPeer, 128u);
         QCOMPARE(p.storeTimeout, 500 * kNanosPerMilli);
         QCOMPARE(r.policies->store.maxBuckets, std::int64_t(1'000'000));
@@ -92,7 +95,7 @@ private slots:
         QFETCH(qint64, delay);
         PolicyLoadResult r = parsePolicyText(onePolicy(members.toStdString()), "l.json");
         QVERIFY2(r.ok(), qPrintable(dump(r)));
-        const Limit& limit = r.policies->policies[0].limit;
+        const Limit limit = compileLimit(r.policies->policies[0]);
         QCOMPARE(limit.capacity, capacity);
         QCOMPARE(limit.emissionInterval, interval);
         QCOMPARE(limit.window, window);
@@ -110,9 +113,11 @@ private slots:
         const TierConfig& tiers = *r.policies->policies[0].tiers;
         QCOMPARE(tiers.tiers.size(), std::size_t(2));
         QCOMPARE(tiers.tiers[0].name, std::string("free"));
-        QCOMPARE(tiers.tiers[1].limit.capacity, std::int64_t(5000));
-        QCOMPARE(tiers.tiers[1].limit.window, 1000 * kNanosPerMilli);
-        QCOMPARE(tiers.tiers[0].limit.window, 60'000 * kNanosPerMilli);
+        const std::vector<Limit> limits = compileLimits(r.policies->policies[0]);
+        QCOMPARE(limits.size(), std::size_t(2));  // one per tier, in tier order
+        QCOMPARE(limits[1].capacity, std::int64_t(5000));
+        QCOMPARE(limits[1].window, 1000 * kNanosPerMilli);
+        QCOMPARE(limits[0].window, 60'000 * kNanosPerMilli);
     }
 
     // Each lint rule fires on its trap, at the field to change, and says what to do.
@@ -380,87 +385,121 @@ private slots:
         QCOMPARE(lint[0].severity, Diagnostic::Severity::Warning);
     }
 
+    // The one Redis URL grammar (ratelab/redis_url.h): what a policy file, --store and
+    // makeRedisStore() accept alike.
     void redisUrls_data() {
         QTest::addColumn<QString>("url");
-        QTest::addColumn<QString>("host");  // "" with `error` set when refused
-        QTest::addColumn<int>("port");
+        QTest::addColumn<QString>("name");  // RedisEndpoint::name(); "" with `error` when refused
         QTest::addColumn<int>("database");
-        QTest::addColumn<QString>("unixPath");
+        QTest::addColumn<QString>("user");
+        QTest::addColumn<QString>("password");
         QTest::addColumn<QString>("error");
-        QTest::newRow("host only") << "redis://cache"
-                                   << "cache" << 6379 << 0 << ""
-                                   << "";
-        QTest::newRow("port and db") << "redis://10.1.2.3:7000/3"
-                                     << "10.1.2.3" << 7000 << 3 << ""
-                                     << "";
-        QTest::newRow("trailing slash") << "redis://cache:6380/"
-                                        << "cache" << 6380 << 0 << ""
-                                        << "";
-        QTest::newRow("ipv6") << "redis://[2001:db8::1]:6379/1"
-                              << "2001:db8::1" << 6379 << 1 << ""
-                              << "";
-        QTest::newRow("unix") << "unix:///run/redis.sock"
-                              << "" << 6379 << 0 << "/run/redis.sock"
-                              << "";
-        QTest::newRow("credentials") << "redis://:pw@cache"
-                                     << "" << 0 << 0 << ""
-                                     << "credentials";
-        QTest::newRow("tls") << "rediss://cache"
-                             << "" << 0 << 0 << ""
-                             << "hiredis 0.14 has no TLS";
-        QTest::newRow("scheme") << "http://cache"
-                                << "" << 0 << 0 << ""
-                                << "expected redis://";
-        QTest::newRow("port 0") << "redis://cache:0"
-                                << "" << 0 << 0 << ""
-                                << "port \"0\"";
-        QTest::newRow("port text") << "redis://cache:http"
-                                   << "" << 0 << 0 << ""
-                                   << "port \"http\"";
-        QTest::newRow("bare ipv6") << "redis://::1:6379"
-                                   << "" << 0 << 0 << ""
-                                   << "goes in brackets";
-        QTest::newRow("bad ipv4") << "redis://300.1.1.1"
-                                  << "" << 0 << 0 << ""
-                                  << "not a host name";
-        QTest::newRow("query") << "redis://cache?db=1"
-                               << "" << 0 << 0 << ""
-                               << "queries";
-        QTest::newRow("relative unix") << "unix://run/redis.sock"
-                                       << "" << 0 << 0 << ""
-                                       << "absolute";
-        QTest::newRow("db text") << "redis://cache/zero"
-                                 << "" << 0 << 0 << ""
-                                 << "database \"zero\"";
+        auto ok = [](const char* row, const char* url, const char* name, int database,
+                     const char* user = "", const char* password = "") {
+            QTest::newRow(row) << url << name << database << user << password << "";
+        };
+        auto refused = [](const char* row, const char* url, const char* error) {
+            QTest::newRow(row) << url << "" << 0 << ""
+                               << "" << error;
+        };
+        ok("host only", "redis://cache", "cache:6379", 0);
+        ok("port and db", "redis://10.1.2.3:7000/3", "10.1.2.3:7000", 3);
+        ok("trailing slash", "redis://cache:6380/", "cache:6380", 0);
+        ok("ipv6", "redis://[2001:db8::1]:6379/1", "[2001:db8::1]:6379", 1);
+        ok("unix", "unix:///run/redis.sock", "unix:/run/redis.sock", 0);
+        ok("unix db", "unix:///tmp/r.sock?db=5", "unix:/tmp/r.sock", 5);
+        ok("password", "redis://:s3cret@127.0.0.1:6379", "127.0.0.1:6379", 0, "", "s3cret");
+        ok("user and password", "redis://app:p@ss/w@cache/2", "cache:6379", 2, "app", "p@ss/w");
+        refused("credentials without colon", "redis://s3cret@cache", "USER:PASSWORD@");
+        refused("tls", "rediss://cache", "hiredis 0.14 has no TLS");
+        refused("scheme", "http://cache", "expected redis://");
+        refused("no scheme", "127.0.0.1:6379", "expected redis://");
+        refused("port 0", "redis://cache:0", "port \"0\"");
+        refused("port 70000", "redis://127.0.0.1:70000", "port \"70000\"");
+        refused("port text", "redis://cache:http", "port \"http\"");
+        refused("bare ipv6", "redis://::1:6379", "goes in brackets");
+        refused("bad ipv4", "redis://300.1.1.1", "not a host name");
+        refused("no host", "redis://:6379", "no host");
+        refused("query", "redis://cache?db=1", "queries");
+        refused("unix query", "unix:///tmp/r.sock?timeout=1", "only \"?db=N\"");
+        refused("relative unix", "unix://run/redis.sock", "absolute");
+        refused("db text", "redis://cache/zero", "database \"zero\"");
+        refused("space", "redis://ca che", "spaces");
     }
     void redisUrls() {
         QFETCH(QString, url);
-        QFETCH(QString, host);
-        QFETCH(int, port);
+        QFETCH(QString, name);
         QFETCH(int, database);
-        QFETCH(QString, unixPath);
+        QFETCH(QString, user);
+        QFETCH(QString, password);
         QFETCH(QString, error);
         std::string why;
         std::optional<RedisEndpoint> e = parseRedisUrl(url.toStdString(), &why);
         if (!error.isEmpty()) {
             QVERIFY(!e);
             QVERIFY2(QString::fromStdString(why).contains(error), why.c_str());
+            QVERIFY(why.find("s3cret") == std::string::npos);
             return;
         }
         QVERIFY2(e, why.c_str());
-        QCOMPARE(QString::fromStdString(e->host), host);
-        QCOMPARE(e->port, port);
+        QCOMPARE(QString::fromStdString(e->name()), name);
         QCOMPARE(e->database, database);
-        QCOMPARE(QString::fromStdString(e->unixPath), unixPath);
-        // What a policy file accepts, the Redis store connects to, at the same place.
-        redis::Endpoint endpoint;
-        std::string storeError;
-        QVERIFY2(redis::parseEndpoint(url.toStdString(), &endpoint, &storeError),
-                 storeError.c_str());
-        QCOMPARE(endpoint.host, e->host);
-        QCOMPARE(endpoint.port, e->port);
-        QCOMPARE(endpoint.db, e->database);
-        QCOMPARE(endpoint.path, e->unixPath);
+        QCOMPARE(QString::fromStdString(e->user), user);
+        QCOMPARE(QString::fromStdString(e->password), password);
+        // Every message that names the URL names it without its password.
+        const std::string redacted = redactRedisUrl(url.toStdString());
+        if (!password.isEmpty()) {
+            QVERIFY(redacted.find(password.toStdString()) == std::string::npos);
+            QVERIFY2(redacted.find(":***@") != std::string::npos, redacted.c_str());
+        } else {
+            QCOMPARE(redacted, url.toStdString());
+        }
+    }
+
+    // A policy file is exported and committed: a URL with credentials parses, and is refused.
+    void policyFilesRefuseCredentials() {
+        PolicyLoadResult r = parsePolicyText(
+            "{\"version\": 1, \"store\": {\"kind\": \"redis\", \"url\": "
+            "\"redis://app:s3cret@cache\"}, \"policies\": [{\"name\": \"api\"}]}",
+            "p.json");
+        QVERIFY(!r.ok());
+        QCOMPARE(r.diagnostics.size(), std::size_t(1));
+        const std::string message = formatDiagnostic(r.diagnostics[0]);
+        QVERIFY2(message.find("Redis URL \"redis://app:***@cache\": credentials in the URL are "
+                              "refused") != std::string::npos,
+                 message.c_str());
+        QVERIFY(message.find("s3cret") == std::string::npos);
+    }
+
+    // A file that cannot be read says why, and is told apart from an invalid one; a pipe is read
+    // to its end (a process substitution has no size to seek to).
+    void unreadableFilesSayWhy() {
+        PolicyLoadResult missing = loadPolicyFile("/nonexistent/p.json");
+        QVERIFY(missing.unreadable);
+        QCOMPARE(missing.diagnostics.size(), std::size_t(1));
+        QCOMPARE(formatDiagnostic(missing.diagnostics[0]),
+                 std::string("/nonexistent/p.json: error: cannot open the file: No such file or "
+                             "directory"));
+        PolicyLoadResult directory = loadPolicyFile(RATELAB_SOURCE_DIR "/resources");
+        QVERIFY(directory.unreadable);
+        QCOMPARE(formatDiagnostic(directory.diagnostics.at(0)),
+                 std::string(RATELAB_SOURCE_DIR "/resources: error: is a directory"));
+        PolicyLoadResult invalid = parsePolicyText("{", "x.json");
+        QVERIFY(!invalid.ok() && !invalid.unreadable);
+
+        QTemporaryDir dir;
+        const std::string fifo = dir.filePath("policy.pipe").toStdString();
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        std::thread writer([&] {
+            std::FILE* out = std::fopen(fifo.c_str(), "wb");
+            const std::string text = R"({ "version": 1, "policies": [ { "name": "api" } ] })";
+            std::fwrite(text.data(), 1, text.size(), out);
+            std::fclose(out);
+        });
+        PolicyLoadResult piped = loadPolicyFile(fifo);
+        writer.join();
+        QVERIFY2(piped.ok(), piped.diagnostics.empty() ? "" : piped.diagnostics[0].message.c_str());
+        QCOMPARE(piped.policies->policies.at(0).name, std::string("api"));
     }
 
     // The exports translate routes to regular expressions; they must match what the engine

@@ -144,7 +144,6 @@ PolicySet randomSet(std::mt19937_64& rng) {
         record.runs = {run};
         set.validation = record;
     }
-    compileLimits(set);
     return set;
 }
 

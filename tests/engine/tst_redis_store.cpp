@@ -51,49 +51,6 @@ private slots:
         QCOMPARE(redis::keySlot(key.toStdString()), slot);
     }
 
-    void parseEndpoint_data() {
-        QTest::addColumn<QString>("url");
-        QTest::addColumn<QString>("name");  // empty: must fail
-        QTest::addColumn<int>("db");
-        QTest::newRow("host port db") << "redis://127.0.0.1:6380/2"
-                                      << "127.0.0.1:6380" << 2;
-        QTest::newRow("default port") << "redis://localhost"
-                                      << "localhost:6379" << 0;
-        QTest::newRow("ipv6") << "redis://[::1]:7000"
-                              << "[::1]:7000" << 0;
-        QTest::newRow("password") << "redis://:s3cret@127.0.0.1:6379"
-                                  << "127.0.0.1:6379" << 0;
-        QTest::newRow("unix") << "unix:///tmp/r.sock"
-                              << "unix:/tmp/r.sock" << 0;
-        QTest::newRow("unix db") << "unix:///tmp/r.sock?db=5"
-                                 << "unix:/tmp/r.sock" << 5;
-        QTest::newRow("no scheme") << "127.0.0.1:6379"
-                                   << "" << 0;
-        QTest::newRow("bad port") << "redis://127.0.0.1:70000"
-                                  << "" << 0;
-        QTest::newRow("bad db") << "redis://127.0.0.1:6379/x"
-                                << "" << 0;
-        QTest::newRow("relative socket") << "unix://tmp/r.sock"
-                                         << "" << 0;
-        QTest::newRow("no host") << "redis://:6379"
-                                 << "" << 0;
-    }
-    void parseEndpoint() {
-        QFETCH(QString, url);
-        QFETCH(QString, name);
-        QFETCH(int, db);
-        redis::Endpoint e;
-        std::string error;
-        const bool ok = redis::parseEndpoint(url.toStdString(), &e, &error);
-        QCOMPARE(ok, !name.isEmpty());
-        if (ok) {
-            QCOMPARE(QString::fromStdString(e.name()), name);
-            QCOMPARE(e.db, db);
-        } else {
-            QVERIFY(error.find("redis URL") != std::string::npos);
-        }
-    }
-
     void unusableOptionsAreRejected() {
         std::string error;
         RedisStoreOptions o;

@@ -6,7 +6,6 @@
 #include "actor_table_model.h"
 #include "event_log_model.h"
 #include "policy_text_fields.h"
-#include "policy_tuning.h"
 #include "run_series.h"
 #include "sim_batch.h"
 
@@ -52,8 +51,6 @@ private slots:
     void storeFullAndLocalDecisionsAreChartedAndBanded();
     void seriesStayBounded();
     void batchesMerge();
-    void liveTunable_data();
-    void liveTunable();
     void textFields_data();
     void textFields();
     void sliderScales();
@@ -204,42 +201,6 @@ void TestGuiModels::batchesMerge() {
     a.absorb(std::move(c), 5);
     QCOMPARE(a.generation, std::uint64_t(4));
     QVERIFY(a.samples.empty());
-}
-
-void TestGuiModels::liveTunable_data() {
-    QTest::addColumn<QString>("field");
-    QTest::addColumn<bool>("live");
-    for (const char* f : {"capacity", "refill", "window", "cost", "mode", "headers", "onStoreError",
-                          "storeTimeout", "delay"})
-        QTest::newRow(f) << QString(f) << true;
-    for (const char* f :
-         {"name", "algorithm", "keySource", "ipv6Prefix", "budget", "path", "bypass"})
-        QTest::newRow(f) << QString(f) << false;
-}
-
-void TestGuiModels::liveTunable() {
-    QFETCH(QString, field);
-    QFETCH(bool, live);
-    Policy running;
-    running.name = "api";
-    Policy edited = running;
-    if (field == "capacity") edited.capacity = 99;
-    if (field == "refill") edited.refillPerSecond = 0.5;
-    if (field == "window") edited.windowMs = 1000;
-    if (field == "cost") edited.cost = 3;
-    if (field == "mode") edited.mode = PolicyMode::Shadow;
-    if (field == "headers") edited.headers = HeaderStyle::Legacy;
-    if (field == "onStoreError") edited.onStoreError = StoreErrorRule::Deny;
-    if (field == "storeTimeout") edited.storeTimeout = kNanosPerSecond;
-    if (field == "delay") edited.delay = 4;
-    if (field == "name") edited.name = "other";
-    if (field == "algorithm") edited.algorithm = Algorithm::Gcra;
-    if (field == "keySource") edited.key.source = KeySource::Peer;
-    if (field == "ipv6Prefix") edited.key.ipv6Prefix = 56;
-    if (field == "budget") edited.budget.perPeer = 16;
-    if (field == "path") edited.match.pathPrefix = "/login";
-    if (field == "bypass") edited.bypass.principals = {"ops"};
-    QCOMPARE(isLiveTunable(running, edited), live);
 }
 
 void TestGuiModels::textFields_data() {

@@ -33,7 +33,6 @@ RunSetup attackSetup(double rate, int seconds, std::int64_t quota) {
     RunSetup setup;
     setup.scenario = std::move(*r.scenario);
     setup.policies.policies.push_back(fixedWindow(quota));
-    compileLimits(setup.policies);
     return setup;
 }
 
@@ -57,7 +56,6 @@ private slots:
     void pauseStopsVirtualTimeAndStepAdvancesOneInterval();
     void retuneChangesTheNextDecisions_data();
     void retuneChangesTheNextDecisions();
-    void structuralEditIsNotAppliedLive();
     void fastRunSendsBatchesNotRequests();
     void reloadDropsTheOldRunsBatches();
 };
@@ -160,7 +158,7 @@ void TestSimulationSession::retuneChangesTheNextDecisions() {
     for (int i = 1; i <= 3; ++i)
         session.step();
     QVERIFY(waitForFrames(session, [&] { return session.now() == 3 * kSecond; }));
-    session.retune(0, fixedWindow(quotaAfter));
+    session.retune(0, tuningOf(fixedWindow(quotaAfter)));
     for (int i = 1; i <= 3; ++i)
         session.step();
     QVERIFY(waitForFrames(session, [&] { return session.now() == 6 * kSecond; }));
@@ -172,27 +170,6 @@ void TestSimulationSession::retuneChangesTheNextDecisions() {
         QCOMPARE(attacker.allowed, std::min<std::int64_t>(quota, 100));
         QCOMPARE(attacker.throttled, std::max<std::int64_t>(100 - quota, 0));
     }
-}
-
-// Keying on something else cannot happen to running buckets: the worker refuses the retune
-// and says it applies on Reset; decisions stay as they were.
-void TestSimulationSession::structuralEditIsNotAppliedLive() {
-    SimulationSession session;
-    Collector c;
-    QObject::connect(&session, &SimulationSession::frame, &session,
-                     [&](const SimBatch& b) { c.take(b); });
-    QSignalSpy messages(&session, &SimulationSession::message);
-    session.load(attackSetup(100, 10, 10));
-    session.step();
-    Policy other = fixedWindow(40);
-    other.key.source = KeySource::Default;
-    session.retune(0, other);
-    session.step();
-    QVERIFY(waitForFrames(session, [&] { return session.now() == 2 * kSecond; }));
-    QCOMPARE(messages.count(), 1);
-    QVERIFY(messages.at(0).at(0).toString().contains("applies on Reset"));
-    QCOMPARE(c.samples.size(), std::size_t(2));
-    QCOMPARE(c.samples[1].classes[1].allowed, std::int64_t(10));
 }
 
 // 60 000 requests as fast as possible: the GUI receives a handful of frames, each carrying

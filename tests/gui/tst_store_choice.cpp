@@ -29,7 +29,6 @@ RunSetup setupOn(const StoreChoice& store) {
     p.refillPerSecond = 5;
     p.key.source = KeySource::Peer;
     setup.policies.policies.push_back(p);
-    compileLimits(setup.policies);
     setup.store = store;
     return setup;
 }

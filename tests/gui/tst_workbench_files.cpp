@@ -5,11 +5,11 @@
 #include <QApplication>
 #include <QLabel>
 #include <QMessageBox>
-#include <QProcess>
 #include <QProgressBar>
 #include <QSpinBox>
 #include <QtTest>
 
+#include "cli_fixture.h"
 #include "gui_fixture.h"
 #include "main_window.h"
 #include "policy_editor.h"
@@ -108,12 +108,8 @@ void TestWorkbenchFiles::exportWritesAValidatedPolicy() {
     QCOMPARE(run.expectations[0].actual, 10.0);  // the quota of 10 per one-second window
     QCOMPARE(loaded.policies->policies[0].capacity, std::int64_t(10));
 
-#ifdef RATELAB_CLI_EXE
-    QProcess cli;
-    cli.start(RATELAB_CLI_EXE, {"validate", out});
-    QVERIFY(cli.waitForFinished(30000));
-    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
-#endif
+    const testing::CliRun cli = testing::runCli({"validate", out});
+    QVERIFY2(cli.exitCode == 0, qPrintable(cli.err));
 }
 
 void TestWorkbenchFiles::malformedPolicyNamesLineAndColumn_data() {

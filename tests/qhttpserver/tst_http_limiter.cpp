@@ -23,7 +23,6 @@ PolicySet twoAtOnce() {
     p.refillPerSecond = 1.0;
     PolicySet set;
     set.policies.push_back(p);
-    compileLimits(set);
     return set;
 }
 

@@ -13,7 +13,7 @@
 
 namespace ratelab::testing {
 
-inline const char* const kRatelabCli = RATELAB_BINARY_DIR "/app/cli/ratelab-cli";
+inline const char* const kRatelabCli = RATELAB_CLI;
 
 class ServeProcess {
 public:

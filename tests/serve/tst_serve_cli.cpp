@@ -240,23 +240,26 @@ private slots:
                              ",\"connections_cut\":0") != std::string::npos);
     }
 
-    // What the command refuses, with exit code 2 and a message that says what is wrong.
+    // What the command refuses, with a message that says what is wrong: a wrong command line
+    // exits 64, a port it cannot listen on 74 (as every ratelab-cli command does).
     void badCommandLines_data() {
         QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("code");
         QTest::addColumn<QString>("message");
-        QTest::newRow("listen") << QStringList{"--listen", "nowhere"}
+        QTest::newRow("listen") << QStringList{"--listen", "nowhere"} << 64
                                 << "--listen \"nowhere\": expected HOST:PORT";
-        QTest::newRow("listen v6") << QStringList{"--listen", "::1:80"} << "in brackets";
-        QTest::newRow("mode") << QStringList{"--mode", "proxy"} << "expected origin or auth";
+        QTest::newRow("listen v6") << QStringList{"--listen", "::1:80"} << 64 << "in brackets";
+        QTest::newRow("mode") << QStringList{"--mode", "proxy"} << 64 << "expected origin or auth";
         QTest::newRow("refusal status")
-            << QStringList{"--refusal-status", "418"} << "expected decided or 403";
-        QTest::newRow("threads") << QStringList{"--threads", "0"}
+            << QStringList{"--refusal-status", "418"} << 64 << "expected decided or 403";
+        QTest::newRow("threads") << QStringList{"--threads", "0"} << 64
                                  << "--threads \"0\": expected a whole number";
         QTest::newRow("port taken")
-            << QStringList{"--listen", "PORT"} << "cannot listen on 127.0.0.1:";
+            << QStringList{"--listen", "PORT"} << 74 << "cannot listen on 127.0.0.1:";
     }
     void badCommandLines() {
         QFETCH(QStringList, args);
+        QFETCH(int, code);
         QFETCH(QString, message);
         QTemporaryDir dir;
         const std::string policy = dir.filePath("policy.json").toStdString();
@@ -276,7 +279,7 @@ private slots:
                     QStringList{"serve", "--policy", QString::fromStdString(policy)} + args);
         QVERIFY(serve.waitForFinished(20'000));
         ::close(taken);
-        QCOMPARE(serve.exitCode(), 2);
+        QCOMPARE(serve.exitCode(), code);
         const QString err = QString::fromUtf8(serve.readAllStandardError());
         QVERIFY2(err.contains(message), qPrintable(err));
     }
@@ -361,7 +364,7 @@ private slots:
         QVERIFY(unset.waitForFinished(20'000));
         QCOMPARE(unset.exitCode(), 2);
         const std::string err = unset.readAllStandardError().toStdString();
-        QVERIFY2(err.find(policy + ": store.password_env: the environment variable "
+        QVERIFY2(err.find(policy + ": error: store.password_env: the environment variable "
                                    "RATELAB_REDIS_PASSWORD is not set") != std::string::npos,
                  err.c_str());
 
@@ -381,6 +384,13 @@ private slots:
         QCOMPARE(serve.exitCode(), 2);
         const QString err = QString::fromUtf8(serve.readAllStandardError());
         QVERIFY2(err.contains(QString::fromStdString(policy) + ":1:"), qPrintable(err));
+        // One that cannot be read is an I/O failure, told apart by its exit code.
+        QProcess missing;
+        missing.start(kRatelabCli, {"serve", "--policy", dir.filePath("absent.json")});
+        QVERIFY(missing.waitForFinished(20'000));
+        QCOMPARE(missing.exitCode(), 74);
+        QVERIFY(QString::fromUtf8(missing.readAllStandardError())
+                    .contains("absent.json: error: cannot open the file: No such file"));
     }
 };
 

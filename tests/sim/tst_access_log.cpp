@@ -356,8 +356,8 @@ void TestAccessLog::directoryIsRefused() {
     LogReading missing;
     QVERIFY(!load({"/nonexistent/access.log"}, missing));
     QCOMPARE(formatDiagnostic(*missing.error),
-             std::string("/nonexistent/access.log: error: cannot open the file (No such file or "
-                         "directory)"));
+             std::string("/nonexistent/access.log: error: cannot open the file: No such file or "
+                         "directory"));
 }
 
 // The balancer's lines are keyed by the real client, through the engine's own rules: the

@@ -185,31 +185,39 @@ void TestCliDecide::diffOfALog() {
     QVERIFY2(r.out.contains("198.51.100.1"), qPrintable(r.out));
 }
 
+// Exit codes as every command has them: 64 for a wrong command line, 74 for a file that cannot
+// be read, 2 for an input with errors.
 void TestCliDecide::diffBadInput_data() {
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<QString>("message");
+    QTest::addColumn<int>("exitCode");
     const QString s = scenario("header-rotation");
-    QTest::newRow("no B") << QStringList{"diff", s} << "--against B.json is required";
+    QTest::newRow("no B") << QStringList{"diff", s} << "--against B.json is required" << 64;
     QTest::newRow("missing B") << QStringList{"diff", s, "--against", "/nonexistent/b.json"}
-                               << "/nonexistent/b.json";
+                               << "/nonexistent/b.json" << 74;
     QTest::newRow("format on a scenario")
         << QStringList{"diff",     s,    "--against", policy("resources/policies/default.json"),
                        "--format", "csv"}
-        << "--format applies to access logs";
+        << "--format applies to access logs" << 64;
     QTest::newRow("bad top") << QStringList{"diff",      s,
                                             "--against", policy("resources/policies/default.json"),
                                             "--top",     "-1"}
-                             << "--top";
+                             << "--top" << 64;
     QTest::newRow("log without A") << QStringList{"diff", kRoot + "/README.md", "--against",
                                                   policy("resources/policies/default.json")}
-                                   << "README.md";
+                                   << "README.md" << 64;
+    QTest::newRow("invalid B") << QStringList{"diff", s, "--against",
+                                              policy("tests/data/policies/malformed/"
+                                                     "store-password-inline.json")}
+                               << "store-password-inline.json:" << 2;
 }
 
 void TestCliDecide::diffBadInput() {
     QFETCH(QStringList, arguments);
     QFETCH(QString, message);
+    QFETCH(int, exitCode);
     const Result r = cli(arguments);
-    QCOMPARE(r.exitCode, 2);
+    QCOMPARE(r.exitCode, exitCode);
     QVERIFY2(r.err.contains(message), qPrintable(r.err));
 }
 
@@ -265,26 +273,28 @@ void TestCliDecide::tuneALogToATolerance() {
 void TestCliDecide::tuneBadInput_data() {
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<QString>("message");
+    QTest::addColumn<int>("exitCode");
     const QString s = scenario("replicas-shared");
     const QString p = policy("scenarios/policies/token-bucket-100.json");
-    QTest::newRow("no axis") << QStringList{"tune", s} << "--vary";
+    QTest::newRow("no axis") << QStringList{"tune", s} << "--vary" << 64;
     QTest::newRow("unknown field")
-        << QStringList{"tune", s, "--vary", "burst=1:2:1"} << "use capacity, refill";
+        << QStringList{"tune", s, "--vary", "burst=1:2:1"} << "use capacity, refill" << 64;
     QTest::newRow("tolerance on a scenario")
-        << QStringList{"tune", s, "--keep-unthrottled", "0.9"} << "applies to access logs";
+        << QStringList{"tune", s, "--keep-unthrottled", "0.9"} << "applies to access logs" << 64;
     QTest::newRow("vary on a log")
         << QStringList{"tune", kRoot + "/README.md", "--vary", "capacity=1:2:1", "--policy", p}
-        << "no classes to trade off";
+        << "no classes to trade off" << 64;
     QTest::newRow("share out of range")
         << QStringList{"tune", kRoot + "/README.md", "--keep-unthrottled", "1.5", "--policy", p}
-        << "above 0 and at most 1";
+        << "above 0 and at most 1" << 64;
 }
 
 void TestCliDecide::tuneBadInput() {
     QFETCH(QStringList, arguments);
     QFETCH(QString, message);
+    QFETCH(int, exitCode);
     const Result r = cli(arguments);
-    QCOMPARE(r.exitCode, 2);
+    QCOMPARE(r.exitCode, exitCode);
     QVERIFY2(r.err.contains(message), qPrintable(r.err));
 }
 

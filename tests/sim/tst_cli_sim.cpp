@@ -1,5 +1,6 @@
-// ratelab-cli run, replay and sweep as a user (or CI) runs them: exit codes 0/1/2, FILE:LINE:COLUMN
-// errors, reports, decisions, validated policies, and silence when stderr is not a terminal.
+// ratelab-cli run, replay and sweep as a user (or CI) runs them: exit codes 0/1/2/64/74,
+// FILE:LINE:COLUMN errors, reports, decisions, validated policies, and silence when stderr is not
+// a terminal.
 
 #include <QtTest>
 
@@ -10,26 +11,16 @@
 #include <QTemporaryDir>
 #include <nlohmann/json.hpp>
 
+#include "cli_fixture.h"
+
 namespace {
 
 const QString kRoot = RATELAB_SOURCE_DIR;
-const QString kCli = QString(RATELAB_BINARY_DIR) + "/app/cli/ratelab-cli";
 
-struct Result {
-    int exitCode = -1;
-    QString out;
-    QString err;
-};
+using Result = ratelab::testing::CliRun;
 
 Result cli(const QStringList& arguments) {
-    QProcess p;
-    p.start(kCli, arguments);
-    if (!p.waitForFinished(120'000)) qFatal("ratelab-cli did not finish");
-    Result r;
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    return ratelab::testing::runCli(arguments);
 }
 
 QString scenario(const char* name) {
@@ -52,11 +43,12 @@ class TestCliSim : public QObject {
     Q_OBJECT
 
 private slots:
-    void initTestCase() { QVERIFY2(QFile::exists(kCli), qPrintable(kCli)); }
+    void initTestCase() { QVERIFY(QFile::exists(ratelab::testing::cliPath())); }
     void malformedScenario_data();
     void malformedScenario();
     void badCommandLine_data();
     void badCommandLine();
+    void scenarioWithMissingPolicy();
     void runExitCodes();
     void quietWhenNotATerminal();
     void reportsAreDeterministic();
@@ -125,61 +117,94 @@ void TestCliSim::malformedScenario() {
 
 void TestCliSim::badCommandLine_data() {
     QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<int>("exitCode");
     QTest::addColumn<QString>("message");
     const QString s = scenario("header-rotation");
-    QTest::newRow("unknown option") << QStringList{"run", s, "--bogus"} << "Unknown option 'bogus'";
-    QTest::newRow("missing scenario") << QStringList{"run"} << "missing argument";
-    QTest::newRow("two scenarios") << QStringList{"run", s, s} << "unexpected argument";
-    QTest::newRow("bad seed") << QStringList{"run", s, "--seed", "-3"} << "--seed \"-3\"";
-    QTest::newRow("bad store") << QStringList{"run", s, "--store", "mongodb://x"} << "--store";
-    QTest::newRow("missing policy file") << QStringList{"run", s, "--policy", "/nonexistent/p.json"}
-                                         << "/nonexistent/p.json: error: cannot open the file";
+    const QString policy = kRoot + "/resources/policies/default.json";
+    const QString log = kRoot + "/tests/data/logs/sample_common.log";
+    QTest::newRow("unknown option")
+        << QStringList{"run", s, "--bogus"} << 64 << "Unknown option 'bogus'";
+    QTest::newRow("missing scenario") << QStringList{"run"} << 64 << "missing SCENARIO.json";
+    QTest::newRow("two scenarios") << QStringList{"run", s, s} << 64 << "unexpected argument";
+    QTest::newRow("bad seed") << QStringList{"run", s, "--seed", "-3"} << 64 << "--seed \"-3\"";
+    QTest::newRow("bad store") << QStringList{"run", s, "--store", "mongodb://x"} << 64
+                               << "--store";
+    QTest::newRow("missing policy file")
+        << QStringList{"run", s, "--policy", "/nonexistent/p.json"} << 74
+        << "/nonexistent/p.json: error: cannot open the file: No such file or directory";
     QTest::newRow("replay without policy")
-        << QStringList{"replay", kRoot + "/tests/data/logs/sample_common.log"}
-        << "--policy P.json is required";
+        << QStringList{"replay", log} << 64 << "--policy P.json is required";
     QTest::newRow("replay, unknown format")
-        << QStringList{"replay",   kRoot + "/tests/data/logs/sample_common.log",
-                       "--policy", kRoot + "/resources/policies/default.json",
-                       "--format", "w3c"}
+        << QStringList{"replay", log, "--policy", policy, "--format", "w3c"} << 64
         << "--format \"w3c\"";
     QTest::newRow("replay, missing log")
-        << QStringList{"replay", "/nonexistent/access.log", "--policy",
-                       kRoot + "/resources/policies/default.json"}
-        << "/nonexistent/access.log: error: cannot open the file (No such file or directory)";
+        << QStringList{"replay", "/nonexistent/access.log", "--policy", policy} << 74
+        << "/nonexistent/access.log: error: cannot open the file: No such file or directory";
+    QTest::newRow("replay, a directory")
+        << QStringList{"replay", kRoot + "/tests/data/logs", "--policy", policy} << 74
+        << "/tests/data/logs: error: is a directory";
+    QTest::newRow("run, a directory")
+        << QStringList{"run", kRoot + "/scenarios"} << 74 << "/scenarios: error: is a directory";
     QTest::newRow("replay, nginx without its format")
-        << QStringList{"replay",   kRoot + "/tests/data/logs/sample_common.log",
-                       "--policy", kRoot + "/resources/policies/default.json",
-                       "--format", "nginx"}
+        << QStringList{"replay", log, "--policy", policy, "--format", "nginx"} << 64
         << "--format nginx needs --log-format";
     QTest::newRow("replay, json without a time field")
         << QStringList{"replay",   kRoot + "/tests/data/logs/iso-times.jsonl",
-                       "--policy", kRoot + "/resources/policies/default.json",
+                       "--policy", policy,
                        "--field",  "client=client.ip"}
-        << "--format json needs --field time=PATH";
+        << 64 << "--format json needs --field time=PATH";
+    QTest::newRow("replay, stdin twice")
+        << QStringList{"replay", "-", "-", "--policy", policy} << 64 << "standard input";
     QTest::newRow("replay, a binary file")
-        << QStringList{"replay", kRoot + "/tests/data/logs/binary.log", "--policy",
-                       kRoot + "/resources/policies/default.json"}
+        << QStringList{"replay", kRoot + "/tests/data/logs/binary.log", "--policy", policy} << 2
         << "binary.log: error: binary data, not a text log";
     QTest::newRow("replay, rotated files newest first")
-        << QStringList{"replay",   kRoot + "/tests/data/logs/nginx-proxy.log.1.gz",
-                       kRoot + "/tests/data/logs/nginx-proxy.log.2.gz",
-                       "--policy", kRoot + "/resources/policies/default.json"}
-        << "nginx-proxy.log.2.gz:1:1: error: this file starts at 2024-03-01T12:00:02Z, before";
-    QTest::newRow("sweep without axis") << QStringList{"sweep", s} << "--vary";
+        << QStringList{"replay", kRoot + "/tests/data/logs/nginx-proxy.log.1.gz",
+                       kRoot + "/tests/data/logs/nginx-proxy.log.2.gz", "--policy", policy}
+        << 2 << "nginx-proxy.log.2.gz:1:1: error: this file starts at 2024-03-01T12:00:02Z, before";
+    QTest::newRow("sweep without axis") << QStringList{"sweep", s} << 64 << "--vary";
     QTest::newRow("sweep, unknown field")
-        << QStringList{"sweep", s, "--vary", "burst=1:2:1"} << "cannot vary \"burst\"";
+        << QStringList{"sweep", s, "--vary", "burst=1:2:1"} << 64 << "cannot vary \"burst\"";
     QTest::newRow("sweep, backwards range")
-        << QStringList{"sweep", s, "--vary", "capacity=10:1:1"} << "FROM <= TO";
+        << QStringList{"sweep", s, "--vary", "capacity=10:1:1"} << 64 << "FROM <= TO";
     QTest::newRow("sweep, unknown policy")
-        << QStringList{"sweep", s, "--vary", "login.capacity=1:2:1"} << "names policy \"login\"";
+        << QStringList{"sweep", s, "--vary", "login.capacity=1:2:1"} << 64
+        << "names policy \"login\"";
 }
 
+// Usage errors exit 64, unreadable inputs 74; each message says what is wrong.
 void TestCliSim::badCommandLine() {
     QFETCH(QStringList, arguments);
+    QFETCH(int, exitCode);
     QFETCH(QString, message);
     Result r = cli(arguments);
-    QCOMPARE(r.exitCode, 2);
+    QCOMPARE(r.exitCode, exitCode);
     QVERIFY2(r.err.contains(message), qPrintable(r.err));
+}
+
+// The scenario names a policy file that is not there: the error points at the scenario's line
+// naming it, and the exit code says the file could not be read.
+void TestCliSim::scenarioWithMissingPolicy() {
+    const QString path = dir_.filePath("orphan.json");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(
+        "{ \"name\": \"orphan\", \"duration_s\": 5,\n  \"policy\": \"gone.json\",\n"
+        "  \"actors\": [ { \"name\": \"a\", \"arrival\": {\"kind\":\"constant\",\"rate_per_s\":1} "
+        "} ] }");
+    f.close();
+    for (const char* command : {"run", "sweep"}) {
+        QStringList args{command, path};
+        if (QString(command) == "sweep")
+            args << "--vary"
+                 << "capacity=1:2:1";
+        const Result r = cli(args);
+        QCOMPARE(r.exitCode, 74);
+        QVERIFY2(r.err.startsWith(path + ":2:13: error: policy file \"gone.json\" (" +
+                                  dir_.filePath("gone.json") +
+                                  "): cannot open the file: No such file or directory"),
+                 qPrintable(r.err));
+    }
 }
 
 // 0 when every expectation holds, 1 when one fails.
@@ -279,7 +304,8 @@ void TestCliSim::replay() {
     QCOMPARE(rows.size(), 14);
     QCOMPARE(rows[0], QByteArray("seq,ts_ms,key,allowed,remaining,retry_after_ms,file,line"));
     // Line 9 comes first (13:55:35 -0700); the key is the engine's, each row names its line.
-    QCOMPARE(rows[1], QByteArray("0,971211335000,ip:198.51.100.7,true,19,0,") + log.toUtf8() + ",9");
+    QCOMPARE(rows[1],
+             QByteArray("0,971211335000,ip:198.51.100.7,true,19,0,") + log.toUtf8() + ",9");
     QVERIFY(rows[8].startsWith("7,971211338000,ip:198.51.100.7,true,"));  // written IPv4-mapped
     QVERIFY(rows[9].startsWith("8,971211339000,princ:"));                 // a host name
     nlohmann::ordered_json j = readJson(report);
@@ -323,7 +349,9 @@ void TestCliSim::replayProxiedKeysMatchCheck() {
         const QList<QByteArray> f = row.split(',');
         const auto& [peer, xff] = logged.at({f[6].toStdString(), f[7].toInt()});
         QStringList args{"check", "--policy", policy, "--peer", peer, "--path", "/"};
-        if (xff != "-") args << "--header" << "X-Forwarded-For: " + xff;
+        if (xff != "-")
+            args << "--header"
+                 << "X-Forwarded-For: " + xff;
         Result c = cli(args);
         QCOMPARE(c.exitCode, 0);
         const auto j = nlohmann::json::parse(c.out.toStdString());
@@ -338,7 +366,7 @@ void TestCliSim::replayProxiedKeysMatchCheck() {
 void TestCliSim::replayStandardInput() {
     QProcess p;
     p.setStandardInputFile(kRoot + "/tests/data/logs/nginx-proxy.log.2.gz");
-    p.start(kCli, {"replay", "-", "--policy", kRoot + "/tests/data/logs/peer-fixed-window.json",
+    p.start(ratelab::testing::cliPath(), {"replay", "-", "--policy", kRoot + "/tests/data/logs/peer-fixed-window.json",
                    "--json", "-", "--quiet"});
     QVERIFY(p.waitForFinished(60'000));
     QCOMPARE(p.exitCode(), 0);
@@ -382,7 +410,7 @@ void TestCliSim::fit() {
     QCOMPARE(fitted["actors"].size(), std::size_t(6));  // the six clients behind the balancer
     QProcess p;
     p.setStandardInputFile(dir + "caddy.log");
-    p.start(kCli, {"fit", "-", "-o", "-", "--quiet"});
+    p.start(ratelab::testing::cliPath(), {"fit", "-", "-o", "-", "--quiet"});
     QVERIFY(p.waitForFinished(60'000));
     QCOMPARE(p.exitCode(), 0);
     const QByteArray caddy = p.readAllStandardOutput();
@@ -396,8 +424,8 @@ void TestCliSim::fitErrors_data() {
     QTest::addColumn<QString>("message");
     const QString log = kRoot + "/tests/data/logs/fit-shape.log.gz";
     const QString out = QDir::temp().filePath("ratelab-fit-unused.json");
-    QTest::newRow("no output") << QStringList{"fit", log} << 64 << "-o SCENARIO.json is required";
-    QTest::newRow("no log") << QStringList{"fit", "-o", out} << 64 << "missing argument";
+    QTest::newRow("no output") << QStringList{"fit", log} << 64 << "--output SCENARIO.json is required";
+    QTest::newRow("no log") << QStringList{"fit", "-o", out} << 64 << "missing ACCESS.log";
     QTest::newRow("unknown option")
         << QStringList{"fit", log, "-o", out, "--bogus"} << 64 << "Unknown option 'bogus'";
     QTest::newRow("bad top") << QStringList{"fit", log, "-o", out, "--top", "many"} << 64
@@ -411,16 +439,16 @@ void TestCliSim::fitErrors_data() {
     QTest::newRow("unknown format")
         << QStringList{"fit", log, "-o", out, "--format", "w3c"} << 64 << "--format \"w3c\"";
     QTest::newRow("missing log")
-        << QStringList{"fit", "/nonexistent/access.log", "-o", out} << 2
-        << "/nonexistent/access.log: error: cannot open the file (No such file or directory)";
+        << QStringList{"fit", "/nonexistent/access.log", "-o", out} << 74
+        << "/nonexistent/access.log: error: cannot open the file: No such file or directory";
     QTest::newRow("binary log") << QStringList{"fit", kRoot + "/tests/data/logs/binary.log", "-o",
                                                out}
                                 << 2 << "binary.log: error: binary data, not a text log";
     QTest::newRow("bad policy") << QStringList{"fit", log,        "-o",
                                                out,   "--policy", "/nonexistent/p.json"}
-                                << 2 << "/nonexistent/p.json: error: cannot open the file";
+                                << 74 << "/nonexistent/p.json: error: cannot open the file";
     QTest::newRow("unwritable output") << QStringList{"fit", log, "-o", "/nonexistent/dir/s.json"}
-                                       << 2 << "/nonexistent/dir/s.json: cannot write";
+                                       << 74 << "/nonexistent/dir/s.json: cannot write";
 }
 
 void TestCliSim::fitErrors() {

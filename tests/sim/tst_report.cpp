@@ -1,4 +1,4 @@
-// Reports (app/sim/report.cpp): the JSON layout DESIGN.md documents, determinism (same
+// Reports (app/sim/report.cpp): the JSON layout report.h describes, determinism (same
 // scenario, policy and seed give the same bytes apart from `timing`), summary metrics, the
 // series CSV and the validation record.
 

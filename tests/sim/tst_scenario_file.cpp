@@ -56,6 +56,7 @@ private slots:
     void reportsMistakesWhereTheyAre();
     void reportsEveryProblemAtOnce();
     void unreadableFile();
+    void missingPolicyPointsAtTheScenario();
     void policyChangeNamesAnExistingPolicy();
 };
 
@@ -268,11 +269,36 @@ void TestScenarioFile::reportsEveryProblemAtOnce() {
     QCOMPARE(lines.size(), std::size_t(5));
 }
 
+// An unreadable file says why, in the system's words; a directory says it is one.
 void TestScenarioFile::unreadableFile() {
     ScenarioLoadResult r = loadScenarioFile("/nonexistent/scenario.json");
     QVERIFY(!r.ok());
+    QVERIFY(r.unreadable);
     QCOMPARE(r.diagnostics.size(), std::size_t(1));
-    QVERIFY(formatDiagnostic(r.diagnostics[0]).starts_with("/nonexistent/scenario.json"));
+    QCOMPARE(formatDiagnostic(r.diagnostics[0]),
+             std::string("/nonexistent/scenario.json: error: cannot open the file: No such file or "
+                         "directory"));
+    ScenarioLoadResult directory = loadScenarioFile(RATELAB_SOURCE_DIR "/scenarios");
+    QVERIFY(directory.unreadable);
+    QCOMPARE(formatDiagnostic(directory.diagnostics.at(0)),
+             std::string(RATELAB_SOURCE_DIR "/scenarios: error: is a directory"));
+}
+
+// A policy file the scenario names but that cannot be read is reported at the scenario's line
+// that names it, not as a file nobody mentioned.
+void TestScenarioFile::missingPolicyPointsAtTheScenario() {
+    Scenario s = scenarioFrom(R"({ "name": "s", "duration_s": 10,
+  "policy": "policies/gone.json",
+  "actors": [ { "name": "a", "arrival": {"kind":"constant","rate_per_s":1} } ] })",
+                              "/tmp/ratelab-nowhere/s.json");
+    PolicyLoadResult loaded = loadScenarioPolicy(s);
+    QVERIFY(!loaded.ok());
+    QVERIFY(loaded.unreadable);
+    QCOMPARE(loaded.diagnostics.size(), std::size_t(1));
+    QCOMPARE(formatDiagnostic(loaded.diagnostics[0]),
+             std::string("/tmp/ratelab-nowhere/s.json:2:13: error: policy file "
+                         "\"policies/gone.json\" (/tmp/ratelab-nowhere/policies/gone.json): cannot "
+                         "open the file: No such file or directory (at /policy)"));
 }
 
 void TestScenarioFile::policyChangeNamesAnExistingPolicy() {

@@ -201,9 +201,8 @@ void TestScenarioRunner::retuneTakesEffectOnTheNextRequest() {
                           policySet({tokenBucket("api", 1000, 0.001)}));
     runner.advance(2 * kSecond);
     QCOMPARE(runner.totals().classes[0].allowed, std::int64_t(200));
-    Policy tight = runner.policies().policies[0];
+    PolicyTuning tight = tuningOf(runner.policies().policies[0]);
     tight.capacity = 1;
-    tight.limit = compileLimit(tight.algorithm, 1, tight.refillPerSecond, tight.windowMs, 0, false);
     runner.retune(0, tight);
     runner.runToEnd();
     QCOMPARE(runner.totals().classes[0].allowed, std::int64_t(200));

@@ -4,10 +4,10 @@
 
 #include <QtTest>
 
-#include <QProcess>
 #include <QTemporaryDir>
 #include <nlohmann/json.hpp>
 
+#include "cli_fixture.h"
 #include "ratelab/redis_store.h"
 #include "redis_fixture.h"
 #include "sim/scenario_runner.h"
@@ -222,14 +222,11 @@ void TestSimRedis::aKilledServerFailsOpen() {
 // keeps keys for minutes of wall time after their last write, where the memory store evicts a
 // bucket as soon as it is full again; so header-rotation's keyspace expectation fails there.
 void TestSimRedis::cliRunsOnRedis() {
-    const QString cli = QString(RATELAB_BINARY_DIR) + "/app/cli/ratelab-cli";
     const QString scenario = QString(RATELAB_SOURCE_DIR) + "/scenarios/header-rotation.json";
     QTemporaryDir dir;
     auto run = [&](const QStringList& extra, const QString& out) {
-        QProcess p;
-        p.start(cli, QStringList{"run", scenario, "--json", out, "--quiet"} + extra);
-        if (!p.waitForFinished(120'000)) qFatal("ratelab-cli did not finish");
-        return p.exitCode();
+        return testing::runCli(QStringList{"run", scenario, "--json", out, "--quiet"} + extra)
+            .exitCode;
     };
     QCOMPARE(run({}, dir.filePath("memory.json")), 0);
     QCOMPARE(run({"--store", QString::fromStdString(server_.url())}, dir.filePath("redis.json")),
@@ -248,12 +245,11 @@ void TestSimRedis::cliRunsOnRedis() {
     }
     QCOMPARE(redis["expectations"][2]["metric"], "keyspace.max_buckets");
     QVERIFY(redis["keyspace"]["max_buckets"] > memory["keyspace"]["max_buckets"]);
-    // An unreachable server is bad input, found before the run.
-    QProcess p;
-    p.start(cli, {"run", scenario, "--store", "redis://127.0.0.1:1"});
-    QVERIFY(p.waitForFinished(60'000));
-    QCOMPARE(p.exitCode(), 2);
-    QVERIFY(p.readAllStandardError().contains("--store \"redis://127.0.0.1:1\""));
+    // An unreachable server is an I/O error, found before the run.
+    const testing::CliRun unreachable =
+        testing::runCli({"run", scenario, "--store", "redis://127.0.0.1:1"});
+    QCOMPARE(unreachable.exitCode, 74);
+    QVERIFY(unreachable.err.contains("--store \"redis://127.0.0.1:1\""));
 }
 
 QTEST_GUILESS_MAIN(TestSimRedis)

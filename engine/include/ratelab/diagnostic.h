@@ -1,5 +1,14 @@
 #pragma once
 
+// How the engine's public API reports errors, everywhere:
+//   - Checking an input file or a policy set reports every problem found, each a Diagnostic
+//     pinned to FILE:LINE:COLUMN and a JSON pointer (policy_file.h).
+//   - Anything else that can fail (makeStore, makeRedisStore, parseRedisUrl, IpAddress::parse,
+//     parseAlgorithm, ...) returns an empty value, nullptr or nullopt, and, when it takes a
+//     `std::string* error` that is not null, writes one sentence saying what is wrong there.
+//   - The request path never fails that way: a store call answers with ConsumeResult::status
+//     and ::error, a decision with a Verdict. Nothing in the engine throws.
+
 #include <string>
 #include <vector>
 

@@ -9,6 +9,7 @@
 #include "ratelab/limit.h"
 #include "ratelab/limit_observer.h"
 #include "ratelab/policy.h"
+#include "ratelab/policy_tuning.h"
 #include "ratelab/request.h"
 #include "ratelab/store.h"
 #include "ratelab/verdict.h"
@@ -23,23 +24,19 @@ struct LimiterOptions {
     std::uint64_t keyHashSecret = 0;
 };
 
-/// Whether a bucket of policy `before` means the same thing under `after`, so that a limiter
-/// taking over from another (a policy reload) may keep it: the same name, algorithm, key rules
-/// and tier names. Numbers, routes, budgets, modes, headers and bypasses may differ.
-bool keepsBucketState(const Policy& before, const Policy& after);
-
 /// The engine's front door: matches policies, derives keys, consumes from the store, applies
 /// store-error rules, shadow mode and bypasses, and renders verdicts.
 /// check() and decide() are thread-safe when the store is (both shipped stores are).
 class Limiter {
 public:
-    /// REQUIRES: `policies` validated and compiled (loading a policy file does both).
+    /// Compiles each policy once (compileLimits). REQUIRES: `policies` validated (loading a
+    /// policy file does it).
     Limiter(PolicySet policies, std::shared_ptr<Store> store, LimiterOptions options = {});
     /// A limiter for `policies` that takes over `previous`'s store and bucket state, for
     /// reloading a policy file while serving: a policy that keepsBucketState() with the policy
     /// of `previous` of the same name decides on that policy's buckets; every other policy
     /// starts with fresh ones (limit ids `previous` never used). `previous` may go on deciding
-    /// meanwhile. REQUIRES: `policies` validated and compiled.
+    /// meanwhile. REQUIRES: `policies` validated.
     Limiter(PolicySet policies, const Limiter& previous, LimiterOptions options = {});
     ~Limiter();
     Limiter(const Limiter&) = delete;
@@ -70,10 +67,11 @@ public:
     /// null when no policy does.
     const Store* localStore() const;
 
-    /// Replaces one policy's numbers (capacity, refill, window, cost, mode, headers) in place,
-    /// as the workbench sliders do; buckets keep their state. The policy's name, key rules and
-    /// algorithm stay. REQUIRES: `updated` validated. Not thread-safe with check()/decide().
-    void retune(std::size_t policyIndex, const Policy& updated);
+    /// Replaces one policy's tunable fields (policy_tuning.h: numbers, cost, mode, headers,
+    /// store-error rule) in place, as the workbench sliders do, and recompiles its limits;
+    /// buckets keep their state. Ask canRetune() first when the change comes as a whole edited
+    /// policy. REQUIRES: the tuned policy validates. Not thread-safe with check()/decide().
+    void retune(std::size_t policyIndex, const PolicyTuning& tuning);
 
     /// The limitId a policy's tier uses in the store. Stable for the limiter's life.
     std::uint32_t limitId(std::size_t policyIndex, std::size_t tier = 0) const;

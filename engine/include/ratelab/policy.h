@@ -116,7 +116,6 @@ struct Tier {
     std::int64_t capacity = 0;
     double refillPerSecond = 0;  ///< 0: inherit the policy's
     std::int64_t windowMs = 0;   ///< 0: inherit the policy's
-    Limit limit;                 ///< compiled from the above and the policy's numbers
     friend bool operator==(const Tier&, const Tier&) = default;
 };
 
@@ -128,7 +127,8 @@ struct TierConfig {
 };
 
 /// One rate-limit policy, as written in a policy file. The user's numbers (refill per second,
-/// window in ms) are kept as written so a saved file is byte-stable; `limit` is compiled from them.
+/// window in ms) are kept as written so a saved file is byte-stable; what the engine runs is
+/// compiled from them by compileLimits(), once, where it is needed.
 struct Policy {
     std::string name;
     RouteMatch match;
@@ -147,8 +147,6 @@ struct Policy {
     HeaderStyle headers = HeaderStyle::Ietf;
     Bypass bypass;
     std::optional<TierConfig> tiers;
-
-    Limit limit;  ///< compiled by compileLimits(); what the engine runs
 
     friend bool operator==(const Policy&, const Policy&) = default;
 };
@@ -189,13 +187,18 @@ struct PolicySet {
     friend bool operator==(const PolicySet&, const PolicySet&) = default;
 };
 
-/// The limit the engine runs for these user numbers: refill R per second becomes
-/// round(1e9 / R) ns per token, window_ms becomes ns, nodelay becomes kNoDelay.
-Limit compileLimit(Algorithm algorithm, std::int64_t capacity, double refillPerSecond,
-                   std::int64_t windowMs, std::int64_t delay, bool nodelay);
+/// A tier's numbers as the engine runs them: the tier's own, and the policy's where the tier
+/// has 0 (inherit). Thread-safe.
+Tier resolvedTier(const Policy& policy, const Tier& tier);
 
-/// Fills every Policy::limit and Tier::limit from the user numbers. Loading does this already;
-/// call it again after editing a PolicySet in code.
-void compileLimits(PolicySet& set);
+/// The limit of the policy's own numbers, or of one of its tiers (resolved): the only place the
+/// user's numbers become the engine's. Refill R per second becomes round(1e9 / R) ns per token,
+/// window_ms becomes ns, nodelay becomes kNoDelay. Defined for any numbers: validation compiles
+/// before it checks. Thread-safe.
+Limit compileLimit(const Policy& policy, const Tier* tier = nullptr);
+
+/// The limits the engine selects from for a policy: one per tier in tier order, or the policy's
+/// own when it has no tiers. A PolicyResult's `tier` indexes them. Thread-safe.
+std::vector<Limit> compileLimits(const Policy& policy);
 
 }  // namespace ratelab

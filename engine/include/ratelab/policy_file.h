@@ -58,6 +58,9 @@ struct PolicyLoadResult {
     std::vector<Diagnostic> diagnostics;  ///< every problem found, errors and lint warnings
     std::vector<CheckLevel> levels;       ///< levels[i] is the level of diagnostics[i]
     PolicySourceMap sources;              ///< positions of the file's values, by pointer
+    /// The file could not be read at all (missing, a directory, no permission): the one
+    /// diagnostic says why, without a position. Its content was never checked.
+    bool unreadable = false;
     bool ok() const { return policies.has_value(); }
     /// True when no diagnostic of `level` is an error.
     bool passed(CheckLevel level) const;
@@ -66,7 +69,8 @@ struct PolicyLoadResult {
 /// Loads and validates a policy file: syntax, schema (types, ranges, unknown and duplicate keys),
 /// semantics and lint warnings, all reported at once with file, line, column and JSON pointer.
 /// Oversized or deeply nested input is refused cleanly. Compiles the limits (compileLimits).
-/// Diagnostics come in file order. Thread-safe (no shared state).
+/// Diagnostics come in file order. `path` may name a pipe or a process substitution
+/// (/dev/stdin, /dev/fd/N): the file is read to its end, never sized. Thread-safe.
 PolicyLoadResult loadPolicyFile(const std::string& path, const PolicyCheckOptions& options = {});
 
 /// The same, on text already in memory; `fileName` is used in diagnostics.

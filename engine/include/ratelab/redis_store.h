@@ -19,8 +19,9 @@ enum class RedisTimeSource : std::uint8_t {
 };
 
 struct RedisStoreOptions {
-    /// One URL, "redis://[[user]:password@]host[:port][/db]" or "unix:///path/to/socket[?db=N]":
-    /// a standalone server. Several URLs (or `cluster` set): seeds of one Redis Cluster.
+    /// One URL (ratelab/redis_url.h: "redis://[[user]:password@]host[:port][/db]" or
+    /// "unix:///path/to/socket[?db=N]"): a standalone server. Several URLs (or `cluster` set):
+    /// seeds of one Redis Cluster.
     std::vector<std::string> urls;
     /// AUTH on every connection the store opens (seeds, reconnects, Cluster nodes it discovers):
     /// `password` alone, or `username` and `password` for a Redis 6 ACL user. When `password` is
@@ -91,8 +92,9 @@ public:
     virtual RedisStoreCounters counters() const = 0;
 };
 
-/// A Redis store, or nullptr with the reason in *error when the options are unusable (a bad
-/// URL, a namespace with braces, a pool of zero). An unreachable server is not an error here:
+/// A Redis store, or nullptr with the reason in *error (when `error` is not null) when the
+/// options are unusable (a URL outside redis_url.h's grammar, a namespace with braces, a pool
+/// of zero). An unreachable server is not an error here:
 /// calls then answer StoreStatus::Transport and the store reconnects with backoff.
 /// The result is a RedisStore (dynamic_cast for counters()).
 std::unique_ptr<Store> makeRedisStore(const RedisStoreOptions& options, std::string* error);

@@ -1,5 +1,14 @@
 #pragma once
 
+// The one grammar of Redis store URLs, for policy files, `ratelab-cli --store` and
+// makeRedisStore() alike:
+//   redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]   HOST a name, an IPv4 address or a bracketed
+//                                                 IPv6 address; PORT 1..65535 (6379); DB >= 0
+//   unix:///ABSOLUTE/PATH[?db=N]                  a unix socket, at most 107 bytes of path
+// Refused: rediss:// (hiredis 0.14 has no TLS), other queries, fragments, spaces and control
+// characters. Where credentials may appear is the caller's rule: a policy file refuses them
+// (it is exported and committed); the CLI and makeRedisStore() accept them.
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,13 +20,21 @@ struct RedisEndpoint {
     std::string host;  ///< host name, IPv4 address or IPv6 address (without brackets)
     int port = 6379;
     std::string unixPath;  ///< set for unix:///path URLs; host and port are unused then
-    int database = 0;
+    int database = 0;      ///< SELECTed after connecting (standalone servers only)
+    std::string user;      ///< AUTH user (Redis 6 ACL); may be empty
+    std::string password;  ///< AUTH password; empty: no AUTH
+
+    bool isUnix() const { return !unixPath.empty(); }
+    /// "127.0.0.1:6379", "[::1]:6379" or "unix:/run/redis.sock": never the credentials.
+    std::string name() const;
 };
 
-/// Parses "redis://HOST[:PORT][/DB]" (HOST a name, an IPv4 address or a bracketed IPv6 address)
-/// or "unix:///absolute/path". Refuses credentials in the URL (policy files are exported and
-/// committed), "rediss://" (hiredis 0.14 has no TLS), queries and fragments. On failure returns
-/// nullopt and, when `whyNot` is given, says what is wrong. Thread-safe.
-std::optional<RedisEndpoint> parseRedisUrl(std::string_view url, std::string* whyNot = nullptr);
+/// Parses a store URL. Nullopt on failure, with what is wrong in *error when `error` is not
+/// null; the reason never repeats a password. Thread-safe.
+std::optional<RedisEndpoint> parseRedisUrl(std::string_view url, std::string* error = nullptr);
+
+/// `url` with its password replaced by "***" ("redis://app:***@cache:6379/0"), for every
+/// message, log line or report that names a store URL. Thread-safe.
+std::string redactRedisUrl(std::string_view url);
 
 }  // namespace ratelab

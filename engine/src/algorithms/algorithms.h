@@ -4,7 +4,8 @@
 //   State                      per-key state (trivially copyable, 8 or 16 bytes)
 //   consume(s, now, cost, l)   the pure decision; may update s
 //   idleAt(s, l)               when s becomes indistinguishable from a fresh key
-//   freshAfter(l)              the longest a used key takes to become fresh again
+//   freshAfter(l)              the longest a used key takes to become fresh again; saturates at
+//                              INT64_MAX, so that validation can ask it of any numbers
 //   release(s)                 frees memory s owns (the sliding log's ring)
 //   kOwnsMemory                whether any state owns memory (only the log does)
 //
@@ -24,6 +25,12 @@
 
 namespace ratelab::algo {
 
+/// a * b for a, b >= 0, or INT64_MAX when that overflows.
+inline Nanos saturatingMul(std::int64_t a, std::int64_t b) {
+    Nanos out = 0;
+    return __builtin_mul_overflow(a, b, &out) ? std::numeric_limits<Nanos>::max() : out;
+}
+
 struct TokenBucket {
     using State = RateState;
     static constexpr bool kOwnsMemory = false;
@@ -31,7 +38,9 @@ struct TokenBucket {
         return tokenBucketConsume(s, now, cost, l);
     }
     static Nanos idleAt(const State& s, const Limit&) { return s.tat; }
-    static Nanos freshAfter(const Limit& l) { return refillTime(l); }
+    static Nanos freshAfter(const Limit& l) {
+        return saturatingMul(l.capacity, l.emissionInterval);
+    }
     static void release(State&) {}
     static std::size_t ownedBytes(const State&) { return 0; }
 };
@@ -61,7 +70,7 @@ struct SlidingWindow {
         return slidingWindowConsume(s, now, cost, l);
     }
     static Nanos idleAt(const State& s, const Limit& l) { return slidingIdleAt(s, l.window); }
-    static Nanos freshAfter(const Limit& l) { return 2 * l.window; }
+    static Nanos freshAfter(const Limit& l) { return saturatingMul(2, l.window); }
     static void release(State&) {}
     static std::size_t ownedBytes(const State&) { return 0; }
 };
@@ -89,8 +98,12 @@ struct LeakyBucket {
     }
     static Nanos idleAt(const State& s, const Limit& l) { return leakyIdleAt(s, l); }
     static Nanos freshAfter(const Limit& l) {
-        return ceilDiv((l.capacity + 1) * 1000 * 1000, leakyRate(l)) * kNanosPerMilli +
-               kNanosPerMilli;
+        constexpr Nanos kMax = std::numeric_limits<Nanos>::max();
+        const Nanos excess = saturatingMul(l.capacity + 1, 1000 * 1000);  // thousandths * 1000
+        const std::int64_t rate = leakyRate(l);
+        if (excess > kMax - rate) return kMax;
+        const Nanos ms = saturatingMul(ceilDiv(excess, rate), kNanosPerMilli);
+        return ms == kMax ? ms : ms + kNanosPerMilli;
     }
     static void release(State&) {}
     static std::size_t ownedBytes(const State&) { return 0; }

@@ -4,7 +4,6 @@
 #include <charconv>
 
 #include "json/json_text.h"
-#include "policy/tier_limit.h"
 
 namespace ratelab::http {
 
@@ -105,8 +104,8 @@ std::int64_t windowSeconds(const Limit& limit) {
     return ceilSeconds(limit.capacity * limit.emissionInterval, 1);
 }
 
-std::size_t renderHeaders(const PolicySet& policies, const Check& check,
-                          std::vector<HttpHeader>& headers, std::size_t used) {
+std::size_t renderHeaders(const PolicySet& policies, std::span<const CompiledPolicy> compiled,
+                          const Check& check, std::vector<HttpHeader>& headers, std::size_t used) {
     // IETF draft: one list member per policy, appended in policy order.
     HttpHeader* policyField = nullptr;
     HttpHeader* stateField = nullptr;
@@ -123,7 +122,7 @@ std::size_t renderHeaders(const PolicySet& policies, const Check& check,
             policyField->value += ", ";
             stateField->value += ", ";
         }
-        const Limit& limit = limitOf(policies.policies[r.policy], r.tier);
+        const Limit& limit = compiled[r.policy].limit(r.tier);
         appendSfString(policyField->value, p.name);
         policyField->value += ";q=";
         appendInt(policyField->value, r.decision.limit > 0 ? r.decision.limit : limit.capacity);
@@ -145,7 +144,7 @@ std::size_t renderHeaders(const PolicySet& policies, const Check& check,
             if (!list.value.empty()) list.value += ", ";
             appendInt(list.value, r.decision.limit);
             list.value += ";w=";
-            appendInt(list.value, windowSeconds(limitOf(policies.policies[r.policy], r.tier)));
+            appendInt(list.value, windowSeconds(compiled[r.policy].limit(r.tier)));
         }
         HttpHeader& state = next(headers, used);
         state.name = "RateLimit";

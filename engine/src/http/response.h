@@ -5,9 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "policy/compiled_policy.h"
 #include "ratelab/limit.h"
 #include "ratelab/policy.h"
 #include "ratelab/verdict.h"
@@ -24,9 +26,10 @@ std::int64_t windowSeconds(const Limit& limit);
 /// Appends the quota header fields for the policies in `check` that decided with trustworthy
 /// state (passed, throttled, cost above capacity; never shadow, bypassed or failed-open ones),
 /// each in its policy's style, plus Retry-After on a 429 for throttling. Reuses `headers`'
-/// elements from `used` on and returns the new count.
-std::size_t renderHeaders(const PolicySet& policies, const Check& check,
-                          std::vector<HttpHeader>& headers, std::size_t used);
+/// elements from `used` on and returns the new count. `compiled[i]` is the compiled form of
+/// `policies.policies[i]`, whose limits the headers advertise.
+std::size_t renderHeaders(const PolicySet& policies, std::span<const CompiledPolicy> compiled,
+                          const Check& check, std::vector<HttpHeader>& headers, std::size_t used);
 
 /// The problem+json body for a refusal (RFC 9457 shape, the IETF draft's problem types where
 /// one exists): type, title, status, code, detail and, for quota refusals, violated-policies.

@@ -1,5 +1,6 @@
 #include "identity/key_deriver.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -115,13 +116,28 @@ std::string_view RequestContext::principalHash() {
 
 // --- KeyDeriver -------------------------------------------------------------------------------
 
+bool keysFromCallerInput(const KeyConfig& key) {
+    switch (key.source) {
+        case KeySource::Default:
+            return key.unverifiedAuthorization == UnverifiedAuthorization::Budget;
+        case KeySource::Header:
+            return true;
+        case KeySource::Composite:
+            return std::any_of(key.parts.begin(), key.parts.end(), [](const KeyPart& part) {
+                return part.kind == KeyPart::Kind::Header || part.kind == KeyPart::Kind::Method;
+            });
+        case KeySource::Peer:
+        case KeySource::Principal:
+            return false;
+    }
+    return false;
+}
+
 KeyDeriver::KeyDeriver(KeyConfig key, BudgetConfig budget, std::string route)
     : key_(std::move(key)), budget_(budget), route_(std::move(route)) {
-    for (const KeyPart& part : key_.parts) {
-        compositeUnverified_ = compositeUnverified_ || part.kind == KeyPart::Kind::Header ||
-                               part.kind == KeyPart::Kind::Method;
-        compositePeer_ = compositePeer_ || part.kind == KeyPart::Kind::Peer;
-    }
+    compositeUnverified_ = key_.source == KeySource::Composite && keysFromCallerInput(key_);
+    compositePeer_ = std::any_of(key_.parts.begin(), key_.parts.end(),
+                                 [](const KeyPart& part) { return part.kind == KeyPart::Kind::Peer; });
 }
 
 KeyDeriver::KeyDeriver(const Policy& policy)

@@ -121,13 +121,26 @@ struct DerivedKey {
     }
 };
 
+/// Whether keys of this configuration can come from input the caller writes, and are therefore
+/// held by a bucket budget: the Authorization header under `default` (unverified_authorization
+/// "budget"), a named header, a composite with a header or method part. The key deriver budgets
+/// exactly these; the policy checks, lints and exports ask here.
+bool keysFromCallerInput(const KeyConfig& key);
+
+/// keysFromCallerInput() and the budget enabled: whether the engine budgets this policy's keys.
+inline bool budgetApplies(const KeyConfig& key, const BudgetConfig& budget) {
+    return budget.enabled && keysFromCallerInput(key);
+}
+
 /// The text a composite key's `route` part stands for: the policy's route pattern, or its path
 /// prefix. The policy's route, not the request's path, so that "/login/" or "/login/x" cannot
 /// mint a fresh per-account bucket under a policy matching "/login".
 std::string routeLabel(const RouteMatch& match);
 
 /// Derives keys for one policy's KeyConfig and BudgetConfig. Immutable after construction and
-/// thread-safe. See DESIGN.md, "Client identity", for the default chain.
+/// thread-safe. The default chain (KeySource::Default): the verified principal, else the
+/// Authorization header (hashed, within the budget; skipped under unverified_authorization
+/// "ignore"), else the peer address aggregated to its prefix, else no key (412).
 ///
 /// Keys made from caller-controlled input (the Authorization header under `default`, a named
 /// header, a composite with a header or method part) are budgeted: while the budget is enabled

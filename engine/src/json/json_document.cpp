@@ -1,11 +1,11 @@
 #include "json/json_document.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <optional>
+
+#include "io/text_file.h"
 
 namespace ratelab::json {
 
@@ -374,28 +374,21 @@ Document parse(std::string_view text, std::string_view fileName, const Limits& l
 }
 
 Document parseFile(const std::string& path, const Limits& limits) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    std::string error;
+    io::FilePtr file = io::openForReading(path, &error);
+    std::optional<std::string> text;
+    if (file) text = io::readAll(file.get(), limits.maxDocumentBytes, &error);
+    if (!text) {
+        // An oversized file is pinned to its start, like oversized text; an unreadable one has
+        // no position.
+        const int at = file ? 1 : 0;
         Document document;
         document.diagnostics.push_back(
-            Diagnostic{Diagnostic::Severity::Error, path, 0, 0, "", "cannot open the file"});
+            Diagnostic{Diagnostic::Severity::Error, path, at, at, "", std::move(error)});
+        document.unreadable = !file;
         return document;
     }
-    in.seekg(0, std::ios::end);
-    std::streamoff size = in.tellg();
-    if (size < 0) size = 0;
-    if (static_cast<std::size_t>(size) > limits.maxDocumentBytes) {
-        Document document;
-        document.diagnostics.push_back(
-            Diagnostic{Diagnostic::Severity::Error, path, 1, 1, "",
-                       "file of " + std::to_string(size) + " bytes is larger than the " +
-                           std::to_string(limits.maxDocumentBytes >> 20) + " MiB limit"});
-        return document;
-    }
-    in.seekg(0, std::ios::beg);
-    std::string text(static_cast<std::size_t>(size), '\0');
-    in.read(text.data(), size);
-    return parse(text, path, limits);
+    return parse(*text, path, limits);
 }
 
 }  // namespace ratelab::json

@@ -83,13 +83,16 @@ struct Limits {
 struct Document {
     std::unique_ptr<Value> root;          ///< null when the text is not valid JSON
     std::vector<Diagnostic> diagnostics;  ///< syntax errors, duplicate keys, limits
+    bool unreadable = false;  ///< parseFile(): the file could not be read (one diagnostic says why)
 };
 
 /// Parses `text`. Stops at the first syntax error (JSON cannot be resynchronised reliably);
 /// duplicate keys are all reported and the tree is still built (the first occurrence wins).
 Document parse(std::string_view text, std::string_view fileName, const Limits& limits = {});
 
-/// Reads a file and parses it; an unreadable or oversized file is one diagnostic at line 0.
+/// Reads a file (io::readTextFile: pipes and process substitutions too) and parses it. An
+/// unreadable file is one diagnostic without a position and sets `unreadable`; an oversized one
+/// is one diagnostic at 1:1.
 Document parseFile(const std::string& path, const Limits& limits = {});
 
 /// Line and column of a byte offset in `text`.

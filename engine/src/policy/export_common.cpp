@@ -56,7 +56,7 @@ bool ExportNotes::refused() const {
 
 RequestNumbers requestNumbers(const Policy& p) {
     RequestNumbers n;
-    const Limit& limit = p.limit;
+    const Limit limit = compileLimit(p);
     n.windowMs = p.windowMs;
     switch (p.algorithm) {
         case Algorithm::LeakyBucket:
@@ -162,7 +162,7 @@ std::vector<std::string> commonChecks(const PolicySet& set, std::size_t index, E
 }
 
 std::string describe(const Policy& p) {
-    std::string out(nameOf(kAlgorithms, p.algorithm));
+    std::string out(algorithmName(p.algorithm));
     switch (p.algorithm) {
         case Algorithm::TokenBucket:
         case Algorithm::Gcra:
@@ -299,7 +299,7 @@ bool refuseSlidingWindow(const Policy& p, std::size_t index, ExportNotes& notes,
     if (p.algorithm != Algorithm::SlidingWindow && p.algorithm != Algorithm::SlidingLog)
         return false;
     notes.refuse(index, "/algorithm",
-                 "it uses " + std::string(nameOf(kAlgorithms, p.algorithm)) +
+                 "it uses " + std::string(algorithmName(p.algorithm)) +
                      ", which admits at most the quota in any window; " + std::string(bucket) +
                      " would admit up to twice the quota within one window. Use token_bucket "
                      "(capacity Q, refill Q per window) if that is acceptable");

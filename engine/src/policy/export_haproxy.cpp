@@ -134,7 +134,7 @@ private:
             case Algorithm::SlidingWindow:
                 periodMs = p.windowMs;
                 approximate("/algorithm",
-                            std::string(nameOf(kAlgorithms, p.algorithm)) +
+                            std::string(algorithmName(p.algorithm)) +
                                 " is HAProxy's rate over a period, which weighs the previous "
                                 "period by how much of it the last " +
                                 duration(periodMs) + " still cover" +

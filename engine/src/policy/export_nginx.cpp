@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "algorithms/leaky_bucket.h"
 #include "policy/export_common.h"
 #include "policy/export_targets.h"
 #include "policy/policy_names.h"
@@ -259,8 +260,7 @@ private:
         std::int64_t burst = 0;
         switch (p.algorithm) {
             case Algorithm::LeakyBucket:
-                milli =
-                    std::max<long long>(1, 1'000'000'000'000LL / p.limit.emissionInterval) / p.cost;
+                milli = algo::leakyRate(compileLimit(p)) / p.cost;  // nginx's own rate unit
                 burst = n.atOnce - 1;
                 break;
             case Algorithm::TokenBucket:

@@ -51,17 +51,26 @@ bool RouteMatch::matches(std::string_view method, std::string_view path) const {
     return path.size() == prefix.size() || path[prefix.size()] == '/';
 }
 
-Limit compileLimit(Algorithm algorithm, std::int64_t capacity, double refillPerSecond,
-                   std::int64_t windowMs, std::int64_t delay, bool nodelay) {
+Tier resolvedTier(const Policy& policy, const Tier& tier) {
+    Tier resolved = tier;
+    if (resolved.capacity <= 0) resolved.capacity = policy.capacity;
+    if (resolved.refillPerSecond <= 0) resolved.refillPerSecond = policy.refillPerSecond;
+    if (resolved.windowMs <= 0) resolved.windowMs = policy.windowMs;
+    return resolved;
+}
+
+Limit compileLimit(const Policy& policy, const Tier* tier) {
+    const Tier numbers = tier ? resolvedTier(policy, *tier)
+                              : Tier{"", policy.capacity, policy.refillPerSecond, policy.windowMs};
     Limit limit;
-    limit.algorithm = algorithm;
-    limit.capacity = capacity;
-    if (refillPerSecond > 0) {
-        double interval = std::round(1e9 / refillPerSecond);
+    limit.algorithm = policy.algorithm;
+    limit.capacity = numbers.capacity;
+    if (numbers.refillPerSecond > 0) {
+        const double interval = std::round(1e9 / numbers.refillPerSecond);
         limit.emissionInterval = interval < 1 ? 1 : static_cast<Nanos>(std::min(interval, 9e18));
     }
-    limit.window = windowMs * kNanosPerMilli;
-    limit.delay = nodelay ? kNoDelay : delay;
+    limit.window = numbers.windowMs * kNanosPerMilli;
+    limit.delay = policy.nodelay ? kNoDelay : policy.delay;
     return limit;
 }
 
@@ -80,18 +89,15 @@ Limit perReplicaLimit(const Limit& limit, int replicas) {
     return local;
 }
 
-void compileLimits(PolicySet& set) {
-    for (Policy& p : set.policies) {
-        p.limit = compileLimit(p.algorithm, p.capacity, p.refillPerSecond, p.windowMs, p.delay,
-                               p.nodelay);
-        if (!p.tiers) continue;
-        for (Tier& tier : p.tiers->tiers) {
-            tier.limit =
-                compileLimit(p.algorithm, tier.capacity > 0 ? tier.capacity : p.capacity,
-                             tier.refillPerSecond > 0 ? tier.refillPerSecond : p.refillPerSecond,
-                             tier.windowMs > 0 ? tier.windowMs : p.windowMs, p.delay, p.nodelay);
-        }
+std::vector<Limit> compileLimits(const Policy& policy) {
+    std::vector<Limit> limits;
+    if (!policy.tiers || policy.tiers->tiers.empty()) {
+        limits.push_back(compileLimit(policy));
+        return limits;
     }
+    for (const Tier& tier : policy.tiers->tiers)
+        limits.push_back(compileLimit(policy, &tier));
+    return limits;
 }
 
 }  // namespace ratelab

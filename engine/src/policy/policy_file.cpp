@@ -96,44 +96,8 @@ void CheckContext::warning(const std::string& pointer, std::string message) {
                  std::move(message));
 }
 
-bool budgetApplies(const Policy& p) {
-    if (!p.budget.enabled) return false;
-    switch (p.key.source) {
-        case KeySource::Default:
-            return p.key.unverifiedAuthorization == UnverifiedAuthorization::Budget;
-        case KeySource::Header:
-            return true;
-        case KeySource::Composite:
-            return std::any_of(p.key.parts.begin(), p.key.parts.end(), [](const KeyPart& part) {
-                return part.kind == KeyPart::Kind::Header || part.kind == KeyPart::Kind::Method;
-            });
-        case KeySource::Peer:
-        case KeySource::Principal:
-            return false;
-    }
-    return false;
-}
-
 std::string policyPointer(std::size_t index) {
     return "/policies/" + std::to_string(index);
-}
-
-double timeToRefresh(const Limit& limit) {
-    double interval = static_cast<double>(limit.emissionInterval);
-    double window = static_cast<double>(limit.window);
-    switch (limit.algorithm) {
-        case Algorithm::TokenBucket:
-        case Algorithm::Gcra:
-            return static_cast<double>(limit.capacity) * interval;
-        case Algorithm::LeakyBucket:
-            return static_cast<double>(limit.capacity + 1) * interval;
-        case Algorithm::FixedWindow:
-        case Algorithm::SlidingLog:
-            return window;
-        case Algorithm::SlidingWindow:
-            return 2 * window;
-    }
-    return window;
 }
 
 namespace {
@@ -155,6 +119,7 @@ namespace {
 PolicyLoadResult check(json::Document document, std::string_view fileName,
                        const PolicyCheckOptions& options) {
     PolicyLoadResult result;
+    result.unreadable = document.unreadable;
     result.diagnostics = std::move(document.diagnostics);
     result.levels.assign(result.diagnostics.size(), CheckLevel::Syntax);
     if (!document.root) return result;
@@ -173,7 +138,6 @@ PolicyLoadResult check(json::Document document, std::string_view fileName,
     sink.settle();
     if (hasErrors(result.diagnostics)) return result;
 
-    compileLimits(set);
     policy::checkLints(set, options.previous, context);
     sink.settle();
     result.policies = std::move(set);

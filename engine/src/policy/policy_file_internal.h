@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "identity/key_deriver.h"
 #include "json/json_reader.h"
 #include "ratelab/policy_file.h"
 
@@ -63,20 +64,15 @@ void readPolicySet(Diagnostics& sink, const json::Value& root, PolicySet& out);
 /// Semantic checks across fields and policies, on the parts of the file without errors.
 void checkSemantics(const PolicySet& set, CheckContext& context);
 
-/// Lint warnings. REQUIRES: no errors (limits compiled).
+/// Lint warnings. REQUIRES: no errors.
 void checkLints(const PolicySet& set, const PolicySet* previous, CheckContext& context);
-
-/// Whether the engine budgets this policy's keys per peer scope (identity/key_deriver.cpp):
-/// Authorization keys of the default chain, header keys, and composites with a header or method
-/// part, all only while budget.enabled.
-bool budgetApplies(const Policy& policy);
 
 /// JSON pointer of policy `index`, e.g. "/policies/3".
 std::string policyPointer(std::size_t index);
 
-/// When a key of this policy has, after idling, the state of a new one: the time to refill from
-/// empty (rate algorithms), a window (fixed window, sliding log) or two (sliding window). In ns,
-/// as a double so that huge numbers compare without overflow. REQUIRES: limits compiled.
-double timeToRefresh(const Limit& limit);
+/// Whether the engine budgets this policy's keys (identity::budgetApplies, the deriver's rule).
+inline bool budgetApplies(const Policy& p) {
+    return identity::budgetApplies(p.key, p.budget);
+}
 
 }  // namespace ratelab::policy

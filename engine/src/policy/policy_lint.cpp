@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "algorithms/algorithms.h"
 #include "policy/policy_fields.h"
 #include "policy/policy_file_internal.h"
 #include "policy/policy_names.h"
@@ -37,13 +38,12 @@ struct Numbers {
 };
 
 std::vector<Numbers> numbersOf(const Policy& p, const std::string& at) {
-    std::vector<Numbers> out{{at, "", p.capacity, p.refillPerSecond, p.limit}};
+    std::vector<Numbers> out{{at, "", p.capacity, p.refillPerSecond, compileLimit(p)}};
     if (!p.tiers) return out;
     for (const Tier& tier : p.tiers->tiers) {
+        const Tier resolved = resolvedTier(p, tier);
         out.push_back({at + "/tiers/limits/" + tier.name, "tier " + quoted(tier.name) + ": ",
-                       tier.limit.capacity,
-                       tier.refillPerSecond > 0 ? tier.refillPerSecond : p.refillPerSecond,
-                       tier.limit});
+                       resolved.capacity, resolved.refillPerSecond, compileLimit(p, &tier)});
     }
     return out;
 }
@@ -205,7 +205,7 @@ void lintStoreFill(const PolicySet& set, const Policy& p, const std::string& at,
     }
     double lifetime = 0;
     for (const Numbers& n : numbersOf(p, at))
-        lifetime = std::max(lifetime, timeToRefresh(n.limit) / 1e9);
+        lifetime = std::max(lifetime, static_cast<double>(algo::freshAfter(n.limit)) / 1e9);
     const double alive = kMintRate * lifetime;
     if (alive < maxBuckets) return;
     context.warning(
@@ -326,9 +326,8 @@ void lintChanged(const Policy& p, const std::string& at, const PolicySet& previo
     if (old->algorithm != p.algorithm) {
         context.warning(
             at + "/algorithm",
-            "algorithm changed from " + std::string(nameOf(kAlgorithms, old->algorithm)) + " to " +
-                std::string(nameOf(kAlgorithms, p.algorithm)) + " under the same name " +
-                quoted(p.name) +
+            "algorithm changed from " + std::string(algorithmName(old->algorithm)) + " to " +
+                std::string(algorithmName(p.algorithm)) + " under the same name " + quoted(p.name) +
                 ": state stored by the old algorithm would be read by the new one" + rename);
         return;
     }

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "algorithms/algorithm_names.h"
 #include "ratelab/policy.h"
 
 namespace ratelab::policy {
@@ -13,14 +14,8 @@ namespace ratelab::policy {
 template <class E, std::size_t N>
 using NameTable = std::array<std::pair<std::string_view, E>, N>;
 
-inline constexpr NameTable<Algorithm, 6> kAlgorithms{{
-    {"token_bucket", Algorithm::TokenBucket},
-    {"gcra", Algorithm::Gcra},
-    {"fixed_window", Algorithm::FixedWindow},
-    {"sliding_window", Algorithm::SlidingWindow},
-    {"sliding_log", Algorithm::SlidingLog},
-    {"leaky_bucket", Algorithm::LeakyBucket},
-}};
+/// The algorithms' own table (algorithms/algorithm_names.h), under the policy file's name.
+inline constexpr const auto& kAlgorithms = algo::kAlgorithmNames;
 
 inline constexpr NameTable<KeySource, 5> kKeySources{{
     {"default", KeySource::Default},

@@ -102,21 +102,6 @@ bool checkPath(Diagnostics& sink, const json::Value& v, std::string_view what) {
 
 // ---- store and trusted proxies ----------------------------------------------------------
 
-// The URL with any password replaced, so that a diagnostic never repeats a credential.
-std::string redactedUrl(std::string_view url) {
-    std::size_t scheme = url.find("://");
-    std::size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
-    std::size_t at = url.find('@', start);
-    std::size_t end = url.find('/', start);
-    if (at == std::string_view::npos || (end != std::string_view::npos && at > end)) {
-        return std::string(url);
-    }
-    std::string_view user = url.substr(start, at - start);
-    user = user.substr(0, user.find(':'));
-    return std::string(url.substr(0, start)) + std::string(user) + ":***" +
-           std::string(url.substr(at));
-}
-
 // The store's AUTH: where its password is (an environment variable or a file), never the
 // password itself, which would travel with every export and commit of the policy file.
 void readStoreAuth(Diagnostics& sink, Fields& f, bool redis, StoreConfig& store) {
@@ -223,23 +208,24 @@ void readStore(Diagnostics& sink, const json::Value& object, StoreConfig& store)
     }
     if (!urlOk) return;
     for (const json::Value* item : urls) {
+        const std::string& url = item->asString();
         std::string why;
-        if (!parseRedisUrl(item->asString(), &why)) {
-            sink.error(
-                CheckLevel::Semantics, *item,
-                "Redis URL " + quoted(redactedUrl(item->asString())) + " does not parse: " + why);
+        const std::optional<RedisEndpoint> endpoint = parseRedisUrl(url, &why);
+        if (!endpoint) {
+            sink.error(CheckLevel::Semantics, *item,
+                       "Redis URL " + quoted(redactRedisUrl(url)) + " does not parse: " + why);
+        } else if (!endpoint->user.empty() || !endpoint->password.empty()) {
+            sink.error(CheckLevel::Semantics, *item,
+                       "Redis URL " + quoted(redactRedisUrl(url)) +
+                           ": credentials in the URL are refused: policy files are exported and "
+                           "committed; name where the password is with \"password_env\" or "
+                           "\"password_file\" (and \"username\" for an ACL user)");
+        } else if (urls.size() > 1 && endpoint->database != 0) {
+            sink.error(CheckLevel::Semantics, *item,
+                       "a Redis Cluster has database 0 only; remove \"/" +
+                           std::to_string(endpoint->database) + "\" from this seed");
         }
-        store.urls.push_back(item->asString());
-    }
-    if (store.urls.size() > 1) {
-        for (const json::Value* item : urls) {
-            auto endpoint = parseRedisUrl(item->asString());
-            if (endpoint && endpoint->database != 0) {
-                sink.error(CheckLevel::Semantics, *item,
-                           "a Redis Cluster has database 0 only; remove \"/" +
-                               std::to_string(endpoint->database) + "\" from this seed");
-            }
-        }
+        store.urls.push_back(url);
     }
 }
 
@@ -577,7 +563,7 @@ void readPolicy(Diagnostics& sink, const json::Value& object, Policy& p) {
         }
         return;
     }
-    std::string algorithm(nameOf(kAlgorithms, p.algorithm));
+    std::string algorithm(algorithmName(p.algorithm));
     if (capacityOk && p.capacity < 1) {
         sink.error(
             CheckLevel::Schema, *f.get("capacity"),

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "algorithms/algorithms.h"
 #include "policy/policy_fields.h"
 #include "policy/policy_file_internal.h"
 #include "policy/policy_names.h"
@@ -33,19 +34,13 @@ struct LimitNumbers {
 
 std::vector<LimitNumbers> limitsOf(const Policy& p, const std::string& at) {
     std::vector<LimitNumbers> out;
-    out.push_back(
-        {at, "", p.capacity, p.refillPerSecond, p.windowMs,
-         compileLimit(p.algorithm, p.capacity, p.refillPerSecond, p.windowMs, p.delay, p.nodelay)});
+    out.push_back({at, "", p.capacity, p.refillPerSecond, p.windowMs, compileLimit(p)});
     if (!p.tiers) return out;
     for (const Tier& tier : p.tiers->tiers) {
-        LimitNumbers n{at + "/tiers/limits/" + tier.name,
-                       "tier " + quoted(tier.name) + ": ",
-                       tier.capacity > 0 ? tier.capacity : p.capacity,
-                       tier.refillPerSecond > 0 ? tier.refillPerSecond : p.refillPerSecond,
-                       tier.windowMs > 0 ? tier.windowMs : p.windowMs,
-                       {}};
-        n.limit = compileLimit(p.algorithm, n.capacity, n.refill, n.windowMs, p.delay, p.nodelay);
-        out.push_back(std::move(n));
+        const Tier resolved = resolvedTier(p, tier);
+        out.push_back({at + "/tiers/limits/" + tier.name, "tier " + quoted(tier.name) + ": ",
+                       resolved.capacity, resolved.refillPerSecond, resolved.windowMs,
+                       compileLimit(p, &tier)});
     }
     return out;
 }
@@ -75,7 +70,7 @@ void checkDurations(const Policy& p, const LimitNumbers& n, CheckContext& contex
                               "least 1.2861e-07 (one per 90 days)");
             return;
         }
-        double refill = timeToRefresh(n.limit);
+        const double refill = static_cast<double>(algo::freshAfter(n.limit));
         if (refill > kMaxDurationNs) {
             context.error(CheckLevel::Semantics, capacityAt,
                           n.label + "refilling " + std::to_string(n.capacity) + " tokens at " +
@@ -84,7 +79,7 @@ void checkDurations(const Policy& p, const LimitNumbers& n, CheckContext& contex
                               "scripts rely on it); lower capacity or raise refill_per_second");
         }
     } else if (p.algorithm == Algorithm::SlidingWindow) {
-        double twoWindows = 2.0 * static_cast<double>(n.limit.window);
+        const double twoWindows = static_cast<double>(algo::freshAfter(n.limit));
         if (twoWindows > kMaxDurationNs) {
             context.error(CheckLevel::Semantics, n.where + "/window_ms",
                           n.label + "sliding_window keeps the previous window too, so 2 x " +
@@ -101,7 +96,7 @@ void checkBudget(const Policy& p, const std::vector<LimitNumbers>& limits, const
     double need = 0;
     const LimitNumbers* longest = nullptr;
     for (const LimitNumbers& n : limits) {
-        double t = timeToRefresh(n.limit);
+        const double t = static_cast<double>(algo::freshAfter(n.limit));
         if (t > need) {
             need = t;
             longest = &n;
@@ -124,7 +119,7 @@ void checkLocalLimit(const Policy& p, const LimitNumbers& n, int replicas, Check
     if (p.onStoreError != StoreErrorRule::Local || replicas <= 1) return;
     const Limit local = perReplicaLimit(n.limit, replicas);
     const double longest =
-        std::max(timeToRefresh(local), static_cast<double>(local.emissionInterval));
+        std::max(static_cast<double>(algo::freshAfter(local)), static_cast<double>(local.emissionInterval));
     if (!isRateAlgorithm(p.algorithm) || longest <= kMaxDurationNs) return;
     context.error(CheckLevel::Semantics, n.where + "/on_store_error",
                   n.label + "on_store_error \"local\" holds 1/" + std::to_string(replicas) +

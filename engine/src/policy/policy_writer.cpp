@@ -97,7 +97,7 @@ Json policyJson(const Policy& p) {
     Json out = Json::object();
     out["name"] = p.name;
     out["match"] = std::move(match);
-    out["algorithm"] = nameOf(policy::kAlgorithms, p.algorithm);
+    out["algorithm"] = algorithmName(p.algorithm);
     out["capacity"] = p.capacity;
     out["refill_per_second"] = p.refillPerSecond;
     out["window_ms"] = p.windowMs;

@@ -129,7 +129,7 @@ void releaseReply(void* object) {
 std::unique_ptr<Connection> Connection::open(const Endpoint& endpoint, Deadline deadline,
                                              std::string* error) {
     redisContext* context = endpoint.isUnix()
-                                ? redisConnectUnixNonBlock(endpoint.path.c_str())
+                                ? redisConnectUnixNonBlock(endpoint.unixPath.c_str())
                                 : redisConnectNonBlock(endpoint.host.c_str(), endpoint.port);
     if (!context) {
         *error = "connect to " + endpoint.name() + ": out of memory";

@@ -149,8 +149,8 @@ bool RedisClient::handshake(Connection& connection, const Node& node, Deadline d
         }
         ++expected;
     }
-    const std::string db = std::to_string(e.db);
-    if (!topology_.cluster() && e.db != 0) {
+    const std::string db = std::to_string(e.database);
+    if (!topology_.cluster() && e.database != 0) {
         const std::string_view args[] = {"SELECT", db};
         connection.append(args);
         ++expected;

@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <optional>
 #include <random>
 
+#include "ratelab/redis_url.h"
 #include "redis/over_limit_cache.h"
 #include "redis/redis_client.h"
 #include "redis/redis_request.h"
@@ -260,17 +262,21 @@ std::unique_ptr<Store> makeRedisStore(const RedisStoreOptions& options, std::str
     client.backoffMin = options.reconnectBackoffMin;
     client.backoffMax = options.reconnectBackoffMax;
     for (const std::string& url : options.urls) {
-        redis::Endpoint endpoint;
-        if (!redis::parseEndpoint(url, &endpoint, error)) return nullptr;
-        if (client.cluster && endpoint.db != 0) {
-            *error = "redis store: a Redis Cluster has database 0 only (" + endpoint.name() + ")";
+        std::string why;
+        std::optional<RedisEndpoint> endpoint = parseRedisUrl(url, &why);
+        if (!endpoint) {
+            *error = "redis URL '" + redactRedisUrl(url) + "': " + why;
+            return nullptr;
+        }
+        if (client.cluster && endpoint->database != 0) {
+            *error = "redis store: a Redis Cluster has database 0 only (" + endpoint->name() + ")";
             return nullptr;
         }
         if (!options.password.empty()) {
-            endpoint.user = options.username;
-            endpoint.password = options.password;
+            endpoint->user = options.username;
+            endpoint->password = options.password;
         }
-        client.seeds.push_back(std::move(endpoint));
+        client.seeds.push_back(std::move(*endpoint));
     }
     return std::make_unique<redis::RedisStoreImpl>(options, std::move(client));
 }

@@ -11,7 +11,6 @@ int main() {
     api.refillPerSecond = 1.0;
     ratelab::PolicySet set;
     set.policies.push_back(api);
-    ratelab::compileLimits(set);
     ratelab::Limiter limiter(set, ratelab::makeMemoryStore());
 
     const ratelab::IpAddress peer = *ratelab::IpAddress::parse("198.51.100.7");
@@ -20,7 +19,8 @@ int main() {
     request.path = "/";
     request.peer = &peer;
     int statuses[3];
-    for (int& status : statuses) status = limiter.decide(request, 0).status;
+    for (int& status : statuses)
+        status = limiter.decide(request, 0).status;
     std::printf("statuses: %d %d %d\n", statuses[0], statuses[1], statuses[2]);
     return statuses[0] == 200 && statuses[1] == 200 && statuses[2] == 429 ? 0 : 1;
 }

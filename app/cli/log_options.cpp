@@ -1,0 +1,104 @@
+#include "cli/log_options.h"
+
+#include <charconv>
+
+#include "cli/progress.h"
+#include "sim/log_format.h"
+
+namespace ratelab::cli {
+
+std::vector<Option> logInputOptions() {
+    return {
+        Option::value("format", "FORMAT",
+                      sim::logFormatNames() + " (default: detected from the first lines)."),
+        Option::value("log-format", "STRING",
+                      "nginx: the server's log_format string (implies --format nginx)."),
+        Option::value("field", "ROLE=PATH",
+                      "json: where a field is, ROLE client, time, method, path, status or "
+                      "header:NAME and PATH keys joined by dots (implies --format json).")
+            .asRepeated(),
+        Option::value("reorder-window", "SECONDS",
+                      "Sort lines out of order by up to this many seconds (default 60); lines "
+                      "later than that are listed, not read."),
+    };
+}
+
+Result<sim::ReplayInput> readLogInput(const Arguments& args) {
+    sim::ReplayInput input;
+    input.files = args.positionals();
+    if (args.isSet("format") || args.isSet("log-format") || args.isSet("field")) {
+        sim::LogFormatOptions format;
+        format.format = args.isSet("log-format") ? sim::LogFormat::Nginx
+                        : args.isSet("field")    ? sim::LogFormat::Json
+                                                 : sim::LogFormat::Combined;
+        if (args.isSet("format")) {
+            const std::string name = args.value("format");
+            std::optional<sim::LogFormat> f = sim::parseLogFormat(name);
+            if (!f) {
+                return fail(kUsage, "--format \"" + name + "\": expected " + sim::logFormatNames());
+            }
+            format.format = *f;
+        }
+        format.nginxFormat = args.value("log-format");
+        for (const std::string& field : args.values("field")) {
+            const std::size_t eq = field.find('=');
+            if (eq == std::string::npos || eq == 0) {
+                return fail(kUsage, "--field \"" + field +
+                                        "\": expected ROLE=PATH, e.g. client=request.ip");
+            }
+            format.jsonFields.emplace_back(field.substr(0, eq), field.substr(eq + 1));
+        }
+        std::string error;
+        if (!sim::LogLineParser::make(format, error)) return fail(kUsage, error);
+        input.format = std::move(format);
+    }
+    if (args.isSet("reorder-window")) {
+        const std::string text = args.value("reorder-window");
+        double seconds = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+        if (ec != std::errc() || end != text.data() + text.size() || !(seconds >= 0) ||
+            seconds > 86'400) {
+            return fail(kUsage, "--reorder-window \"" + text + "\": expected 0 to 86400 seconds");
+        }
+        input.reorderWindow = static_cast<Nanos>(seconds * 1e9);
+    }
+    return input;
+}
+
+std::string logInputName(const sim::ReplayInput& input) {
+    if (input.files.size() == 1) return input.files.front();
+    return input.files.front() + " and " + std::to_string(input.files.size() - 1) + " more";
+}
+
+Result<std::shared_ptr<sim::RecordedTraffic>> readLogInMemory(const sim::ReplayInput& input,
+                                                              bool warnings) {
+    // Lines of each kind printed on stderr; the report lists up to kMaxListedLines.
+    constexpr std::size_t kPrintedLines = 20;
+    sim::LogReading reading;
+    std::shared_ptr<sim::RecordedTraffic> traffic;
+    {
+        ProgressBar progress(input.files.size() == 1
+                                 ? input.files.front()
+                                 : std::to_string(input.files.size()) + " logs");
+        traffic = sim::loadAccessLog(input, reading, [&](std::int64_t done, std::int64_t total) {
+            progress.update(total > 0 ? static_cast<double>(done) / static_cast<double>(total)
+                                      : 0.0);
+            return true;
+        });
+    }
+    if (!traffic) {
+        if (reading.error) printDiagnostics({*reading.error});
+        return reading.unreadable ? kIoError : kInvalidInput;
+    }
+    if (warnings && !reading.detection.empty()) {
+        std::fprintf(stderr, "%s: format %s\n", input.files.front().c_str(),
+                     reading.detection.c_str());
+    }
+    printDiagnostics(sim::readingDiagnostics(reading, kPrintedLines), warnings);
+    if (traffic->requests.empty()) {
+        return fail(kInvalidInput, logInputName(input) + ": no request could be read from the log");
+    }
+    return traffic;
+}
+
+}  // namespace ratelab::cli
