@@ -169,8 +169,9 @@ std::optional<ToleranceTuning> tuneToTolerance(const Scenario& replay, const Pol
         const std::int64_t quota = quantile(peaks, keepUnthrottled);
         tuned.refillPerSecond =
             roundUp3(static_cast<double>(quota) * 1e9 / static_cast<double>(window));
-        const Limit compiled = compileLimit(tuned.algorithm, 1, tuned.refillPerSecond,
-                                            tuned.windowMs, tuned.delay, tuned.nodelay);
+        Policy unit = tuned;  // the emission interval; the burst is what is being found
+        unit.capacity = 1;
+        const Limit compiled = compileLimit(unit);
         std::vector<std::int64_t> burstOfBucket;
         for (const std::vector<Nanos>& times : buckets.times())
             burstOfBucket.push_back(burstNeeded(times, compiled.emissionInterval));
@@ -185,7 +186,6 @@ std::optional<ToleranceTuning> tuneToTolerance(const Scenario& replay, const Pol
                                          [&](std::int64_t n) { return n > tuned.capacity; });
     t.tuned = policies;
     t.tuned.policies[t.policyIndex] = tuned;
-    compileLimits(t.tuned);
     for (const Diagnostic& d : validatePolicySet(t.tuned, "tuned")) {
         if (d.severity == Diagnostic::Severity::Error) {
             error = "the tuned numbers (capacity " + std::to_string(t.capacity) + ", refill " +

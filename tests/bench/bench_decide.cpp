@@ -51,7 +51,6 @@ PolicySet policy(std::int64_t capacity, double refill) {
     p.capacity = capacity;
     p.refillPerSecond = refill;
     set.policies.push_back(p);
-    compileLimits(set);
     return set;
 }
 
