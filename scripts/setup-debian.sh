@@ -17,19 +17,27 @@ packages=(
     python3-prometheus-client   # /metrics read by a real Prometheus parser
     fonts-dejavu-core xvfb xauth
     python3-jsonschema
+    locales              # de_DE.UTF-8 below: numbers in files must not follow a comma locale
+    clang-16 libclang-rt-16-dev   # the libFuzzer harnesses (tests/fuzz, scripts/fuzz.sh)
 )
 
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-    exit 0
-fi
-
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "ratelab: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q
-$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "ratelab: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -q
+    $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# tests/cli/tst_cli runs the CLI under a comma-decimal locale.
+if ! locale -a 2>/dev/null | grep -qx 'de_DE.utf8'; then
+    echo "ratelab: generating the de_DE.UTF-8 locale"
+    $sudo sed -i 's/^# *\(de_DE.UTF-8 UTF-8\)/\1/' /etc/locale.gen
+    grep -q '^de_DE.UTF-8 UTF-8' /etc/locale.gen || echo 'de_DE.UTF-8 UTF-8' | $sudo tee -a /etc/locale.gen >/dev/null
+    $sudo locale-gen >/dev/null
+fi

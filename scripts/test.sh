@@ -3,7 +3,9 @@
 # suite (labels engine, identity, policy, sim, redis, gui, serve), then the engine, identity,
 # policy, simulator and serve suites again under AddressSanitizer and UndefinedBehaviorSanitizer
 # (the Redis and GUI suites measure timeouts and frame gaps, which a sanitizer's slowdown would
-# distort). The tests start their own redis-server, nginx and HAProxy on loopback.
+# distort), then a fixed-length smoke of every libFuzzer harness (scripts/fuzz.sh --smoke; the
+# set-up installs clang-16 for it). The tests start their own redis-server, nginx and HAProxy on
+# loopback.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
@@ -27,3 +29,5 @@ mapfile -t targets < <(ctest --test-dir build-asan -N --label-regex "$sanitized"
 cmake --build build-asan --parallel "$(nproc)" --target ratelab-cli "${targets[@]}"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure --parallel "$(nproc)" --label-regex "$sanitized"
+
+scripts/fuzz.sh --smoke

@@ -11,6 +11,7 @@
 #include "cli/log_options.h"
 #include "cli/outputs.h"
 #include "cli/progress.h"
+#include "ratelab/number_text.h"
 #include "sim/access_log.h"
 #include "sim/log_fit.h"
 #include "sim/scenario_json.h"
@@ -79,9 +80,10 @@ int fitLog(const Arguments& args) {
     if (ExitCode e = writeOutput(output, text)) return e;
     if (!quiet && !args.stdoutTaken()) {
         std::printf("%s: %" PRId64 " requests of %" PRId64
-                    " clients over %.0f s -> %s (%zu actors)\n",
-                    where.c_str(), static_cast<std::int64_t>((*traffic)->requests.size()),
-                    fit.clients, static_cast<double>(fit.scenario.duration) / 1e9, output.c_str(),
+                    " clients over %s s -> %s (%zu actors)\n",
+                    where.c_str(), static_cast<std::int64_t>((*traffic)->requests.size()), fit.clients,
+                    fixedText(static_cast<double>(fit.scenario.duration) / 1e9, 0).c_str(),
+                    output.c_str(),
                     fit.scenario.actors.size());
         for (const sim::FitClass& c : fit.classes) {
             std::printf("  %-10s %8" PRId64 " clients %10" PRId64 " requests %4" PRId64 " actors\n",

@@ -9,6 +9,7 @@
 #include "cli/outputs.h"
 #include "cli/progress.h"
 #include "cli/store_option.h"
+#include "ratelab/number_text.h"
 #include "ratelab/policy_file.h"
 #include "sim/report.h"
 #include "sim/scenario_runner.h"
@@ -85,17 +86,14 @@ int runScenario(const Arguments& args) {
         // Quiet, but a failed expectation is still worth one line each, on stderr.
         for (const sim::ExpectationResult& e : report.expectations) {
             if (e.pass) continue;
-            char bounds[96] = "";
-            if (e.expectation.min && e.expectation.max) {
-                std::snprintf(bounds, sizeof bounds, "min %g, max %g", *e.expectation.min,
-                              *e.expectation.max);
-            } else if (e.expectation.min) {
-                std::snprintf(bounds, sizeof bounds, "min %g", *e.expectation.min);
-            } else if (e.expectation.max) {
-                std::snprintf(bounds, sizeof bounds, "max %g", *e.expectation.max);
+            std::string bounds;
+            if (e.expectation.min) bounds = "min " + numberText(*e.expectation.min, 6);
+            if (e.expectation.max) {
+                bounds += (bounds.empty() ? "max " : ", max ") + numberText(*e.expectation.max, 6);
             }
-            std::fprintf(stderr, "%s: expectation failed: %s = %g (%s)\n", scenario->file.c_str(),
-                         e.expectation.metric.c_str(), e.actual, bounds);
+            std::fprintf(stderr, "%s: expectation failed: %s = %s (%s)\n", scenario->file.c_str(),
+                         e.expectation.metric.c_str(), numberText(e.actual, 6).c_str(),
+                         bounds.c_str());
         }
     }
     return report.pass() ? kSuccess : kExpectationFailed;

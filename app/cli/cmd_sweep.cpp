@@ -10,6 +10,7 @@
 #include "cli/inputs.h"
 #include "cli/outputs.h"
 #include "cli/progress.h"
+#include "ratelab/number_text.h"
 #include "sim/metrics.h"
 #include "sim/sweep.h"
 #include "sim/tradeoff.h"
@@ -64,10 +65,11 @@ int sweepScenario(const Arguments& args) {
             const sim::TradeoffPoint& p = map.points[*map.recommended];
             std::fprintf(summary,
                          "best of %zu cells meeting every expectation: %s "
-                         "(legitimate throttled fraction %g, attacker allowed per second %g)\n",
+                         "(legitimate throttled fraction %s, attacker allowed per second %s)\n",
                          map.passing,
                          sim::cellValuesText(axes, result.cells[*map.recommended].values).c_str(),
-                         p.legitThrottled, p.attackerAdmitted);
+                         numberText(p.legitThrottled, 6).c_str(),
+                         numberText(p.attackerAdmitted, 6).c_str());
         } else {
             std::fprintf(summary, "no cell of %zu meets every expectation\n", cells);
         }

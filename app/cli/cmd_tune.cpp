@@ -16,6 +16,7 @@
 #include "cli/outputs.h"
 #include "cli/progress.h"
 #include "json/json_reader.h"
+#include "ratelab/number_text.h"
 #include "ratelab/policy_file.h"
 #include "sim/access_log.h"
 #include "sim/log_tuning.h"
@@ -49,8 +50,8 @@ void printFrontier(const sim::Scenario& scenario, const sim::TradeoffMap& map) {
         std::printf(
             "  %-36s legit throttled %9s%%  attacker %10s/s  %s%s\n",
             sim::cellValuesText(map.axes, cell.values).c_str(),
-            json::numberText(std::round(map.points[i].legitThrottled * 1e6) / 1e4).c_str(),
-            json::numberText(sim::report_json::rounded(map.points[i].attackerAdmitted)).c_str(),
+            numberText(std::round(map.points[i].legitThrottled * 1e6) / 1e4).c_str(),
+            numberText(sim::report_json::rounded(map.points[i].attackerAdmitted)).c_str(),
             cell.pass ? "pass" : "fail",
             map.recommended && *map.recommended == i ? "  <- recommended" : "");
     }

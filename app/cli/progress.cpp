@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ratelab/number_text.h"
+
 namespace ratelab::cli {
 
 bool ProgressBar::stderrIsTerminal() {
@@ -44,15 +46,9 @@ void ProgressBar::finish() {
 }
 
 std::string shortCount(double value) {
-    char buffer[32];
-    if (value >= 1e6) {
-        std::snprintf(buffer, sizeof buffer, "%.2fM", value / 1e6);
-    } else if (value >= 1e4) {
-        std::snprintf(buffer, sizeof buffer, "%.0fk", value / 1e3);
-    } else {
-        std::snprintf(buffer, sizeof buffer, "%.0f", value);
-    }
-    return buffer;
+    if (value >= 1e6) return fixedText(value / 1e6, 2) + "M";
+    if (value >= 1e4) return fixedText(value / 1e3, 0) + "k";
+    return fixedText(value, 0);
 }
 
 }  // namespace ratelab::cli

@@ -1,5 +1,6 @@
 #include "serve/request_parser.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace ratelab::serve {
@@ -68,21 +69,35 @@ bool hasControlCharacter(std::string_view value) {
     return false;
 }
 
-// "TOKEN SP TARGET SP HTTP/D.D" followed by CR or LF: a request line with a method the parser
-// does not know, as opposed to bytes that are not HTTP at all.
-bool looksLikeRequestLine(std::string_view line) {
+// What the bytes of a line so far say about it: a request line ("TOKEN SP TARGET SP HTTP/D.D"
+// and its line end, so a method the parser does not know), bytes that are not HTTP at all, or
+// not known yet because the line goes on past them.
+enum class LineShape : std::uint8_t { Partial, NotARequestLine, RequestLine };
+
+LineShape requestLineShape(std::string_view line) {
     std::size_t i = 0;
     while (i < line.size() && isTokenChar(line[i]))
         ++i;
-    if (i == 0 || i >= line.size() || line[i] != ' ') return false;
+    if (i == line.size()) return LineShape::Partial;
+    if (i == 0 || line[i] != ' ') return LineShape::NotARequestLine;
     const std::size_t targetStart = ++i;
     while (i < line.size() && line[i] != ' ' && static_cast<unsigned char>(line[i]) > 0x20)
         ++i;
-    if (i == targetStart || i >= line.size() || line[i] != ' ') return false;
+    if (i == line.size()) return LineShape::Partial;
+    if (i == targetStart || line[i] != ' ') return LineShape::NotARequestLine;
+    // "HTTP/", a digit, '.', a digit, then CR LF or LF.
+    constexpr std::string_view kVersion = "HTTP/0.0\r";
     const std::string_view version = line.substr(i + 1);
-    return version.size() >= 9 && version.substr(0, 5) == "HTTP/" && version[5] >= '0' &&
-           version[5] <= '9' && version[6] == '.' && version[7] >= '0' && version[7] <= '9' &&
-           (version[8] == '\r' || version[8] == '\n');
+    for (std::size_t k = 0; k < version.size(); ++k) {
+        const char c = version[k];
+        const bool fits = k == 5 || k == 7   ? c >= '0' && c <= '9'
+                          : k == 8           ? c == '\r' || c == '\n'
+                          : k == 9           ? version[8] == '\r' && c == '\n'
+                                             : c == kVersion[k];
+        if (!fits) return LineShape::NotARequestLine;
+        if (k == 9 || (k == 8 && c == '\n')) return LineShape::RequestLine;
+    }
+    return LineShape::Partial;
 }
 
 RequestParser& self(http_parser* p) {
@@ -165,6 +180,7 @@ bool RequestParser::fail(int status, std::string_view reason) {
 }
 
 void RequestParser::resetMessage() {
+    methodLine_.clear();
     inMessage_ = false;
     headersDone_ = false;
     expectContinue_ = false;
@@ -181,6 +197,7 @@ void RequestParser::resetMessage() {
 
 RequestParser::Status RequestParser::feed(std::string_view bytes, RequestSink& sink) {
     if (status_ != Status::Ok || bytes.empty()) return status_;
+    if (awaitingMethodLine_) return awaitMethodLine(bytes);
     if (kept_.empty()) {
         // The common case: a whole request in one read, parsed where it lies, nothing copied.
         base_ = bytes.data();
@@ -207,12 +224,17 @@ RequestParser::Status RequestParser::run(std::size_t from, std::size_t to, Reque
     const http_errno code = HTTP_PARSER_ERRNO(&parser_);
     if (code == HPE_PAUSED) {
         status_ = Status::Paused;
+    } else if (code == HPE_INVALID_METHOD && error_.status == 0) {
+        sink_ = nullptr;
+        if (!classifyMethodLine(parsed, from, to)) return status_;  // the line is not whole yet
+        status_ = Status::Error;
     } else if (code != HPE_OK) {
         status_ = Status::Error;
-        if (error_.status == 0) error_ = classifyParserError(parsed, from, to);
+        if (error_.status == 0) error_ = classifyParserError();
     } else if (parser_.upgrade) {
         status_ = Status::Upgraded;
     }
+    if (status_ == Status::Ok && inMessage_ && last_ == Last::None) keepMethodBytes(parsed, from);
     sink_ = nullptr;
     if (status_ == Status::Error || status_ == Status::Upgraded) {
         // Nothing more is parsed on this connection.
@@ -236,9 +258,11 @@ void RequestParser::keep(std::size_t parsedTo, std::size_t to) {
         headOwned_ = true;
         hasHead = false;
     }
+    // The head is kept to the last byte parsed, line ends included: a piece of a value that
+    // comes in the next read then lies back to back with its first piece only when nothing came
+    // between them, as in one read, so a folded line is told apart however the bytes were cut.
     const std::size_t headBegin = hasHead ? target_.offset : parsedTo;
-    const std::size_t headEnd = hasHead ? headEnd_ : parsedTo;
-    const std::size_t headLength = headEnd - headBegin;
+    const std::size_t headLength = parsedTo - headBegin;
     const std::size_t unparsed = to - parsedTo;
     if (base_ == kept_.data()) {
         if (headBegin > 0) std::memmove(kept_.data(), base_ + headBegin, headLength);
@@ -298,6 +322,7 @@ int RequestParser::onMessageBegin(http_parser* p) {
 
 int RequestParser::onUrl(http_parser* p, const char* at, std::size_t length) {
     RequestParser& r = self(p);
+    r.methodLine_.clear();  // the method is known: its bytes are no longer needed
     return r.extend(r.target_, Last::Target, at, length) ? 0 : -1;
 }
 
@@ -395,8 +420,7 @@ void RequestParser::messageComplete() {
     if (!more) http_parser_pause(&parser_, 1);
 }
 
-RequestError RequestParser::classifyParserError(std::size_t parsedTo, std::size_t from,
-                                                std::size_t to) const {
+RequestError RequestParser::classifyParserError() const {
     const http_errno code = HTTP_PARSER_ERRNO(&parser_);
     switch (code) {
         case HPE_HEADER_OVERFLOW:
@@ -416,19 +440,53 @@ RequestError RequestParser::classifyParserError(std::size_t parsedTo, std::size_
             return RequestError{400, "malformed Content-Length"};
         case HPE_INVALID_VERSION:
             return RequestError{400, "malformed HTTP version"};
-        case HPE_INVALID_METHOD: {
-            // The parser stops inside the method. A well-formed line with a method it does not
-            // know is 501 (RFC 9110 9.1); anything else, a line cut short included, is not HTTP.
-            std::size_t start = parsedTo;
-            while (start > from && isTokenChar(base_[start - 1]))
-                --start;
-            const std::string_view line(base_ + start, to - start);
-            if (looksLikeRequestLine(line)) return RequestError{501, "unknown method"};
-            return RequestError{400, "malformed request line"};
-        }
         default:
             return RequestError{400, http_errno_description(code)};
     }
+}
+
+void RequestParser::keepMethodBytes(std::size_t parsedTo, std::size_t from) {
+    // http_parser counts the method's bytes it matched in `index` and keeps none of them.
+    const std::size_t matched = parser_.index;
+    if (matched <= methodLine_.size()) return;
+    const std::size_t here = std::min(matched - methodLine_.size(), parsedTo - from);
+    methodLine_.append(base_ + parsedTo - here, here);
+}
+
+bool RequestParser::classifyMethodLine(std::size_t parsedTo, std::size_t from, std::size_t to) {
+    // The parser stopped at the byte that no method it knows has there; the line starts with
+    // the bytes it matched before, in this read or earlier ones (none when it stopped at the
+    // first byte, before the request began).
+    if (inMessage_ && last_ == Last::None) {
+        keepMethodBytes(parsedTo, from);
+    } else {
+        methodLine_.clear();
+    }
+    methodLine_.append(base_ + parsedTo, to - parsedTo);
+    kept_ = std::string();
+    unparsed_ = 0;
+    base_ = nullptr;
+    awaitingMethodLine_ = true;
+    inMessage_ = true;  // a request is arriving, even when its first byte was the one refused
+    return awaitMethodLine({}) != Status::Ok;
+}
+
+RequestParser::Status RequestParser::awaitMethodLine(std::string_view bytes) {
+    methodLine_.append(bytes);
+    LineShape shape = requestLineShape(methodLine_);
+    // A line longer than a target may be is not waited for.
+    if (shape == LineShape::Partial && methodLine_.size() > limits_.maxTargetBytes + 32) {
+        shape = LineShape::NotARequestLine;
+    }
+    if (shape == LineShape::Partial) return status_;
+    // A well-formed line with a method the parser does not know is 501 (RFC 9110 9.1);
+    // anything else is not HTTP.
+    error_ = shape == LineShape::RequestLine ? RequestError{501, "unknown method"}
+                                             : RequestError{400, "malformed request line"};
+    status_ = Status::Error;
+    awaitingMethodLine_ = false;
+    methodLine_ = std::string();
+    return status_;
 }
 
 }  // namespace ratelab::serve

@@ -81,9 +81,9 @@ public:
     /// The current request's headers are complete and its body is arriving.
     bool inBody() const { return inMessage_ && headersDone_; }
     /// Bytes held between calls (an unfinished head, unparsed pipelined requests).
-    std::size_t keptBytes() const { return kept_.size(); }
-    /// Bytes held in reserve by the buffer, for memory accounting.
-    std::size_t keptCapacity() const { return kept_.capacity(); }
+    std::size_t keptBytes() const { return kept_.size() + methodLine_.size(); }
+    /// Bytes held in reserve by the buffers, for memory accounting.
+    std::size_t keptCapacity() const { return kept_.capacity() + methodLine_.capacity(); }
 
 private:
     struct Span {
@@ -113,7 +113,12 @@ private:
     bool checkHeadSize(const Span& span);
     int headersComplete();
     void messageComplete();
-    RequestError classifyParserError(std::size_t parsedTo, std::size_t from, std::size_t to) const;
+    RequestError classifyParserError() const;
+    // A method the parser does not know: 501 or 400 once the request line is whole, so that the
+    // answer never depends on how the line was cut into reads. False while the line is short.
+    bool classifyMethodLine(std::size_t parsedTo, std::size_t from, std::size_t to);
+    void keepMethodBytes(std::size_t parsedTo, std::size_t from);
+    Status awaitMethodLine(std::string_view bytes);
     std::size_t unparsedKept() const { return unparsed_; }
     void keep(std::size_t parsedTo, std::size_t to);
     void rebase(std::size_t by);
@@ -149,6 +154,10 @@ private:
     std::string ownedHead_;
     std::vector<HeaderSpans> headerSpans_;
     std::vector<Header> headers_;  // materialised for the sink
+    // The method's bytes the parser took in earlier reads, and after it refused the method, the
+    // request line so far: the parser keeps neither.
+    std::string methodLine_;
+    bool awaitingMethodLine_ = false;
 };
 
 /// The reason phrase of a status the server sends ("Too Many Requests"); "" when unknown.

@@ -11,6 +11,14 @@ int hexValue(char c) {
     return -1;
 }
 
+// Writes `byte` as an upper-case percent-escape.
+void appendEscape(std::string& segment, unsigned char byte) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    segment += '%';
+    segment += kHex[byte >> 4];
+    segment += kHex[byte & 15];
+}
+
 // Drops the last segment written to `out` (and its slash), never the leading "/".
 void popSegment(std::string& out) {
     while (out.size() > 1 && out.back() != '/')
@@ -62,16 +70,15 @@ bool normalizedPath(std::string_view target, std::string& out, std::string_view*
             if (high < 0 || low < 0) return refuse("a malformed percent-escape");
             const int byte = high * 16 + low;
             i += 2;
-            if (byte >= 0x80) {
-                static constexpr char kHex[] = "0123456789ABCDEF";
-                segment += '%';
-                segment += kHex[byte >> 4];
-                segment += kHex[byte & 15];
-                continue;
-            }
             c = static_cast<char>(byte);
             if (byte < 0x20 || byte == 0x7f)
                 return refuse("an escape decodes to a control character");
+            // Bytes that would mean something else unescaped ('%', and '?' or '#', which end
+            // a path) stay escaped, like non-ASCII ones, so the result normalises to itself.
+            if (byte >= 0x80 || c == '%' || c == '?' || c == '#') {
+                appendEscape(segment, static_cast<unsigned char>(byte));
+                continue;
+            }
             if (c != '/') {
                 segment += c;
                 continue;
@@ -79,11 +86,7 @@ bool normalizedPath(std::string_view target, std::string& out, std::string_view*
         } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
             return refuse("a control character in the path");
         } else if (static_cast<unsigned char>(c) >= 0x80) {
-            static constexpr char kHex[] = "0123456789ABCDEF";
-            const auto byte = static_cast<unsigned char>(c);
-            segment += '%';
-            segment += kHex[byte >> 4];
-            segment += kHex[byte & 15];
+            appendEscape(segment, static_cast<unsigned char>(c));
             continue;
         }
         if (c == '/') {

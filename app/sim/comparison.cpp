@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "sim/access_log.h"
+#include "ratelab/number_text.h"
 #include "sim/report_json.h"
 
 namespace ratelab::sim {
@@ -266,9 +267,10 @@ std::string comparisonText(const Comparison& c) {
         std::snprintf(
             line, sizeof line,
             "  %s: %" PRId64 " of %" PRId64 " instances throttled at least once under A, %" PRId64
-            " under B; fairness (Jain) %.3f -> %.3f\n",
+            " under B; fairness (Jain) %s -> %s\n",
             c.classNames[i].c_str(), c.a.spread[i].throttledInstances, c.a.spread[i].instances,
-            c.b.spread[i].throttledInstances, c.a.spread[i].fairness, c.b.spread[i].fairness);
+            c.b.spread[i].throttledInstances, fixedText(c.a.spread[i].fairness, 3).c_str(),
+            fixedText(c.b.spread[i].fairness, 3).c_str());
         out += line;
     }
     const std::int64_t collateral = c.collateralTotal();
@@ -300,14 +302,15 @@ std::string comparisonText(const Comparison& c) {
     for (std::size_t i = 0; i < c.expectationsB.size(); ++i) {
         const ExpectationResult& a = c.expectationsA[i];
         const ExpectationResult& b = c.expectationsB[i];
-        std::snprintf(line, sizeof line, "  %s %s: A %.6g (%s), B %.6g (%s)\n",
-                      b.pass ? "PASS" : "FAIL", b.expectation.metric.c_str(), a.actual,
-                      a.pass ? "pass" : "fail", b.actual, b.pass ? "pass" : "fail");
+        std::snprintf(line, sizeof line, "  %s %s: A %s (%s), B %s (%s)\n",
+                      b.pass ? "PASS" : "FAIL", b.expectation.metric.c_str(),
+                      numberText(a.actual, 6).c_str(), a.pass ? "pass" : "fail",
+                      numberText(b.actual, 6).c_str(), b.pass ? "pass" : "fail");
         out += line;
     }
-    std::snprintf(line, sizeof line, "B meets %td of %zu expectations (A %td); %.3f s wall\n",
+    std::snprintf(line, sizeof line, "B meets %td of %zu expectations (A %td); %s s wall\n",
                   met(c.expectationsB), c.expectationsB.size(), met(c.expectationsA),
-                  c.timing.wallSeconds);
+                  fixedText(c.timing.wallSeconds, 3).c_str());
     out += line;
     return out;
 }

@@ -659,7 +659,8 @@ public:
                 break;
             case kJsonHeaders:
                 // Caddy writes credentials as "REDACTED" unless told to log them: no header.
-                if (v.isString && !(p_.caddy && v.text == "REDACTED")) {
+                // Nor is a value without a name (an empty key, or "headers" not an object).
+                if (v.isString && !v.member.empty() && !(p_.caddy && v.text == "REDACTED")) {
                     addHeader(v.member, v.text, out_);
                 }
                 break;

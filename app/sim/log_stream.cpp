@@ -9,6 +9,7 @@
 #include <deque>
 #include <unordered_map>
 
+#include "ratelab/number_text.h"
 #include "sim/log_input.h"
 #include "sim/traffic.h"
 
@@ -77,9 +78,7 @@ struct Later {
 constexpr Later later;
 
 std::string seconds(std::int64_t micros) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.1f", static_cast<double>(micros) / 1e6);
-    return buffer;
+    return fixedText(static_cast<double>(micros) / 1e6, 1);
 }
 
 std::string utcText(std::int64_t epochMicros) {

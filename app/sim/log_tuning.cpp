@@ -7,6 +7,7 @@
 
 #include "json/json_reader.h"
 #include "ratelab/limiter.h"
+#include "ratelab/number_text.h"
 #include "ratelab/policy_file.h"
 #include "sim/access_log.h"
 #include "sim/report_json.h"
@@ -189,7 +190,7 @@ std::optional<ToleranceTuning> tuneToTolerance(const Scenario& replay, const Pol
     for (const Diagnostic& d : validatePolicySet(t.tuned, "tuned")) {
         if (d.severity == Diagnostic::Severity::Error) {
             error = "the tuned numbers (capacity " + std::to_string(t.capacity) + ", refill " +
-                    json::numberText(t.refillPerSecond) + "/s) do not validate: " + d.message;
+                    numberText(t.refillPerSecond) + "/s) do not validate: " + d.message;
             return std::nullopt;
         }
     }
@@ -224,18 +225,18 @@ std::string toleranceText(const ToleranceTuning& t) {
     std::string out;
     out += "policy \"" + p.name + "\" (" + std::string(algorithmName(p.algorithm)) + "), " +
            std::to_string(t.clients) + " clients; most requests in one " +
-           json::numberText(static_cast<double>(p.windowMs)) + " ms window: median " +
+           numberText(static_cast<double>(p.windowMs)) + " ms window: median " +
            std::to_string(t.windowPeakMedian) + ", max " + std::to_string(t.windowPeakMax) + "\n";
-    out += "  to keep " + json::numberText(t.keepUnthrottled * 100) +
+    out += "  to keep " + numberText(t.keepUnthrottled * 100) +
            "% of the clients unthrottled: capacity " + std::to_string(t.capacity);
     if (isRateAlgorithm(p.algorithm))
-        out += ", refill " + json::numberText(t.refillPerSecond) + "/s";
+        out += ", refill " + numberText(t.refillPerSecond) + "/s";
     out += " (" + std::to_string(t.predictedThrottled) + " clients need more)\n";
     const std::int64_t replayed =
         t.report.totals.spread.empty() ? 0 : t.report.totals.spread[0].instances;
     out += "  replayed with them: " + std::to_string(t.throttledClients) + " of " +
            std::to_string(replayed) + " clients throttled at least once (" +
-           json::numberText(std::round(t.keptShare() * 1e6) / 1e4) + "% never)\n";
+           numberText(std::round(t.keptShare() * 1e6) / 1e4) + "% never)\n";
     for (const ThrottledClient& c : t.throttled) {
         out += "    " + c.client + ": throttled " + std::to_string(c.throttled) + " of " +
                std::to_string(c.offered) + "\n";

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "ratelab/number_text.h"
 #include "ratelab/policy_file.h"
 #include "sim/access_log.h"
 #include "sim/report_json.h"
@@ -41,13 +42,7 @@ double seconds(Nanos t) {
 }
 
 std::string formatNumber(double x) {
-    char buffer[64];
-    if (x == std::floor(x) && std::fabs(x) < 1e15) {
-        std::snprintf(buffer, sizeof buffer, "%.0f", x);
-    } else {
-        std::snprintf(buffer, sizeof buffer, "%.6g", x);
-    }
-    return buffer;
+    return x == std::floor(x) && std::fabs(x) < 1e15 ? fixedText(x, 0) : numberText(x, 6);
 }
 
 }  // namespace
@@ -245,8 +240,7 @@ std::string seriesCsv(const std::vector<std::string>& classNames,
     out += "\n";
     char buffer[64];
     for (const Sample& s : samples) {
-        std::snprintf(buffer, sizeof buffer, "%.3f", seconds(s.end));
-        out += buffer;
+        out += fixedText(seconds(s.end), 3);
         auto counters = [&](std::size_t from, std::size_t to) {
             for (const ClassCounters& c : s.classes) {
                 for (std::size_t n = from; n < to; ++n) {
@@ -330,7 +324,7 @@ std::string reportText(const Report& report) {
                           c.*kCounterFields[n].member);
             out += line;
         }
-        std::snprintf(line, sizeof line, " %11.3f\n", perSecond);
+        std::snprintf(line, sizeof line, " %11s\n", fixedText(perSecond, 3).c_str());
         out += line;
         // Only when they happened: most runs have no outage of the shared store and no full one.
         if (c.decidedLocally > 0 || c.storeFull > 0) {
@@ -346,8 +340,9 @@ std::string reportText(const Report& report) {
         std::snprintf(line, sizeof line,
                       "  %-14s %" PRId64 " of %" PRId64
                       " instances throttled at least once; "
-                      "fairness (Jain) %.3f",
-                      report.classNames[i].c_str(), s.throttledInstances, s.instances, s.fairness);
+                      "fairness (Jain) %s",
+                      report.classNames[i].c_str(), s.throttledInstances, s.instances,
+                      fixedText(s.fairness, 3).c_str());
         out += line;
         if (isLegitimateClass(report.classNames[i]) && s.peakInstancesPerBucket > 1) {
             std::snprintf(line, sizeof line, "; up to %" PRId64 " instances shared one bucket",
@@ -375,8 +370,8 @@ std::string reportText(const Report& report) {
         out += line;
         met += e.pass ? 1 : 0;
     }
-    std::snprintf(line, sizeof line, "%d of %zu expectations met; %.3f s wall, %s requests/s\n",
-                  met, report.expectations.size(), report.timing.wallSeconds,
+    std::snprintf(line, sizeof line, "%d of %zu expectations met; %s s wall, %s requests/s\n",
+                  met, report.expectations.size(), fixedText(report.timing.wallSeconds, 3).c_str(),
                   formatNumber(std::round(report.timing.requestsPerSecond)).c_str());
     out += line;
     return out;

@@ -12,6 +12,7 @@
 
 #include "json/json_document.h"
 #include "json/json_reader.h"
+#include "ratelab/number_text.h"
 #include "sim/metrics.h"
 #include "sim/scenario.h"
 #include "sim/scenario_names.h"
@@ -510,12 +511,9 @@ private:
             }
         }
         if (total > kMaxRequests) {
-            char message[160];
-            std::snprintf(message, sizeof message,
-                          "these actors would send about %.3g requests; a scenario may send at "
-                          "most %.0e",
-                          total, kMaxRequests);
-            reader_.error(actors, message);
+            reader_.error(actors, "these actors would send about " + numberText(total, 3) +
+                                      " requests; a scenario may send at most " +
+                                      numberText(kMaxRequests, 1));
         }
     }
 

@@ -7,6 +7,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "ratelab/number_text.h"
 #include "ratelab/policy_file.h"
 #include "sim/report.h"
 
@@ -21,9 +22,7 @@ bool parseDouble(std::string_view text, double& out) {
 }
 
 std::string formatValue(double x) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.10g", x);
-    return buffer;
+    return numberText(x, 10);
 }
 
 bool setField(Policy& p, std::string_view field, double value, std::string& error) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "json/json_reader.h"
+#include "ratelab/number_text.h"
 #include "sim/report_json.h"
 
 namespace ratelab::sim {
@@ -11,7 +12,7 @@ namespace ratelab::sim {
 namespace {
 
 std::string percent(double fraction) {
-    return json::numberText(std::round(fraction * 1e6) / 1e4) + "%";
+    return numberText(std::round(fraction * 1e6) / 1e4) + "%";
 }
 
 std::string axisName(const SweepAxis& axis) {
@@ -105,7 +106,7 @@ std::string cellValuesText(const std::vector<SweepAxis>& axes, const std::vector
     std::string out;
     for (std::size_t a = 0; a < axes.size() && a < values.size(); ++a) {
         if (!out.empty()) out += " ";
-        out += axisName(axes[a]) + "=" + json::numberText(values[a]);
+        out += axisName(axes[a]) + "=" + numberText(values[a]);
     }
     return out;
 }
@@ -138,7 +139,7 @@ std::string recommendationText(const Scenario& scenario, const TradeoffMap& map)
         ++sameThrottling;
         if (map.points[c].attackerAdmitted == p.attackerAdmitted) ++sameBoth;
     }
-    const std::string admitted = json::numberText(report_json::rounded(p.attackerAdmitted));
+    const std::string admitted = numberText(report_json::rounded(p.attackerAdmitted));
     if (sameThrottling == 0) {
         text += " and admits " + admitted + " attacker requests/s";
     } else {

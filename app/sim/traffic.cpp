@@ -61,9 +61,6 @@ void randomizeFrom(std::array<std::uint8_t, 16>& bytes, int from, int to, std::u
     }
 }
 
-// An IPv4 address in IPv6-bit positions starts at bit 96 of the mapped form.
-constexpr int kV4Offset = 96;
-
 // Writes `address` as a forwarded header value in the style of `header`.
 char* writeForwardedAddress(char* out, std::string_view header, const IpAddress& address) {
     char text[64];

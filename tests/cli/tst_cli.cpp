@@ -295,6 +295,52 @@ private slots:
 
     // The CLI writes what the library exports, byte for byte, and prints the approximations
     // with their FILE:LINE:COLUMN.
+    // Numbers in files never follow the locale. QCoreApplication adopts LC_ALL from the
+    // environment, and printf's %g then writes "1,25" under de_DE: the CSV of sweep and run, the
+    // text report and an nginx export must be byte for byte what the C locale gives.
+    void numbersIgnoreTheLocale_data() {
+        QTest::addColumn<QString>("arguments");
+        QTest::addColumn<bool>("timed");  // the last line carries wall-clock timing
+        const QString replicas = quoted(kRoot + "scenarios/replicas-shared.json");
+        const QString pageLoad = quoted(kScenario);
+        QTest::newRow("sweep --csv") << "sweep " + replicas + " --policy " + quoted(kPolicy) +
+                                            " --vary capacity=4:8:4 --vary refill=1.25:2.5:1.25"
+                                            " --csv - --quiet"
+                                     << false;
+        QTest::newRow("run --csv") << "run " + pageLoad + " --csv - --quiet" << false;
+        QTest::newRow("run report") << "run " + pageLoad << true;
+        QTest::newRow("export nginx")
+            << "export " + quoted(kRoot + "resources/policies/nginx-compatible.json") +
+                   " --to nginx"
+            << false;
+    }
+    void numbersIgnoreTheLocale() {
+        QFETCH(QString, arguments);
+        QFETCH(bool, timed);
+        // The comma locale must really be in effect, or this shows nothing.
+        const CliRun point = runCliInShell("LC_ALL=de_DE.UTF-8 locale decimal_point");
+        QVERIFY2(point.out == ",\n" && point.err.isEmpty(),
+                 "de_DE.UTF-8 is not installed (scripts/setup-debian.sh generates it)");
+        const CliRun c = runCliInShell("LC_ALL=C $CLI " + arguments);
+        const CliRun de = runCliInShell("LC_ALL=de_DE.UTF-8 $CLI " + arguments);
+        QCOMPARE(de.exitCode, c.exitCode);
+        QVERIFY(c.exitCode == 0 || c.exitCode == 1);
+        QVERIFY(c.out.count('\n') > 1);
+        auto untimed = [timed](QString out) {
+            if (timed) out.truncate(out.lastIndexOf('\n', -2) + 1);
+            return out;
+        };
+        QCOMPARE(untimed(de.out), untimed(c.out));
+        if (arguments.startsWith("sweep")) {
+            // And it parses: every row has the header's fields, refill reads back as 1.25.
+            const QStringList rows = de.out.trimmed().split('\n');
+            const qsizetype fields = rows.front().split(',').size();
+            for (const QString& row : rows)
+                QCOMPARE(row.split(',').size(), fields);
+            QCOMPARE(rows.at(1).split(',').at(1), QString("1.25"));
+        }
+    }
+
     void exportWritesTheSameAsTheLibrary() {
         QTemporaryDir dir;
         const CliRun run =

@@ -408,6 +408,9 @@ private slots:
         ok("ipv6", "redis://[2001:db8::1]:6379/1", "[2001:db8::1]:6379", 1);
         ok("unix", "unix:///run/redis.sock", "unix:/run/redis.sock", 0);
         ok("unix db", "unix:///tmp/r.sock?db=5", "unix:/tmp/r.sock", 5);
+        // A socket path may hold ':' and '@'; it is not credentials, and redaction leaves it.
+        ok("unix path with @", "unix:///run/a:b@c.sock", "unix:/run/a:b@c.sock", 0);
+        ok("user, empty password", "redis://app:@cache", "cache:6379", 0, "app", "");
         ok("password", "redis://:s3cret@127.0.0.1:6379", "127.0.0.1:6379", 0, "", "s3cret");
         ok("user and password", "redis://app:p@ss/w@cache/2", "cache:6379", 2, "app", "p@ss/w");
         refused("credentials without colon", "redis://s3cret@cache", "USER:PASSWORD@");

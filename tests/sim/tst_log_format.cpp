@@ -261,6 +261,15 @@ void TestLogFormat::lines_data() {
                            << "POST /login 429"
                            << "X-Forwarded-For=203.0.113.1;X-Api-Key=k\"1"
                            << "";
+    // A value without a name is no header (found by fuzz_access_log).
+    QTest::newRow("caddy, header without a name")
+        << "caddy"
+        << "{\"ts\":971211336,\"request\":{\"remote_ip\":\"192.0.2.1\",\"uri\":\"/\","
+           "\"headers\":{\"\":[\"x\"],\"X-Api-Key\":[\"k\"]}}}"
+        << ok << "192.0.2.1"
+        << "GET / 0"
+        << "X-Api-Key=k"
+        << "";
     QTest::newRow("caddy, older remote_addr with a port")
         << "caddy"
         << "{\"ts\":971211336,\"request\":{\"remote_addr\":\"[2001:db8::5]:443\",\"uri\":\"/\"}}"

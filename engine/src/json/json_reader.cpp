@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 
 namespace ratelab::json {
 
@@ -59,19 +58,6 @@ std::string_view closest(std::string_view unknown, const Range& known) {
 }
 
 }  // namespace
-
-std::string numberText(double x) {
-    char buffer[40];
-    if (std::isfinite(x) && std::floor(x) == x && std::fabs(x) < 1e15) {
-        std::snprintf(buffer, sizeof buffer, "%.0f", x);
-        return buffer;
-    }
-    for (int precision = 1; precision <= 17; ++precision) {
-        std::snprintf(buffer, sizeof buffer, "%.*g", precision, x);
-        if (std::strtod(buffer, nullptr) == x) return buffer;
-    }
-    return buffer;
-}
 
 void Reader::error(const Value& at, std::string message) {
     errorAt(at.position(), at.pointer(), std::move(message));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "json/json_document.h"
+#include "ratelab/number_text.h"
 
 namespace ratelab::json {
 
@@ -35,10 +36,6 @@ private:
     std::string file_;
     std::vector<Diagnostic>& out_;
 };
-
-/// The shortest text of `x` that reads back the same; whole numbers below 1e15 without an
-/// exponent ("1000000000", not "1e+09").
-std::string numberText(double x);
 
 /// The closest of `known` to `unknown` by edit distance, or "" when none is close.
 std::string_view closestKey(std::string_view unknown,

@@ -11,6 +11,7 @@
 #include "policy/export_targets.h"
 #include "policy/policy_names.h"
 #include "policy/policy_paths.h"
+#include "ratelab/number_text.h"
 
 namespace ratelab::policy {
 
@@ -24,9 +25,7 @@ constexpr std::int64_t kLongKeyStatesPerMegabyte = 4000;
 
 // Four significant digits, for messages.
 std::string roughNumber(double x) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.4g", x);
-    return buffer;
+    return numberText(x, 4);
 }
 
 std::string quote(std::string_view text) {

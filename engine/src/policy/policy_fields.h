@@ -84,6 +84,5 @@ std::size_t codePoints(std::string_view s);
 /// Quotes `s` for a message: printable ASCII as is, other bytes as \xNN, cut after 80 bytes.
 std::string quoted(std::string_view s);
 
-using json::numberText;  // shortest text that reads back the same
 
 }  // namespace ratelab::policy

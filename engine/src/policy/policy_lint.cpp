@@ -11,6 +11,7 @@
 #include "policy/policy_file_internal.h"
 #include "policy/policy_names.h"
 #include "policy/policy_paths.h"
+#include "ratelab/number_text.h"
 
 namespace ratelab::policy {
 
@@ -50,9 +51,7 @@ std::vector<Numbers> numbersOf(const Policy& p, const std::string& at) {
 
 // Six significant digits, for suggestions a user types.
 std::string shortNumber(double x) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.6g", x);
-    return buffer;
+    return numberText(x, 6);
 }
 
 std::string lower(std::string_view s) {

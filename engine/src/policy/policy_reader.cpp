@@ -422,11 +422,12 @@ void readAddressBudgets(Diagnostics& sink, const json::Value& array, int bits,
     for (const json::Value* item : itemsOf(sink, array, Type::Object, "an object")) {
         AddressBudget level;
         Fields f(sink, *item, {"prefix", "cap"});
-        const bool ok = f.require("prefix") & f.require("cap");
+        const bool hasPrefix = f.require("prefix");  // both asked, so both absences are told
+        const bool hasCap = f.require("cap");
         f.whole("prefix", level.prefix, 1, bits);
         std::int64_t cap = level.cap;
         if (f.whole("cap", cap, 1, kMaxUint32)) level.cap = static_cast<std::uint32_t>(cap);
-        if (ok) out.push_back(level);
+        if (hasPrefix && hasCap) out.push_back(level);
     }
 }
 

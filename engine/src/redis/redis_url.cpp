@@ -67,14 +67,19 @@ std::string RedisEndpoint::name() const {
 }
 
 std::string redactRedisUrl(std::string_view url) {
-    const std::size_t scheme = url.find("://");
-    const std::size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
+    // Credentials are where parseRedisUrl reads them: between "redis://" and the last '@'. A
+    // unix socket URL has none, whatever its path holds.
+    constexpr std::string_view kScheme = "redis://";
+    if (!url.starts_with(kScheme)) return std::string(url);
+    const std::size_t start = kScheme.size();
     const std::size_t at = url.rfind('@');
     if (at == std::string_view::npos || at < start) return std::string(url);
-    std::string_view user = url.substr(start, at - start);
-    user = user.substr(0, user.find(':'));
-    return std::string(url.substr(0, start)) + std::string(user) + ":***" +
-           std::string(url.substr(at));
+    const std::string_view userinfo = url.substr(start, at - start);
+    const std::size_t colon = userinfo.find(':');
+    if (colon == std::string_view::npos || colon + 1 == userinfo.size()) {
+        return std::string(url);  // no password to hide; none is made up
+    }
+    return std::string(url.substr(0, start + colon)) + ":***" + std::string(url.substr(at));
 }
 
 std::optional<RedisEndpoint> parseRedisUrl(std::string_view url, std::string* error) {
