@@ -43,8 +43,12 @@ function(ratelab_add_test name)
         add_dependencies(${name} ratelab-cli)
     endif()
     add_test(NAME ${name} COMMAND ${name})
+    # Qt Test's own watchdog ends a test function after 300 s; the suite's TIMEOUT is the one
+    # bound, so the watchdog follows it (a data row of a sanitized build may take minutes).
+    math(EXPR function_timeout_ms "${T_TIMEOUT} * 1000")
     set_tests_properties(${name} PROPERTIES
         LABELS "${T_LABEL}"
         TIMEOUT ${T_TIMEOUT}
-        ENVIRONMENT "QT_QPA_PLATFORM=offscreen;${T_ENVIRONMENT}")
+        ENVIRONMENT
+            "QT_QPA_PLATFORM=offscreen;QTEST_FUNCTION_TIMEOUT=${function_timeout_ms};${T_ENVIRONMENT}")
 endfunction()

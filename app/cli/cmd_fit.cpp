@@ -20,8 +20,6 @@ namespace ratelab::cli {
 
 namespace {
 
-constexpr std::size_t kPrintedLines = 20;
-
 // The policy the scenario names, as a path from the folder the scenario is written to.
 std::string policyReference(const std::string& policy, const std::string& output) {
     namespace fs = std::filesystem;
@@ -64,36 +62,11 @@ int fitLog(const Arguments& args) {
         policies = sim::defaultFitPolicies();
     }
 
-    sim::LogReading reading;
-    std::shared_ptr<sim::RecordedTraffic> traffic;
-    {
-        ProgressBar progress(input->files.size() == 1
-                                 ? input->files.front()
-                                 : std::to_string(input->files.size()) + " logs");
-        traffic = sim::loadAccessLog(*input, reading, [&](std::int64_t done, std::int64_t total) {
-            progress.update(total > 0 ? static_cast<double>(done) / static_cast<double>(total)
-                                      : 0.0);
-            return true;
-        });
-    }
-    if (!traffic) {
-        if (reading.error) printDiagnostics({*reading.error});
-        return reading.unreadable ? kIoError : kInvalidInput;
-    }
-    if (!quiet && !reading.detection.empty()) {
-        std::fprintf(stderr, "%s: format %s\n", input->files.front().c_str(),
-                     reading.detection.c_str());
-    }
-    printDiagnostics(sim::readingDiagnostics(reading, kPrintedLines), !quiet);
-    const std::string where =
-        input->files.size() == 1
-            ? input->files.front()
-            : input->files.front() + " and " + std::to_string(input->files.size() - 1) + " more";
-    if (traffic->requests.empty()) {
-        return fail(kInvalidInput, where + ": no request could be read from the log");
-    }
+    Result<std::shared_ptr<sim::RecordedTraffic>> traffic = readLogInMemory(*input, !quiet);
+    if (!traffic) return traffic.failure();
+    const std::string where = logInputName(*input);
 
-    sim::FitResult fit = sim::fitScenario(traffic, policies, options);
+    sim::FitResult fit = sim::fitScenario(*traffic, policies, options);
     for (const std::string& warning : fit.warnings)
         std::fprintf(stderr, "ratelab-cli fit: warning: %s\n", warning.c_str());
     const std::string text = sim::scenarioJson(fit.scenario);
@@ -108,7 +81,7 @@ int fitLog(const Arguments& args) {
     if (!quiet && !args.stdoutTaken()) {
         std::printf("%s: %" PRId64 " requests of %" PRId64
                     " clients over %s s -> %s (%zu actors)\n",
-                    where.c_str(), static_cast<std::int64_t>(traffic->requests.size()), fit.clients,
+                    where.c_str(), static_cast<std::int64_t>((*traffic)->requests.size()), fit.clients,
                     fixedText(static_cast<double>(fit.scenario.duration) / 1e9, 0).c_str(),
                     output.c_str(),
                     fit.scenario.actors.size());

@@ -85,7 +85,7 @@ int replayLogs(const Arguments& args) {
             progress.update(
                 total > 0 ? static_cast<double>(stream->bytesRead()) / static_cast<double>(total)
                           : 0.0,
-                shortCount(static_cast<double>(runner.totals().requests)) + " lines");
+                shortCount(static_cast<double>(runner.requests())) + " lines");
         }
     }
     if (decisions) {
@@ -105,7 +105,7 @@ int replayLogs(const Arguments& args) {
     }
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    sim::Timing timing{wall, wall > 0 ? static_cast<double>(runner.totals().requests) / wall : 0};
+    sim::Timing timing{wall, wall > 0 ? static_cast<double>(runner.requests()) / wall : 0};
     sim::Report report = sim::buildReplayReport(runner, timing, reading);
     if (args.isSet("json")) {
         if (ExitCode e = writeOutput(args.value("json"), sim::reportJson(report))) return e;

@@ -18,24 +18,6 @@ namespace ratelab::cli {
 
 namespace {
 
-// The policy file with this run recorded in its validation record: a run of the same scenario
-// replaces the earlier one, others are kept.
-PolicySet withValidation(PolicySet policies, const sim::Report& report) {
-    ValidationRecord record = policies.validation.value_or(ValidationRecord{});
-    record.generator = std::string("ratelab ") + RATELAB_VERSION;
-    ValidationRun run = sim::validationRun(report);
-    bool replaced = false;
-    for (ValidationRun& existing : record.runs) {
-        if (existing.scenario == run.scenario) {
-            existing = run;
-            replaced = true;
-        }
-    }
-    if (!replaced) record.runs.push_back(std::move(run));
-    policies.validation = std::move(record);
-    return policies;
-}
-
 int runScenario(const Arguments& args) {
     const bool quiet = args.isSet("quiet");
     Result<sim::Scenario> scenario = loadScenario(args.positionals().front(), !quiet);
@@ -72,7 +54,7 @@ int runScenario(const Arguments& args) {
             runner.advance(runner.now() + slice, progress.enabled() ? 2'000'000 : INT64_MAX);
             const double wall =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            const double requests = static_cast<double>(runner.totals().requests);
+            const double requests = static_cast<double>(runner.requests());
             progress.update(
                 static_cast<double>(runner.now()) / static_cast<double>(runner.duration()),
                 shortCount(requests) + " requests, " + shortCount(wall > 0 ? requests / wall : 0) +
@@ -83,8 +65,7 @@ int runScenario(const Arguments& args) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     sim::Timing timing;
     timing.wallSeconds = wall;
-    timing.requestsPerSecond =
-        wall > 0 ? static_cast<double>(runner.totals().requests) / wall : 0.0;
+    timing.requestsPerSecond = wall > 0 ? static_cast<double>(runner.requests()) / wall : 0.0;
     const sim::Report report = sim::buildReport(runner, timing);
 
     if (args.isSet("json")) {
@@ -95,7 +76,8 @@ int runScenario(const Arguments& args) {
         if (ExitCode e = writeOutput(args.value("csv"), csv)) return e;
     }
     if (args.isSet("validated-policy")) {
-        const std::string text = savePolicyText(withValidation(*policies, report));
+        const std::string text = savePolicyText(
+            sim::withValidation(*policies, report, std::string("ratelab ") + RATELAB_VERSION));
         if (ExitCode e = writeOutput(args.value("validated-policy"), text)) return e;
     }
     if (!quiet && !args.stdoutTaken()) {

@@ -13,17 +13,11 @@
 #include "ratelab/number_text.h"
 #include "sim/metrics.h"
 #include "sim/sweep.h"
+#include "sim/tradeoff.h"
 
 namespace ratelab::cli {
 
 namespace {
-
-double metric(const sim::SweepResult& result, const sim::Scenario& scenario,
-              const sim::SweepCell& cell, const std::string& name) {
-    return sim::summaryMetric(name, result.classNames, cell.totals, scenario.duration,
-                              scenario.sampleInterval)
-        .value_or(0);
-}
 
 int sweepScenario(const Arguments& args) {
     const bool quiet = args.isSet("quiet");
@@ -62,36 +56,25 @@ int sweepScenario(const Arguments& args) {
     const std::string out = args.value("csv", "-");
     if (ExitCode e = writeOutput(out, sim::sweepCsv(*scenario, axes, result))) return e;
 
-    // The best passing cell: fewest legitimate requests throttled, then fewest attacker passes.
-    const sim::SweepCell* best = nullptr;
-    auto key = [&](const sim::SweepCell& c) {
-        return std::make_pair(metric(result, *scenario, c, "legit.throttled_fraction"),
-                              metric(result, *scenario, c, "attacker.allowed_per_s"));
-    };
-    for (const sim::SweepCell& cell : result.cells) {
-        if (cell.pass && (!best || key(cell) < key(*best))) best = &cell;
-    }
+    // The best passing cell, by the rule `tune` recommends with.
+    const std::size_t cells = result.cells.size();
+    const sim::TradeoffMap map = sim::readTradeoff(*scenario, axes, result);
     if (!quiet) {
         std::FILE* summary = out == "-" ? stderr : stdout;
-        if (best) {
-            std::string values;
-            for (std::size_t a = 0; a < axes.size(); ++a) {
-                if (!values.empty()) values += " ";
-                values += axes[a].field + "=" + numberText(best->values[a], 6);
-            }
+        if (map.recommended) {
+            const sim::TradeoffPoint& p = map.points[*map.recommended];
             std::fprintf(summary,
                          "best of %zu cells meeting every expectation: %s "
-                         "(legit.throttled_fraction %s, attacker.allowed_per_s %s)\n",
-                         static_cast<std::size_t>(
-                             std::count_if(result.cells.begin(), result.cells.end(),
-                                           [](const sim::SweepCell& c) { return c.pass; })),
-                         values.c_str(), numberText(key(*best).first, 6).c_str(),
-                         numberText(key(*best).second, 6).c_str());
+                         "(legitimate throttled fraction %s, attacker allowed per second %s)\n",
+                         map.passing,
+                         sim::cellValuesText(axes, result.cells[*map.recommended].values).c_str(),
+                         numberText(p.legitThrottled, 6).c_str(),
+                         numberText(p.attackerAdmitted, 6).c_str());
         } else {
-            std::fprintf(summary, "no cell of %zu meets every expectation\n", result.cells.size());
+            std::fprintf(summary, "no cell of %zu meets every expectation\n", cells);
         }
     }
-    return best ? kSuccess : kExpectationFailed;
+    return map.recommended ? kSuccess : kExpectationFailed;
 }
 
 Command sweepCommand() {
@@ -107,7 +90,7 @@ Command sweepCommand() {
     c.options = {
         Option::input("policy", "P.json", "The policy file (default: the scenario's)."),
         Option::value("vary", "AXIS",
-                      "[POLICY.]FIELD=FROM:TO:STEP; FIELD is capacity, refill, window_ms or cost.")
+                      "[POLICY.]FIELD=FROM:TO:STEP; FIELD is " + sim::sweepFieldList() + ".")
             .asRequired()
             .asRepeated(),
         Option::output("csv", "OUT.csv", "Where to write one row per cell (default: -)."),

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "cli/progress.h"
 #include "sim/log_format.h"
 
 namespace ratelab::cli {
@@ -62,6 +63,42 @@ Result<sim::ReplayInput> readLogInput(const Arguments& args) {
         input.reorderWindow = static_cast<Nanos>(seconds * 1e9);
     }
     return input;
+}
+
+std::string logInputName(const sim::ReplayInput& input) {
+    if (input.files.size() == 1) return input.files.front();
+    return input.files.front() + " and " + std::to_string(input.files.size() - 1) + " more";
+}
+
+Result<std::shared_ptr<sim::RecordedTraffic>> readLogInMemory(const sim::ReplayInput& input,
+                                                              bool warnings) {
+    // Lines of each kind printed on stderr; the report lists up to kMaxListedLines.
+    constexpr std::size_t kPrintedLines = 20;
+    sim::LogReading reading;
+    std::shared_ptr<sim::RecordedTraffic> traffic;
+    {
+        ProgressBar progress(input.files.size() == 1
+                                 ? input.files.front()
+                                 : std::to_string(input.files.size()) + " logs");
+        traffic = sim::loadAccessLog(input, reading, [&](std::int64_t done, std::int64_t total) {
+            progress.update(total > 0 ? static_cast<double>(done) / static_cast<double>(total)
+                                      : 0.0);
+            return true;
+        });
+    }
+    if (!traffic) {
+        if (reading.error) printDiagnostics({*reading.error});
+        return reading.unreadable ? kIoError : kInvalidInput;
+    }
+    if (warnings && !reading.detection.empty()) {
+        std::fprintf(stderr, "%s: format %s\n", input.files.front().c_str(),
+                     reading.detection.c_str());
+    }
+    printDiagnostics(sim::readingDiagnostics(reading, kPrintedLines), warnings);
+    if (traffic->requests.empty()) {
+        return fail(kInvalidInput, logInputName(input) + ": no request could be read from the log");
+    }
+    return traffic;
 }
 
 }  // namespace ratelab::cli

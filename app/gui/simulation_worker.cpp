@@ -170,7 +170,7 @@ void SimulationWorker::emitBatch() {
         batch.actors = runner_->actorRows();
         batch.log = runner_->takeLog();
         batch.now = runner_->now();
-        batch.requests = runner_->totals().requests;
+        batch.requests = runner_->requests();
     }
     batch.wallSeconds = static_cast<double>(wallSpent_) / 1e9;
     lastEmit_ = clock_();

@@ -1,5 +1,6 @@
 #include "sim/access_log.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <unordered_map>
 
@@ -36,8 +37,10 @@ public:
         return next_ < t_.requests.size() ? t_.requests[next_].at : kEndOfLog;
     }
     void writeNext(RequestSlot& slot) override {
-        line_ = t_.line(t_.requests[next_++], headers_);
+        const RecordedRequest& r = t_.requests[next_++];
+        line_ = t_.line(r, headers_);
         writeReplayedRequest(line_, slot);
+        slot.instance = r.client;
     }
 
 private:
@@ -140,6 +143,10 @@ Scenario makeReplayScenario(std::shared_ptr<const RecordedLog> log, Nanos sample
     Actor a;
     a.name = "log";
     a.className = "log";
+    // One instance per distinct client, so runs count each client on its own. A stream's
+    // clients are not known ahead: the runner adds them as they appear (one to start with).
+    if (const auto* traffic = dynamic_cast<const RecordedTraffic*>(log.get()))
+        a.count = std::max<std::int64_t>(1, static_cast<std::int64_t>(traffic->clients.size()));
     a.recorded = std::move(log);
     s.actors.push_back(std::move(a));
     return s;

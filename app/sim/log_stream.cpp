@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <unordered_map>
 
 #include "ratelab/number_text.h"
 #include "sim/log_input.h"
@@ -585,11 +586,16 @@ public:
     void writeNext(RequestSlot& slot) override {
         line_ = next_;
         writeReplayedRequest(line_, slot);
+        // Clients numbered as a log read into memory numbers them: by first replayed request.
+        const std::uint64_t client = XXH3_64bits(line_.client.data(), line_.client.size());
+        const auto next = static_cast<std::int64_t>(clientIndex_.size());
+        slot.instance = clientIndex_.try_emplace(client, next).first->second;
         has_ = false;
     }
 
 private:
     std::shared_ptr<LogStream> stream_;
+    std::unordered_map<std::uint64_t, std::int64_t> clientIndex_;  // client field hash -> index
     ReplayedLine next_, line_;
     bool has_ = false;
     std::optional<std::int64_t> start_;

@@ -1,13 +1,20 @@
-#include <cmath>
-
 #include "sim/metrics.h"
+
+#include <cmath>
 
 namespace ratelab::sim {
 
 namespace {
 
-constexpr const char* kDerivedNames[] = {"allowed_fraction", "throttled_fraction", "allowed_per_s",
-                                         "peak_allowed_per_s"};
+constexpr const char* kDerivedNames[] = {"allowed_fraction",
+                                         "throttled_fraction",
+                                         "allowed_per_s",
+                                         "peak_allowed_per_s",
+                                         "instances",
+                                         "throttled_instances",
+                                         "throttled_instance_fraction",
+                                         "fairness_jain",
+                                         "max_instances_per_bucket"};
 constexpr const char* kGlobalNames[] = {
     "keyspace.max_buckets",   "keyspace.max_bytes", "keyspace.max_budget_slots",
     "keyspace.final_buckets", "store.errors",       "requests"};
@@ -18,8 +25,8 @@ double rounded(double x) {
 }
 
 std::int64_t counter(const ClassCounters& c, std::string_view name) {
-    for (std::size_t i = 0; i < kClassCounterNames.size(); ++i) {
-        if (kClassCounterNames[i] == name) return classCounter(c, i);
+    for (const CounterField& f : kCounterFields) {
+        if (f.name == name) return c.*f.member;
     }
     return -1;
 }
@@ -34,18 +41,11 @@ double seconds(Nanos t) {
 
 }  // namespace
 
-std::int64_t classCounter(const ClassCounters& c, std::size_t index) {
-    const std::int64_t values[] = {c.offered,    c.allowed,      c.throttled,      c.refused,
-                                   c.failedOpen, c.failedClosed, c.decidedLocally, c.storeFull};
-    static_assert(std::size(values) == kClassCounterNames.size());
-    return values[index];
-}
-
 std::vector<std::string> metricNames(const std::vector<std::string>& classNames) {
     std::vector<std::string> names;
     for (const std::string& c : classNames) {
-        for (std::string_view n : kClassCounterNames)
-            names.push_back(c + "." + std::string(n));
+        for (const CounterField& f : kCounterFields)
+            names.push_back(c + "." + std::string(f.name));
         for (const char* n : kDerivedNames)
             names.push_back(c + "." + n);
     }
@@ -78,6 +78,16 @@ std::optional<double> summaryMetric(std::string_view metric,
         }
         if (name == "peak_allowed_per_s") {
             return rounded(static_cast<double>(totals.peakAllowed[i]) / seconds(sampleInterval));
+        }
+        const ClassSpread spread = i < totals.spread.size() ? totals.spread[i] : ClassSpread{};
+        if (name == "instances") return static_cast<double>(spread.instances);
+        if (name == "throttled_instances") return static_cast<double>(spread.throttledInstances);
+        if (name == "throttled_instance_fraction") {
+            return rounded(fraction(spread.throttledInstances, spread.instances));
+        }
+        if (name == "fairness_jain") return rounded(spread.fairness);
+        if (name == "max_instances_per_bucket") {
+            return static_cast<double>(spread.peakInstancesPerBucket);
         }
         return std::nullopt;
     }

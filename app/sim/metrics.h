@@ -3,7 +3,9 @@
 // Value snapshots the simulator hands out: plain structs, safe to copy across threads.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +14,10 @@
 #include "ratelab/limit.h"
 #include "ratelab/limit_observer.h"
 #include "ratelab/store.h"
+
+namespace ratelab {
+struct Check;  // limiter.h
+}
 
 namespace ratelab::sim {
 
@@ -50,14 +56,84 @@ struct ClassCounters {
     friend bool operator==(const ClassCounters&, const ClassCounters&) = default;
 };
 
-/// The request counters' names, in report and CSV order: "offered", "allowed", "throttled",
-/// "refused", "failed_open", "failed_closed", "decided_locally", "store_full".
-inline constexpr std::array<std::string_view, 8> kClassCounterNames{
-    "offered",     "allowed",       "throttled",       "refused",
-    "failed_open", "failed_closed", "decided_locally", "store_full"};
+/// A counter of ClassCounters and its name in reports, CSV series and summary metrics.
+struct CounterField {
+    std::string_view name;
+    std::int64_t ClassCounters::*member;
+};
 
-/// The counter kClassCounterNames[index] names. REQUIRES: index < kClassCounterNames.size().
-std::int64_t classCounter(const ClassCounters& c, std::size_t index);
+/// Every counter, in the order reports and CSV series write them. The one list of their names.
+inline constexpr CounterField kCounterFields[] = {
+    {"offered", &ClassCounters::offered},
+    {"allowed", &ClassCounters::allowed},
+    {"throttled", &ClassCounters::throttled},
+    {"refused", &ClassCounters::refused},
+    {"failed_open", &ClassCounters::failedOpen},
+    {"failed_closed", &ClassCounters::failedClosed},
+    {"decided_locally", &ClassCounters::decidedLocally},
+    {"store_full", &ClassCounters::storeFull},
+};
+
+/// The outcomes a request can have: every request lands in exactly one of these counters (their
+/// sum is `offered`; failed_open counts a subset of the allowed).
+inline constexpr CounterField kOutcomeFields[] = {
+    {"allowed", &ClassCounters::allowed},
+    {"throttled", &ClassCounters::throttled},
+    {"refused", &ClassCounters::refused},
+    {"failed_closed", &ClassCounters::failedClosed},
+};
+inline constexpr std::size_t kOutcomeCount = std::size(kOutcomeFields);
+/// Index of each outcome in kOutcomeFields.
+inline constexpr std::size_t kAllowedOutcome = 0;
+inline constexpr std::size_t kThrottledOutcome = 1;
+inline constexpr std::size_t kRefusedOutcome = 2;
+inline constexpr std::size_t kFailedClosedOutcome = 3;
+
+/// The outcome of a decided request (an index into kOutcomeFields) from its HTTP status:
+/// 200 allowed, 429 throttled, 412 refused, anything else failed_closed.
+constexpr std::size_t requestOutcome(int status) {
+    switch (status) {
+        case 200:
+            return kAllowedOutcome;
+        case 429:
+            return kThrottledOutcome;
+        case 412:
+            return kRefusedOutcome;
+        default:
+            return kFailedClosedOutcome;
+    }
+}
+
+/// The class whose requests a policy is meant to stop. Every other class is legitimate:
+/// "legit", and the likes of "free" and "premium" in a scenario of plan tiers.
+inline constexpr std::string_view kAttackerClass = "attacker";
+inline bool isLegitimateClass(std::string_view className) {
+    return className != kAttackerClass;
+}
+
+/// One client instance's totals (an actor's instance, or a replayed log's client).
+struct InstanceCounters {
+    std::int64_t offered = 0;
+    std::int64_t allowed = 0;
+    std::int64_t throttled = 0;
+    friend bool operator==(const InstanceCounters&, const InstanceCounters&) = default;
+};
+
+/// How a class's instances fared one against another (collateral and fairness).
+struct ClassSpread {
+    std::int64_t instances = 0;           ///< instances that sent at least one request
+    std::int64_t throttledInstances = 0;  ///< of which throttled at least once
+    /// Jain's fairness index of allowed requests across those instances:
+    /// (sum x)^2 / (n * sum x^2), from 1/n (one instance got everything) to 1 (all equal);
+    /// 1 when no instance was allowed anything (all equal at nothing).
+    double fairness = 1.0;
+    /// Legitimate classes: the most distinct instances of the class charged to one bucket
+    /// within one sample interval (users behind one NAT address or /64 share a bucket), each
+    /// instance counted with the buckets of its first request in the interval. Not measured
+    /// for the attacker class (0).
+    std::int64_t peakInstancesPerBucket = 0;
+    friend bool operator==(const ClassSpread&, const ClassSpread&) = default;
+};
 
 /// One sample interval [start, end) of virtual time.
 struct Sample {
@@ -106,8 +182,11 @@ struct DecisionRecord {
     int status = 200;
     std::int64_t remaining = 0;  ///< the smallest remaining over the matching policies
     Nanos retryAfter = 0;
-    int actor = 0;    ///< index into Scenario::actors
-    int replica = 0;  ///< which replica decided
+    int actor = 0;              ///< index into Scenario::actors
+    std::int64_t instance = 0;  ///< the actor's instance (a replay's client index)
+    int replica = 0;            ///< which replica decided
+    /// The engine's whole decision, every matching policy's key included. Valid for the call.
+    const Check* check = nullptr;
 };
 
 /// Receives every decision, in order, on the runner's thread. Must not call back into the runner.
@@ -128,15 +207,18 @@ struct RunTotals {
     std::int64_t maxBytes = 0;
     std::int64_t finalBuckets = 0;  ///< at the last sample
     std::int64_t storeErrors = 0;
+    std::vector<ClassSpread> spread;  ///< per class, like `classes`
 };
 
 /// The value of a summary metric: "<class>.<counter>" (offered, allowed, throttled, refused,
 /// failed_open, failed_closed, decided_locally, store_full), "<class>.allowed_fraction",
 /// "<class>.throttled_fraction",
 /// "<class>.allowed_per_s" (over the virtual duration), "<class>.peak_allowed_per_s" (the
-/// busiest sample), "keyspace.max_buckets", "keyspace.max_bytes", "keyspace.max_budget_slots",
-/// "keyspace.final_buckets", "store.errors", "requests". Nullopt for an unknown name.
-/// A fraction of a class that offered nothing is 0.
+/// busiest sample), "<class>.instances", "<class>.throttled_instances",
+/// "<class>.throttled_instance_fraction", "<class>.fairness_jain",
+/// "<class>.max_instances_per_bucket" (ClassSpread), "keyspace.max_buckets", "keyspace.max_bytes",
+/// "keyspace.max_budget_slots", "keyspace.final_buckets", "store.errors", "requests". Nullopt for
+/// an unknown name. A fraction of a class that offered nothing is 0.
 std::optional<double> summaryMetric(std::string_view metric,
                                     const std::vector<std::string>& classNames,
                                     const RunTotals& totals, Nanos duration, Nanos sampleInterval);

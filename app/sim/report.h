@@ -72,8 +72,14 @@ struct Report {
 /// Hex SHA-256 of the policy set's canonical text (savePolicyText).
 std::string policySha256(const PolicySet& policies);
 
-/// The report of a runner in its current state (normally finished), expectations evaluated.
-Report buildReport(const ScenarioRunner& runner, Timing timing);
+/// The report of a runner's lane in its current state (normally finished), expectations
+/// evaluated.
+Report buildReport(const ScenarioRunner& runner, Timing timing, std::size_t lane = 0);
+
+/// Each expectation of `scenario` evaluated on `totals`.
+std::vector<ExpectationResult> evaluateExpectations(const Scenario& scenario,
+                                                    const std::vector<std::string>& classNames,
+                                                    const RunTotals& totals);
 
 struct LogReading;  // log_stream.h
 /// The report of a finished replay: buildReport() with how the log was read, the log's actor
@@ -83,14 +89,20 @@ Report buildReplayReport(const ScenarioRunner& runner, Timing timing, const LogR
 /// The report as JSON, keys in the documented order, ending in a newline.
 std::string reportJson(const Report& report);
 
-/// The sample series as CSV: t_s, then per class its counters offered .. failed_closed, then
-/// keyspace.buckets, keyspace.budget_slots, keyspace.bytes, store.errors, then per class
-/// decided_locally and store_full; one row per sample. Deterministic.
+/// The sample series as CSV: t_s, then per class its counters offered .. failed_closed
+/// (kCounterFields), then keyspace.buckets, keyspace.budget_slots, keyspace.bytes,
+/// store.errors, then per class decided_locally and store_full; one row per sample.
+/// Deterministic.
 std::string seriesCsv(const std::vector<std::string>& classNames,
                       const std::vector<Sample>& samples);
 
 /// The run as a policy's ValidationRun (what "export a validated policy" embeds).
 ValidationRun validationRun(const Report& report);
+
+/// `policies` with the report's run embedded as its validation record (what `run
+/// --validated-policy` writes): a run of the same scenario replaces an earlier one, others are
+/// kept. `generator` names the tool ("ratelab 0.1.0").
+PolicySet withValidation(PolicySet policies, const Report& report, const std::string& generator);
 
 /// Human summary for a terminal: one line per class and per expectation.
 std::string reportText(const Report& report);

@@ -15,6 +15,7 @@
 #include "ratelab/number_text.h"
 #include "sim/metrics.h"
 #include "sim/scenario.h"
+#include "sim/scenario_names.h"
 
 namespace ratelab::sim {
 
@@ -173,11 +174,7 @@ private:
                        {"kind", "rate_per_s", "size", "every_s", "spacing_ms", "phase_s",
                         "from_per_s", "to_per_s", "over_s"});
         if (!o.require("kind")) return;
-        o.readEnum("kind", a.kind,
-                   {{"constant", Arrival::Kind::Constant},
-                    {"poisson", Arrival::Kind::Poisson},
-                    {"burst", Arrival::Kind::Burst},
-                    {"ramp", Arrival::Kind::Ramp}});
+        o.readEnum("kind", a.kind, names::kArrivalKinds);
         auto requireFor = [&](std::initializer_list<std::string_view> keys) {
             for (std::string_view key : keys)
                 o.require(key);
@@ -271,17 +268,9 @@ private:
                 readPeer(*peer, a);
             }
         }
-        o.readEnum("authorization", id.authorization,
-                   {{"none", AuthorizationMode::None},
-                    {"fixed", AuthorizationMode::Fixed},
-                    {"rotate", AuthorizationMode::Rotate}});
-        o.readEnum("principal", id.principal,
-                   {{"none", PrincipalMode::None}, {"fixed", PrincipalMode::Fixed}});
-        o.readEnum("forwarded_for", id.forwarded.kind,
-                   {{"none", ForwardedSpec::Kind::None},
-                    {"spoof_random", ForwardedSpec::Kind::SpoofRandom},
-                    {"via_proxy", ForwardedSpec::Kind::ViaProxy},
-                    {"spoof_via_proxy", ForwardedSpec::Kind::SpoofViaProxy}});
+        o.readEnum("authorization", id.authorization, names::kAuthorizationModes);
+        o.readEnum("principal", id.principal, names::kPrincipalModes);
+        o.readEnum("forwarded_for", id.forwarded.kind, names::kForwardedKinds);
         if (id.forwarded.kind == ForwardedSpec::Kind::ViaProxy ||
             id.forwarded.kind == ForwardedSpec::Kind::SpoofViaProxy) {
             if (o.require("proxy")) {
@@ -316,14 +305,7 @@ private:
         PeerSpec& p = a.identity.peer;
         ObjectReader o(reader_, v, {"kind", "address", "cidr", "prefix", "prefix_len"});
         if (!o.require("kind")) return;
-        if (!o.readEnum("kind", p.kind,
-                        {{"none", PeerSpec::Kind::None},
-                         {"ipv4", PeerSpec::Kind::Ipv4},
-                         {"ipv4_pool", PeerSpec::Kind::Ipv4Pool},
-                         {"nat", PeerSpec::Kind::Nat},
-                         {"ipv6", PeerSpec::Kind::Ipv6},
-                         {"ipv6_rotate", PeerSpec::Kind::Ipv6Rotate},
-                         {"ipv6_prefix_rotate", PeerSpec::Kind::Ipv6PrefixRotate}})) {
+        if (!o.readEnum("kind", p.kind, names::kPeerKinds)) {
             return;
         }
         const std::string& kind = o.get("kind")->asString();
@@ -421,10 +403,7 @@ private:
                        {"kind", "from_s", "to_s", "at_s", "failure", "latency_ms", "replica",
                         "policy", "set"});
         if (!o.require("kind")) return;
-        if (!o.readEnum("kind", e.kind,
-                        {{"store_outage", ScenarioEvent::Kind::StoreOutage},
-                         {"store_latency", ScenarioEvent::Kind::StoreLatency},
-                         {"policy_change", ScenarioEvent::Kind::PolicyChange}})) {
+        if (!o.readEnum("kind", e.kind, names::kEventKinds)) {
             return;
         }
         auto forbid = [&](std::initializer_list<std::string_view> keys) {
@@ -458,10 +437,7 @@ private:
         if (e.kind == ScenarioEvent::Kind::StoreOutage) {
             forbid({"latency_ms"});
             if (o.require("failure")) {
-                o.readEnum("failure", e.failure,
-                           {{"transport", StoreFailure::Transport},
-                            {"timeout", StoreFailure::Timeout},
-                            {"refusal", StoreFailure::Refusal}});
+                o.readEnum("failure", e.failure, names::kStoreFailures);
             }
         } else {
             forbid({"failure"});
@@ -483,8 +459,7 @@ private:
         if (o.readInt("window_ms", i, 1, kMaxDuration / kNanosPerMilli)) c.windowMs = i;
         if (o.readInt("cost", i, 1, std::int64_t(1) << 40)) c.cost = i;
         PolicyMode mode = PolicyMode::Enforce;
-        if (o.readEnum("mode", mode,
-                       {{"enforce", PolicyMode::Enforce}, {"shadow", PolicyMode::Shadow}})) {
+        if (o.readEnum("mode", mode, names::kPolicyModes)) {
             c.mode = mode;
         }
     }

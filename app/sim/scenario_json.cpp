@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/scenario_names.h"
+
 namespace ratelab::sim {
 
 namespace {
@@ -14,21 +16,19 @@ double seconds(Nanos n) {
 
 Json arrivalJson(const Arrival& a) {
     Json j;
+    j["kind"] = names::nameOf(names::kArrivalKinds, a.kind);
     switch (a.kind) {
         case Arrival::Kind::Constant:
         case Arrival::Kind::Poisson:
-            j["kind"] = a.kind == Arrival::Kind::Constant ? "constant" : "poisson";
             j["rate_per_s"] = a.ratePerSecond;
             break;
         case Arrival::Kind::Burst:
-            j["kind"] = "burst";
             j["size"] = a.burstSize;
             j["every_s"] = seconds(a.burstEvery);
             if (a.burstSpacing > 0) j["spacing_ms"] = a.burstSpacing / kNanosPerMilli;
             if (a.burstPhase) j["phase_s"] = seconds(*a.burstPhase);
             break;
         case Arrival::Kind::Ramp:
-            j["kind"] = "ramp";
             j["from_per_s"] = a.fromPerSecond;
             j["to_per_s"] = a.toPerSecond;
             if (a.rampOver > 0) j["over_s"] = seconds(a.rampOver);
@@ -38,32 +38,24 @@ Json arrivalJson(const Arrival& a) {
 }
 
 Json peerJson(const PeerSpec& p) {
+    if (p.kind == PeerSpec::Kind::None) return names::nameOf(names::kPeerKinds, p.kind);
     Json j;
+    j["kind"] = names::nameOf(names::kPeerKinds, p.kind);
     switch (p.kind) {
         case PeerSpec::Kind::None:
-            return "none";
+            break;
         case PeerSpec::Kind::Ipv4:
-            j["kind"] = "ipv4";
-            j["address"] = p.address.toString();
-            break;
         case PeerSpec::Kind::Nat:
-            j["kind"] = "nat";
-            j["address"] = p.address.toString();
-            break;
         case PeerSpec::Kind::Ipv6:
-            j["kind"] = "ipv6";
             j["address"] = p.address.toString();
             break;
         case PeerSpec::Kind::Ipv4Pool:
-            j["kind"] = "ipv4_pool";
             j["cidr"] = p.cidr.toString();
             break;
         case PeerSpec::Kind::Ipv6Rotate:
-            j["kind"] = "ipv6_rotate";
             j["prefix"] = p.cidr.toString();
             break;
         case PeerSpec::Kind::Ipv6PrefixRotate:
-            j["kind"] = "ipv6_prefix_rotate";
             j["cidr"] = p.cidr.toString();
             j["prefix_len"] = p.prefixLength;
             break;
@@ -81,23 +73,15 @@ Json stringMap(const std::vector<std::pair<std::string, std::string>>& map) {
 Json identityJson(const Identity& id) {
     Json j = Json::object();
     if (id.peer.kind != PeerSpec::Kind::None) j["peer"] = peerJson(id.peer);
-    if (id.authorization == AuthorizationMode::Fixed) j["authorization"] = "fixed";
-    if (id.authorization == AuthorizationMode::Rotate) j["authorization"] = "rotate";
-    if (id.principal == PrincipalMode::Fixed) j["principal"] = "fixed";
-    switch (id.forwarded.kind) {
-        case ForwardedSpec::Kind::None:
-            break;
-        case ForwardedSpec::Kind::SpoofRandom:
-            j["forwarded_for"] = "spoof_random";
-            break;
-        case ForwardedSpec::Kind::ViaProxy:
-            j["forwarded_for"] = "via_proxy";
-            j["proxy"] = id.forwarded.proxy.toString();
-            break;
-        case ForwardedSpec::Kind::SpoofViaProxy:
-            j["forwarded_for"] = "spoof_via_proxy";
-            j["proxy"] = id.forwarded.proxy.toString();
-            break;
+    if (id.authorization != AuthorizationMode::None)
+        j["authorization"] = names::nameOf(names::kAuthorizationModes, id.authorization);
+    if (id.principal != PrincipalMode::None)
+        j["principal"] = names::nameOf(names::kPrincipalModes, id.principal);
+    if (id.forwarded.kind != ForwardedSpec::Kind::None)
+        j["forwarded_for"] = names::nameOf(names::kForwardedKinds, id.forwarded.kind);
+    if (id.forwarded.kind == ForwardedSpec::Kind::ViaProxy ||
+        id.forwarded.kind == ForwardedSpec::Kind::SpoofViaProxy) {
+        j["proxy"] = id.forwarded.proxy.toString();
     }
     if (id.forwarded.kind != ForwardedSpec::Kind::None &&
         id.forwarded.header != "x-forwarded-for") {
@@ -131,21 +115,18 @@ Json eventJson(const ScenarioEvent& e) {
     switch (e.kind) {
         case ScenarioEvent::Kind::StoreOutage:
         case ScenarioEvent::Kind::StoreLatency:
-            j["kind"] =
-                e.kind == ScenarioEvent::Kind::StoreOutage ? "store_outage" : "store_latency";
+            j["kind"] = names::nameOf(names::kEventKinds, e.kind);
             j["from_s"] = seconds(e.from);
             j["to_s"] = seconds(e.to);
             if (e.replica >= 0) j["replica"] = e.replica;
             if (e.kind == ScenarioEvent::Kind::StoreOutage) {
-                j["failure"] = e.failure == StoreFailure::Transport ? "transport"
-                               : e.failure == StoreFailure::Timeout ? "timeout"
-                                                                    : "refusal";
+                j["failure"] = names::nameOf(names::kStoreFailures, e.failure);
             } else {
                 j["latency_ms"] = e.latency / kNanosPerMilli;
             }
             break;
         case ScenarioEvent::Kind::PolicyChange: {
-            j["kind"] = "policy_change";
+            j["kind"] = names::nameOf(names::kEventKinds, e.kind);
             j["at_s"] = seconds(e.from);
             if (!e.change.policy.empty()) j["policy"] = e.change.policy;
             Json set = Json::object();
@@ -153,8 +134,7 @@ Json eventJson(const ScenarioEvent& e) {
             if (e.change.refillPerSecond) set["refill_per_second"] = *e.change.refillPerSecond;
             if (e.change.windowMs) set["window_ms"] = *e.change.windowMs;
             if (e.change.cost) set["cost"] = *e.change.cost;
-            if (e.change.mode)
-                set["mode"] = *e.change.mode == PolicyMode::Shadow ? "shadow" : "enforce";
+            if (e.change.mode) set["mode"] = names::nameOf(names::kPolicyModes, *e.change.mode);
             j["set"] = std::move(set);
             break;
         }

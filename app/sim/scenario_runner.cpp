@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "ratelab/limiter.h"
 #include "ratelab/memory_store.h"
@@ -20,28 +23,41 @@ std::int64_t wallNanos(WallClock::time_point from, WallClock::time_point to) {
 
 }  // namespace
 
-struct ScenarioRunner::Impl final : LimitObserver {
-    Impl(Scenario s, PolicySet p, RunnerOptions o)
-        : scenario(std::move(s))
-        , initialPolicies(p)
-        , policies(std::move(p))
-        , options(std::move(o))
-        , seed(options.seed.value_or(scenario.seed))
-        , classNames(scenario.classNames())
-        , mix(scenario.actors, seed, scenario.duration) {}
-
-    void build();
-    std::int64_t decideBatch(Nanos before, std::int64_t room);
-    void account(std::size_t j);
-    void closeSample();
-    void mergeSamples();
-    void endWithTraffic();
-    void applyChangesThrough(Nanos t);
-    Nanos nextBoundary() const {
-        Nanos change =
-            nextChange < changes.size() ? changes[nextChange]->from : ActorTraffic::kNever;
-        return std::min(change, sampleEnd);
+// Legitimate instances charged to one bucket within a sample interval: the peak per class.
+// Buckets and (bucket, instance) pairs are held as 64-bit hashes; a collision among the few
+// thousand buckets of one interval is vanishingly unlikely and would only undercount.
+class BucketSharing {
+public:
+    void reset(std::size_t classes) { peak_.assign(classes, 0); }
+    // Out of line: called once per instance and interval, it keeps the per-request path small.
+    [[gnu::noinline]] void add(const Check& check, std::size_t cls, std::uint64_t instance) {
+        for (const PolicyResult& r : check.policies()) {
+            if (!r.key.empty()) add(cls, r.policy, r.key, instance);
+        }
     }
+    void add(std::size_t cls, std::uint32_t policy, std::string_view key, std::uint64_t instance) {
+        const std::uint64_t bucket = mixSeed(std::hash<std::string_view>{}(key),
+                                             (static_cast<std::uint64_t>(cls) << 32) | policy);
+        if (!pairs_.insert(mixSeed(bucket, instance)).second) return;
+        const std::int64_t n = ++perBucket_[bucket];
+        if (n > peak_[cls]) peak_[cls] = n;
+    }
+    void closeInterval() {
+        pairs_.clear();
+        perBucket_.clear();
+    }
+    std::int64_t peak(std::size_t cls) const { return peak_[cls]; }
+
+private:
+    std::unordered_set<std::uint64_t> pairs_;
+    std::unordered_map<std::uint64_t, std::int64_t> perBucket_;
+    std::vector<std::int64_t> peak_;
+};
+
+// One policy set deciding the run's requests on its own engine and stores.
+struct Lane final : LimitObserver {
+    Lane(PolicySet p, const std::vector<Actor>& a)
+        : initialPolicies(p), policies(std::move(p)), actors(a) {}
 
     void onLimitHit(const LimitEvent& event) override {
         LogEntry& e = pushLog(event.request);
@@ -71,161 +87,114 @@ struct ScenarioRunner::Impl final : LimitObserver {
             logHead = (logHead + 1) % log.size();
         }
         LogEntry& e = log[index];
-        e.actor.assign(scenario.actors[static_cast<std::size_t>(eventActors[request])].name);
+        e.actor.assign(actors[static_cast<std::size_t>(eventActors[request])].name);
         return e;
     }
 
-    Scenario scenario;
+    /// Counts the decision in `check` for `actor`'s `instance` of class `cls`; returns its
+    /// outcome (kOutcomeFields).
+    std::size_t record(const Check& check, int actor, std::int64_t instance, std::size_t cls,
+                       bool shares);
+    /// Closes the sample [start, end): per-class counters into the totals, keyspace figures.
+    /// `idle`: no request since the previous sample, so the memory stores did not change.
+    void closeSample(Nanos start, Nanos end, double wallPerRequest, bool idle);
+    /// Pairs of samples become one of twice the interval (Scenario::maxSamples).
+    void mergeSamples();
+
     const PolicySet initialPolicies;
     PolicySet policies;
-    RunnerOptions options;
-    std::uint64_t seed;
-    std::vector<std::string> classNames;
-    std::vector<std::size_t> actorClass;
-
+    const std::vector<Actor>& actors;
     std::vector<std::shared_ptr<Store>> innerStores;  // distinct stores, for keyspace figures
     std::vector<std::unique_ptr<Limiter>> limiters;   // one per replica
-
-    TrafficMix mix;
-    // The batch being decided: request j was generated into slots[j] at times[j] by actors[j],
-    // for replica replicaOf[j], and decided into checks[j].
-    std::size_t batchSize = 1;
-    bool replicasInterchangeable = true;  // one limiter may decide for every replica
-    std::vector<RequestSlot> slots;
-    std::vector<RequestView> views;
-    std::vector<Nanos> times;
-    std::vector<int> actors;
-    std::vector<std::size_t> replicaOf;
-    std::vector<Check> checks;
-    const int* eventActors = nullptr;           // actors of the requests being decided
-    std::vector<const ScenarioEvent*> changes;  // policy_change events in time order
-    std::size_t nextChange = 0;
-
-    Nanos now = 0;
-    Nanos lastRequestAt = 0;
-    std::int64_t requests = 0;
+    bool ownStores = true;                            // false on RunnerOptions::store
+    std::vector<Check> checks;                        // the batch's decisions, as Impl::slots
+    const int* eventActors = nullptr;                 // actors of the requests being decided
     std::int64_t storeErrors = 0;  // store calls that failed: injected or the store's own
-    std::size_t nextReplica = 0;
-
-    Nanos sampleStart = 0;
-    Nanos sampleEnd = 0;
-    std::vector<ClassCounters> current;
     std::int64_t errorsAtSampleStart = 0;
-    std::int64_t requestsAtSampleStart = 0;
-    std::int64_t sampleWallNanos = 0;
+    std::vector<ClassCounters> current;
     std::vector<Sample> samples;
     std::size_t samplesTaken = 0;
-
     std::vector<ClassCounters> actorTotals;
+    // Per actor, its instances; a streamed log's grow as new clients appear (Impl::grow).
+    std::vector<std::vector<InstanceCounters>> instances;
+    std::vector<OutcomeFlips> flips;  // per actor, against lane 0
     RunTotals totals;
+    BucketSharing sharing;
 
     std::vector<LogEntry> log;
     std::size_t logHead = 0;
     std::size_t logCount = 0;
-
-    bool measuring = false;
-    WallClock::time_point wallMark;
 };
 
-void ScenarioRunner::Impl::build() {
-    for (const Actor& a : scenario.actors) {
-        auto it = std::find(classNames.begin(), classNames.end(), a.className);
-        actorClass.push_back(static_cast<std::size_t>(it - classNames.begin()));
-    }
-    actorTotals.assign(scenario.actors.size(), ClassCounters{});
-    current.assign(classNames.size(), ClassCounters{});
-    totals.classes.assign(classNames.size(), ClassCounters{});
-    totals.peakAllowed.assign(classNames.size(), 0);
-    sampleEnd = std::min(scenario.sampleInterval, scenario.duration);
-
-    for (const ScenarioEvent& e : scenario.events) {
-        if (e.kind == ScenarioEvent::Kind::PolicyChange) changes.push_back(&e);
-    }
-    std::stable_sort(
-        changes.begin(), changes.end(),
-        [](const ScenarioEvent* a, const ScenarioEvent* b) { return a->from < b->from; });
-
-    if (options.logCapacity > 0) log.resize(options.logCapacity);
-
-    MemoryStoreOptions memory;
-    memory.maxBuckets = scenario.maxBuckets > 0 ? scenario.maxBuckets : policies.store.maxBuckets;
-    const int replicas = scenario.replicas;
-    std::shared_ptr<Store> shared = options.store;
-    if (!shared && (scenario.sharedStore || replicas == 1)) {
-        memory.hashSeed = mixSeed(seed, 0x73746f7265);
-        shared = makeMemoryStore(memory);
-    }
-    if (shared) innerStores.push_back(shared);
-    LimiterOptions limiterOptions;
-    limiterOptions.observer = options.logCapacity > 0 ? this : nullptr;
-    limiterOptions.keyHashSecret = mixSeed(seed, 0x6b6579);
-    for (int r = 0; r < replicas; ++r) {
-        std::shared_ptr<Store> inner = shared;
-        if (!inner) {
-            memory.hashSeed = mixSeed(seed, 0x73746f7265 + static_cast<std::uint64_t>(r) + 1);
-            inner = makeMemoryStore(memory);
-            innerStores.push_back(inner);
+inline std::size_t Lane::record(const Check& check, int actor, std::int64_t instance,
+                                std::size_t cls, bool shares) {
+    const auto a = static_cast<std::size_t>(actor);
+    ClassCounters& c = current[cls];
+    ClassCounters& t = actorTotals[a];
+    InstanceCounters& i = instances[a][static_cast<std::size_t>(instance)];
+    c.offered += 1;
+    t.offered += 1;
+    i.offered += 1;
+    bool failedOpen = false;
+    bool decidedLocally = false;
+    for (const PolicyResult& r : check.policies()) {
+        const PolicyOutcome o = r.outcome;
+        c.outcomes[static_cast<std::size_t>(o)] += 1;
+        t.outcomes[static_cast<std::size_t>(o)] += 1;
+        if (o == PolicyOutcome::FailedOpen || o == PolicyOutcome::FailedClosed ||
+            o == PolicyOutcome::StoreRefused || o == PolicyOutcome::StoreFull ||
+            o == PolicyOutcome::DecidedLocally) {
+            ++storeErrors;
+            failedOpen = failedOpen || o == PolicyOutcome::FailedOpen;
+            decidedLocally = decidedLocally || o == PolicyOutcome::DecidedLocally;
         }
-        std::vector<ScenarioEvent> faults;
-        for (const ScenarioEvent& e : scenario.events) {
-            if (e.kind != ScenarioEvent::Kind::PolicyChange && (e.replica < 0 || e.replica == r)) {
-                faults.push_back(e);
+    }
+    if (decidedLocally) {
+        c.decidedLocally += 1;
+        t.decidedLocally += 1;
+    }
+    if (shares) sharing.add(check, cls, static_cast<std::uint64_t>(instance));
+    // Spelled out rather than through kOutcomeFields' member pointers: this runs per request.
+    const std::size_t outcome = requestOutcome(check.status);
+    switch (outcome) {
+        case kAllowedOutcome:
+            c.allowed += 1;
+            t.allowed += 1;
+            i.allowed += 1;
+            if (failedOpen) {
+                c.failedOpen += 1;
+                t.failedOpen += 1;
             }
-        }
-        // Faults reach the engine through a decorator, only where a fault window applies.
-        auto fault = std::make_shared<FaultStore>(inner, faults);
-        std::shared_ptr<Store> store = fault->hasFaults() ? fault : inner;
-        limiters.push_back(std::make_unique<Limiter>(policies, store, limiterOptions));
-        // A replica with a store of its own for outages (on_store_error "local") is itself.
-        replicasInterchangeable = replicasInterchangeable &&
-                                  &limiters.back()->store() == &limiters.front()->store() &&
-                                  !limiters.back()->localStore();
-    }
-
-    // Replicas with a store each (or faults of their own) decide their own requests one at a
-    // time, in order; replicas that share one store undecorated are the same limiter, so one of
-    // them decides every batch.
-    batchSize = options.batchSize > 0                 ? options.batchSize
-                : shared && shared->kind() == "redis" ? 256
-                                                      : 64;
-    if (!replicasInterchangeable) batchSize = 1;
-    // A replayed log's cursor keeps one line's views alive at a time (replay_source.h), so a
-    // replay generates and decides its requests one by one.
-    for (const Actor& a : scenario.actors)
-        if (a.recorded) batchSize = 1;
-    slots.resize(batchSize);
-    views.resize(batchSize);
-    times.resize(batchSize);
-    actors.resize(batchSize);
-    replicaOf.resize(batchSize);
-    checks.resize(batchSize);
-    for (Check& c : checks)
-        c.captureKeys = options.decisions != nullptr;
-}
-
-void ScenarioRunner::Impl::applyChangesThrough(Nanos t) {
-    while (nextChange < changes.size() && changes[nextChange]->from <= t) {
-        const PolicyChange& change = changes[nextChange]->change;
-        for (std::size_t i = 0; i < policies.policies.size(); ++i) {
-            if (!change.policy.empty() && policies.policies[i].name != change.policy) continue;
-            const PolicyTuning tuning = change.tuning(policies.policies[i]);
-            for (auto& limiter : limiters)
-                limiter->retune(i, tuning);
-            applyTuning(policies.policies[i], tuning);
             break;
-        }
-        ++nextChange;
+        case kThrottledOutcome:
+            c.throttled += 1;
+            t.throttled += 1;
+            i.throttled += 1;
+            break;
+        case kRefusedOutcome:
+            c.refused += 1;
+            t.refused += 1;
+            break;
+        default:
+            c.failedClosed += 1;
+            t.failedClosed += 1;
+            if (check.code == RefusalCode::StoreFull) {
+                c.storeFull += 1;
+                t.storeFull += 1;
+            }
+            break;
     }
+    return outcome;
 }
 
-void ScenarioRunner::Impl::closeSample() {
+void Lane::closeSample(Nanos start, Nanos end, double wallPerRequest, bool idle) {
     Sample s;
-    s.start = sampleStart;
-    s.end = sampleEnd;
+    s.start = start;
+    s.end = end;
     s.classes = current;
     // The memory stores change only when consumed from: over an idle stretch (a replayed log's
     // quiet night) the figures are the previous sample's, without walking every shard again.
-    if (!samples.empty() && requests == requestsAtSampleStart && !options.store) {
+    if (!samples.empty() && idle && ownStores) {
         s.keyspace = samples.back().keyspace;
     } else {
         // The shared stores, and the replicas' own stores under on_store_error "local".
@@ -247,17 +216,7 @@ void ScenarioRunner::Impl::closeSample() {
     const std::int64_t errors = storeErrors;
     s.storeErrors = errors - errorsAtSampleStart;
     errorsAtSampleStart = errors;
-    if (measuring) {
-        WallClock::time_point t = WallClock::now();
-        sampleWallNanos += wallNanos(wallMark, t);
-        wallMark = t;
-    }
-    const std::int64_t n = requests - requestsAtSampleStart;
-    s.wallNanosPerRequest = n > 0 && sampleWallNanos > 0
-                                ? static_cast<double>(sampleWallNanos) / static_cast<double>(n)
-                                : 0.0;
-    requestsAtSampleStart = requests;
-    sampleWallNanos = 0;
+    s.wallNanosPerRequest = wallPerRequest;
 
     for (std::size_t c = 0; c < current.size(); ++c) {
         totals.classes[c] += current[c];
@@ -270,20 +229,12 @@ void ScenarioRunner::Impl::closeSample() {
     totals.finalBuckets = s.keyspace.buckets;
     totals.storeErrors = errors;
     samples.push_back(std::move(s));
-
-    sampleStart = sampleEnd;
-    sampleEnd = std::min(sampleEnd + scenario.sampleInterval, scenario.duration);
-    if (sampleStart >= scenario.duration) {
-        sampleEnd = ActorTraffic::kNever;
-    } else if (scenario.maxSamples > 0 &&
-               static_cast<std::int64_t>(samples.size()) >= scenario.maxSamples) {
-        mergeSamples();
-    }
+    sharing.closeInterval();
 }
 
-// Pairs of samples become one of twice the interval. The closed samples are an even number
-// of whole intervals from 0, so the open one starts on a boundary of the doubled interval.
-void ScenarioRunner::Impl::mergeSamples() {
+// The closed samples are an even number of whole intervals from 0, so the open one starts on a
+// boundary of the doubled interval.
+void Lane::mergeSamples() {
     std::vector<Sample> merged;
     merged.reserve(samples.size() / 2 + 1);
     for (std::size_t i = 0; i < samples.size(); i += 2) {
@@ -301,8 +252,6 @@ void ScenarioRunner::Impl::mergeSamples() {
     }
     samples = std::move(merged);
     samplesTaken = std::min(samplesTaken, samples.size());
-    scenario.sampleInterval *= 2;
-    sampleEnd = std::min(sampleStart + scenario.sampleInterval, scenario.duration);
     // Peaks are over samples: those of the merged ones, as a run at this interval has them.
     std::fill(totals.peakAllowed.begin(), totals.peakAllowed.end(), 0);
     totals.maxBuckets = totals.maxBudgetSlots = totals.maxBytes = 0;
@@ -312,6 +261,220 @@ void ScenarioRunner::Impl::mergeSamples() {
         totals.maxBuckets = std::max(totals.maxBuckets, x.keyspace.buckets);
         totals.maxBudgetSlots = std::max(totals.maxBudgetSlots, x.keyspace.budgetSlots);
         totals.maxBytes = std::max(totals.maxBytes, x.keyspace.bytes);
+    }
+}
+
+struct ScenarioRunner::Impl {
+    Impl(Scenario s, std::vector<PolicySet> p, RunnerOptions o)
+        : scenario(std::move(s))
+        , options(std::move(o))
+        , seed(options.seed.value_or(scenario.seed))
+        , classNames(scenario.classNames())
+        , mix(scenario.actors, seed, scenario.duration) {
+        for (PolicySet& set : p)
+            lanes.push_back(std::make_unique<Lane>(std::move(set), scenario.actors));
+    }
+
+    void build();
+    void buildLane(Lane& lane);
+    /// Gives `actor` `count` instances in every lane: a streamed log's clients are not known
+    /// ahead, and each becomes an instance at its first request, numbered as a log read into
+    /// memory numbers them (RecordedTraffic::clients).
+    void growInstances(std::size_t actor, std::size_t count);
+    std::int64_t decideBatch(Nanos before, std::int64_t room);
+    void account(std::size_t j);
+    void closeSample();
+    void endWithTraffic();
+    void applyChangesThrough(Nanos t);
+    Nanos nextBoundary() const {
+        Nanos change =
+            nextChange < changes.size() ? changes[nextChange]->from : ActorTraffic::kNever;
+        return std::min(change, sampleEnd);
+    }
+
+    Scenario scenario;
+    RunnerOptions options;
+    std::uint64_t seed;
+    std::vector<std::string> classNames;
+    std::vector<std::size_t> actorClass;
+    std::vector<bool> legitimateClass;
+    std::vector<std::unique_ptr<Lane>> lanes;
+
+    TrafficMix mix;
+    // The batch being decided: request j was generated into slots[j] at times[j] by actors[j],
+    // for replica replicaOf[j]; each lane decides it into its checks[j].
+    std::size_t batchSize = 1;
+    bool replicasInterchangeable = true;  // one limiter may decide for every replica
+    std::vector<RequestSlot> slots;
+    std::vector<RequestView> views;
+    std::vector<Nanos> times;
+    std::vector<int> actors;
+    std::vector<std::size_t> replicaOf;
+    std::vector<std::uint8_t> shares;  // per request of the batch: counted for bucket sharing
+    std::vector<const ScenarioEvent*> changes;  // policy_change events in time order
+    std::size_t nextChange = 0;
+    // Per actor and instance (like Lane::instances): 1 + the sample interval of its latest
+    // request counted for bucket sharing. An instance is counted at its first request of each
+    // interval, so keys are captured once per instance and interval, not on every request.
+    std::vector<std::vector<std::uint32_t>> sharedIn;
+    std::uint32_t sampleIndex = 0;
+
+    Nanos now = 0;
+    Nanos lastRequestAt = 0;
+    std::int64_t requests = 0;
+    std::size_t nextReplica = 0;
+
+    Nanos sampleStart = 0;
+    Nanos sampleEnd = 0;
+    std::int64_t requestsAtSampleStart = 0;
+    std::int64_t sampleWallNanos = 0;
+
+    bool measuring = false;
+    WallClock::time_point wallMark;
+};
+
+void ScenarioRunner::Impl::build() {
+    for (const Actor& a : scenario.actors) {
+        auto it = std::find(classNames.begin(), classNames.end(), a.className);
+        actorClass.push_back(static_cast<std::size_t>(it - classNames.begin()));
+    }
+    for (const std::string& c : classNames)
+        legitimateClass.push_back(isLegitimateClass(c));
+    for (const Actor& a : scenario.actors)
+        sharedIn.emplace_back(static_cast<std::size_t>(a.count), 0);
+    sampleEnd = std::min(scenario.sampleInterval, scenario.duration);
+
+    for (const ScenarioEvent& e : scenario.events) {
+        if (e.kind == ScenarioEvent::Kind::PolicyChange) changes.push_back(&e);
+    }
+    std::stable_sort(
+        changes.begin(), changes.end(),
+        [](const ScenarioEvent* a, const ScenarioEvent* b) { return a->from < b->from; });
+    for (auto& lane : lanes)
+        buildLane(*lane);
+
+    // Replicas with a store each (or faults of their own) decide their own requests one at a
+    // time, in order; replicas that share one store undecorated are the same limiter, so one of
+    // them decides every batch.
+    const std::shared_ptr<Store>& shared = options.store;
+    batchSize = options.batchSize > 0                 ? options.batchSize
+                : shared && shared->kind() == "redis" ? 256
+                                                      : 64;
+    if (!replicasInterchangeable) batchSize = 1;
+    // A replayed log's cursor keeps one line's views alive at a time (replay_source.h), so a
+    // replay generates and decides its requests one by one.
+    for (const Actor& a : scenario.actors)
+        if (a.recorded) batchSize = 1;
+    slots.resize(batchSize);
+    views.resize(batchSize);
+    times.resize(batchSize);
+    actors.resize(batchSize);
+    replicaOf.resize(batchSize);
+    shares.resize(batchSize);
+    for (auto& lane : lanes)
+        lane->checks.resize(batchSize);
+}
+
+void ScenarioRunner::Impl::growInstances(std::size_t actor, std::size_t count) {
+    sharedIn[actor].resize(count, 0);
+    for (auto& lane : lanes)
+        lane->instances[actor].resize(count);
+}
+
+void ScenarioRunner::Impl::buildLane(Lane& lane) {
+    lane.actorTotals.assign(scenario.actors.size(), ClassCounters{});
+    lane.flips.assign(scenario.actors.size(), OutcomeFlips{});
+    for (const Actor& a : scenario.actors)
+        lane.instances.emplace_back(static_cast<std::size_t>(a.count));
+    lane.current.assign(classNames.size(), ClassCounters{});
+    lane.totals.classes.assign(classNames.size(), ClassCounters{});
+    lane.totals.peakAllowed.assign(classNames.size(), 0);
+    lane.sharing.reset(classNames.size());
+    if (options.logCapacity > 0) lane.log.resize(options.logCapacity);
+
+    const PolicySet& policies = lane.policies;
+    MemoryStoreOptions memory;
+    memory.maxBuckets = scenario.maxBuckets > 0 ? scenario.maxBuckets : policies.store.maxBuckets;
+    const int replicas = scenario.replicas;
+    std::shared_ptr<Store> shared = options.store;
+    lane.ownStores = !shared;
+    if (!shared && (scenario.sharedStore || replicas == 1)) {
+        memory.hashSeed = mixSeed(seed, 0x73746f7265);
+        shared = makeMemoryStore(memory);
+    }
+    if (shared) lane.innerStores.push_back(shared);
+    LimiterOptions limiterOptions;
+    limiterOptions.observer = options.logCapacity > 0 ? &lane : nullptr;
+    limiterOptions.keyHashSecret = mixSeed(seed, 0x6b6579);
+    for (int r = 0; r < replicas; ++r) {
+        std::shared_ptr<Store> inner = shared;
+        if (!inner) {
+            memory.hashSeed = mixSeed(seed, 0x73746f7265 + static_cast<std::uint64_t>(r) + 1);
+            inner = makeMemoryStore(memory);
+            lane.innerStores.push_back(inner);
+        }
+        std::vector<ScenarioEvent> faults;
+        for (const ScenarioEvent& e : scenario.events) {
+            if (e.kind != ScenarioEvent::Kind::PolicyChange && (e.replica < 0 || e.replica == r)) {
+                faults.push_back(e);
+            }
+        }
+        // Faults reach the engine through a decorator, only where a fault window applies.
+        auto fault = std::make_shared<FaultStore>(inner, faults);
+        std::shared_ptr<Store> store = fault->hasFaults() ? fault : inner;
+        lane.limiters.push_back(std::make_unique<Limiter>(policies, store, limiterOptions));
+        // A replica with a store of its own for outages (on_store_error "local") is itself.
+        replicasInterchangeable =
+            replicasInterchangeable &&
+            &lane.limiters.back()->store() == &lane.limiters.front()->store() &&
+            !lane.limiters.back()->localStore();
+    }
+}
+
+void ScenarioRunner::Impl::applyChangesThrough(Nanos t) {
+    while (nextChange < changes.size() && changes[nextChange]->from <= t) {
+        const PolicyChange& change = changes[nextChange]->change;
+        for (auto& lane : lanes) {
+            PolicySet& policies = lane->policies;
+            for (std::size_t i = 0; i < policies.policies.size(); ++i) {
+                if (!change.policy.empty() && policies.policies[i].name != change.policy) continue;
+                const PolicyTuning tuning = change.tuning(policies.policies[i]);
+                for (auto& limiter : lane->limiters)
+                    limiter->retune(i, tuning);
+                applyTuning(policies.policies[i], tuning);
+                break;
+            }
+        }
+        ++nextChange;
+    }
+}
+
+void ScenarioRunner::Impl::closeSample() {
+    if (measuring) {
+        WallClock::time_point t = WallClock::now();
+        sampleWallNanos += wallNanos(wallMark, t);
+        wallMark = t;
+    }
+    const std::int64_t n = requests - requestsAtSampleStart;
+    const double wallPerRequest =
+        n > 0 && sampleWallNanos > 0 ? static_cast<double>(sampleWallNanos) / static_cast<double>(n)
+                                     : 0.0;
+    requestsAtSampleStart = requests;
+    sampleWallNanos = 0;
+    for (auto& lane : lanes)
+        lane->closeSample(sampleStart, sampleEnd, wallPerRequest, n == 0);
+
+    ++sampleIndex;
+    sampleStart = sampleEnd;
+    sampleEnd = std::min(sampleEnd + scenario.sampleInterval, scenario.duration);
+    if (sampleStart >= scenario.duration) {
+        sampleEnd = ActorTraffic::kNever;
+    } else if (scenario.maxSamples > 0 &&
+               static_cast<std::int64_t>(lanes.front()->samples.size()) >= scenario.maxSamples) {
+        for (auto& lane : lanes)
+            lane->mergeSamples();
+        scenario.sampleInterval *= 2;
+        sampleEnd = std::min(sampleStart + scenario.sampleInterval, scenario.duration);
     }
 }
 
@@ -325,8 +488,8 @@ void ScenarioRunner::Impl::endWithTraffic() {
 }
 
 // Generates and decides the requests due before `before`, at most `room` of them and at most a
-// batch. Traffic is open-loop (no request depends on a decision), so a batch can be generated
-// ahead of its decisions.
+// batch, in every lane. Traffic is open-loop (no request depends on a decision), so a batch can
+// be generated ahead of its decisions.
 std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) {
     std::size_t n = 0;
     while (n < batchSize && static_cast<std::int64_t>(n) < room) {
@@ -334,81 +497,83 @@ std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) 
         if (at >= before) break;
         times[n] = at;
         lastRequestAt = at;
-        actors[n] = mix.emit(slots[n]);
+        const int actor = mix.emit(slots[n]);
+        actors[n] = actor;
+        if (static_cast<std::size_t>(slots[n].instance) >=
+            sharedIn[static_cast<std::size_t>(actor)].size()) {
+            growInstances(static_cast<std::size_t>(actor),
+                          static_cast<std::size_t>(slots[n].instance) + 1);
+        }
         views[n] = slots[n].view();
         replicaOf[n] = nextReplica;
-        nextReplica = nextReplica + 1 == limiters.size() ? 0 : nextReplica + 1;
+        nextReplica = nextReplica + 1 == lanes.front()->limiters.size() ? 0 : nextReplica + 1;
+        // Keys are captured only where they are read: a legitimate instance's first request of
+        // the interval (bucket sharing), the decisions file, and lane 1 when flips are streamed.
+        bool share = false;
+        if (legitimateClass[actorClass[static_cast<std::size_t>(actor)]]) {
+            std::uint32_t& seen = sharedIn[static_cast<std::size_t>(actor)]
+                                          [static_cast<std::size_t>(slots[n].instance)];
+            share = seen != sampleIndex + 1;
+            seen = sampleIndex + 1;
+        }
+        shares[n] = share;
+        for (std::size_t l = 0; l < lanes.size(); ++l) {
+            lanes[l]->checks[n].captureKeys =
+                share || (l == 0 && options.decisions) || (l == 1 && options.flips);
+        }
         ++n;
     }
-    if (n == 1 || !replicasInterchangeable) {
-        for (std::size_t j = 0; j < n; ++j) {
-            eventActors = &actors[j];
-            limiters[replicaOf[j]]->check(views[j], times[j], checks[j]);
+    for (auto& lanePointer : lanes) {
+        Lane& lane = *lanePointer;
+        if (n == 1 || !replicasInterchangeable) {
+            for (std::size_t j = 0; j < n; ++j) {
+                lane.eventActors = &actors[j];
+                lane.limiters[replicaOf[j]]->check(views[j], times[j], lane.checks[j]);
+            }
+        } else if (n > 1) {
+            lane.eventActors = actors.data();
+            lane.limiters.front()->checkBatch(std::span(views).first(n), std::span(times).first(n),
+                                              std::span(lane.checks).first(n));
         }
-    } else if (n > 1) {
-        eventActors = actors.data();
-        limiters.front()->checkBatch(std::span(views).first(n), std::span(times).first(n),
-                                     std::span(checks).first(n));
     }
     for (std::size_t j = 0; j < n; ++j)
         account(j);
     return static_cast<std::int64_t>(n);
 }
 
-// Counts request j of the batch just decided and streams its decision.
+// Counts request j of the batch just decided in every lane, and streams its flip and decision.
 void ScenarioRunner::Impl::account(std::size_t j) {
-    const Check& check = checks[j];
     const int actor = actors[j];
-    ClassCounters& c = current[actorClass[static_cast<std::size_t>(actor)]];
-    ClassCounters& a = actorTotals[static_cast<std::size_t>(actor)];
-    c.offered += 1;
-    a.offered += 1;
-    bool failedOpen = false;
-    bool decidedLocally = false;
-    for (const PolicyResult& r : check.policies()) {
-        const PolicyOutcome o = r.outcome;
-        c.outcomes[static_cast<std::size_t>(o)] += 1;
-        a.outcomes[static_cast<std::size_t>(o)] += 1;
-        if (o == PolicyOutcome::FailedOpen || o == PolicyOutcome::FailedClosed ||
-            o == PolicyOutcome::StoreRefused || o == PolicyOutcome::StoreFull ||
-            o == PolicyOutcome::DecidedLocally) {
-            ++storeErrors;
-            failedOpen = failedOpen || o == PolicyOutcome::FailedOpen;
-            decidedLocally = decidedLocally || o == PolicyOutcome::DecidedLocally;
+    const std::size_t cls = actorClass[static_cast<std::size_t>(actor)];
+    const std::int64_t instance = slots[j].instance;
+    std::size_t outcomeA = 0;
+    std::size_t outcomeB = 0;
+    for (std::size_t l = 0; l < lanes.size(); ++l) {
+        Lane& lane = *lanes[l];
+        const std::size_t outcome = lane.record(lane.checks[j], actor, instance, cls, shares[j]);
+        if (l == 0) outcomeA = outcome;
+        if (l == 1) outcomeB = outcome;
+        if (l > 0 && outcome != outcomeA) {
+            lane.flips[static_cast<std::size_t>(actor)].transitions[outcomeA][outcome] += 1;
         }
     }
-    if (decidedLocally) {
-        c.decidedLocally += 1;
-        a.decidedLocally += 1;
-    }
-    switch (check.status) {
-        case 200:
-            c.allowed += 1;
-            a.allowed += 1;
-            if (failedOpen) {
-                c.failedOpen += 1;
-                a.failedOpen += 1;
-            }
-            break;
-        case 429:
-            c.throttled += 1;
-            a.throttled += 1;
-            break;
-        case 412:
-            c.refused += 1;
-            a.refused += 1;
-            break;
-        default:
-            c.failedClosed += 1;
-            a.failedClosed += 1;
-            if (check.code == RefusalCode::StoreFull) {
-                c.storeFull += 1;
-                a.storeFull += 1;
-            }
-            break;
+
+    if (options.flips && outcomeA != outcomeB) {
+        FlipRecord f;
+        f.seq = requests;
+        f.at = times[j];
+        f.actor = actor;
+        f.instance = instance;
+        const Check& b = lanes[1]->checks[j];
+        if (!b.policies().empty()) f.key = b.policies().front().key;
+        f.client = slots[j].clientText;
+        f.outcomeA = outcomeA;
+        f.outcomeB = outcomeB;
+        options.flips->onFlip(f);
     }
 
     if (options.decisions) {
+        const Check& check = lanes.front()->checks[j];
         DecisionRecord d;
         d.seq = requests;
         d.at = times[j];
@@ -416,7 +581,9 @@ void ScenarioRunner::Impl::account(std::size_t j) {
         d.status = check.status;
         d.retryAfter = check.retryAfter;
         d.actor = actor;
+        d.instance = instance;
         d.replica = static_cast<int>(replicaOf[j]);
+        d.check = &check;
         d.remaining = -1;
         for (const PolicyResult& r : check.policies()) {
             const Decision& decision = r.decision;
@@ -432,8 +599,31 @@ void ScenarioRunner::Impl::account(std::size_t j) {
     ++requests;
 }
 
+std::int64_t OutcomeFlips::total() const {
+    std::int64_t n = 0;
+    for (std::size_t a = 0; a < kOutcomeCount; ++a) {
+        for (std::size_t b = 0; b < kOutcomeCount; ++b) {
+            if (a != b) n += transitions[a][b];
+        }
+    }
+    return n;
+}
+
+OutcomeFlips& OutcomeFlips::operator+=(const OutcomeFlips& o) {
+    for (std::size_t a = 0; a < kOutcomeCount; ++a) {
+        for (std::size_t b = 0; b < kOutcomeCount; ++b)
+            transitions[a][b] += o.transitions[a][b];
+    }
+    return *this;
+}
+
 ScenarioRunner::ScenarioRunner(Scenario scenario, PolicySet policies, RunnerOptions options)
-    : impl_(std::make_unique<Impl>(std::move(scenario), std::move(policies), std::move(options))) {
+    : ScenarioRunner(std::move(scenario), std::vector<PolicySet>{std::move(policies)},
+                     std::move(options)) {}
+
+ScenarioRunner::ScenarioRunner(Scenario scenario, std::vector<PolicySet> lanes,
+                               RunnerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(scenario), std::move(lanes), std::move(options))) {
     impl_->build();
 }
 
@@ -442,11 +632,14 @@ ScenarioRunner::~ScenarioRunner() = default;
 const Scenario& ScenarioRunner::scenario() const {
     return impl_->scenario;
 }
-const PolicySet& ScenarioRunner::policies() const {
-    return impl_->policies;
+std::size_t ScenarioRunner::laneCount() const {
+    return impl_->lanes.size();
 }
-const PolicySet& ScenarioRunner::initialPolicies() const {
-    return impl_->initialPolicies;
+const PolicySet& ScenarioRunner::policies(std::size_t lane) const {
+    return impl_->lanes[lane]->policies;
+}
+const PolicySet& ScenarioRunner::initialPolicies(std::size_t lane) const {
+    return impl_->lanes[lane]->initialPolicies;
 }
 std::uint64_t ScenarioRunner::seed() const {
     return impl_->seed;
@@ -462,6 +655,9 @@ Nanos ScenarioRunner::duration() const {
 }
 Nanos ScenarioRunner::sampleInterval() const {
     return impl_->scenario.sampleInterval;
+}
+std::int64_t ScenarioRunner::requests() const {
+    return impl_->requests;
 }
 
 bool ScenarioRunner::finished() const {
@@ -528,52 +724,94 @@ std::int64_t ScenarioRunner::runToEnd() {
     return advance(impl_->scenario.duration);
 }
 
-std::vector<Sample> ScenarioRunner::takeSamples() {
-    Impl& m = *impl_;
-    std::vector<Sample> out(m.samples.begin() + static_cast<std::ptrdiff_t>(m.samplesTaken),
-                            m.samples.end());
-    m.samplesTaken = m.samples.size();
+std::vector<Sample> ScenarioRunner::takeSamples(std::size_t lane) {
+    Lane& l = *impl_->lanes[lane];
+    std::vector<Sample> out(l.samples.begin() + static_cast<std::ptrdiff_t>(l.samplesTaken),
+                            l.samples.end());
+    l.samplesTaken = l.samples.size();
     return out;
 }
 
-const std::vector<Sample>& ScenarioRunner::samples() const {
-    return impl_->samples;
+const std::vector<Sample>& ScenarioRunner::samples(std::size_t lane) const {
+    return impl_->lanes[lane]->samples;
 }
 
-std::vector<ActorRow> ScenarioRunner::actorRows() const {
+std::vector<ActorRow> ScenarioRunner::actorRows(std::size_t lane) const {
     const Impl& m = *impl_;
+    const Lane& l = *m.lanes[lane];
     std::vector<ActorRow> rows;
     rows.reserve(m.scenario.actors.size());
     for (std::size_t i = 0; i < m.scenario.actors.size(); ++i) {
         const Actor& a = m.scenario.actors[i];
-        rows.push_back(ActorRow{a.name, a.className, a.count, m.actorTotals[i]});
+        rows.push_back(ActorRow{a.name, a.className,
+                                static_cast<std::int64_t>(l.instances[i].size()),
+                                l.actorTotals[i]});
     }
     return rows;
 }
 
-std::vector<LogEntry> ScenarioRunner::takeLog() {
-    Impl& m = *impl_;
+std::span<const InstanceCounters> ScenarioRunner::instances(std::size_t actor,
+                                                            std::size_t lane) const {
+    const Lane& l = *impl_->lanes[lane];
+    return l.instances[actor];
+}
+
+const std::vector<OutcomeFlips>& ScenarioRunner::flips(std::size_t lane) const {
+    return impl_->lanes[lane]->flips;
+}
+
+std::vector<LogEntry> ScenarioRunner::takeLog(std::size_t lane) {
+    Lane& l = *impl_->lanes[lane];
     std::vector<LogEntry> out;
-    out.reserve(m.logCount);
-    for (std::size_t i = 0; i < m.logCount; ++i)
-        out.push_back(m.log[(m.logHead + i) % m.log.size()]);
-    m.logHead = 0;
-    m.logCount = 0;
+    out.reserve(l.logCount);
+    for (std::size_t i = 0; i < l.logCount; ++i)
+        out.push_back(l.log[(l.logHead + i) % l.log.size()]);
+    l.logHead = 0;
+    l.logCount = 0;
     return out;
 }
 
-RunTotals ScenarioRunner::totals() const {
-    RunTotals t = impl_->totals;
-    t.requests = impl_->requests;
-    t.virtualTime = impl_->now;
+RunTotals ScenarioRunner::totals(std::size_t lane) const {
+    const Impl& m = *impl_;
+    const Lane& l = *m.lanes[lane];
+    RunTotals t = l.totals;
+    t.requests = m.requests;
+    t.virtualTime = m.now;
+    // Per class: instances that sent anything, those throttled, and Jain's index over them.
+    struct Sums {
+        double allowed = 0;
+        double squares = 0;
+    };
+    std::vector<Sums> sums(m.classNames.size());
+    t.spread.assign(m.classNames.size(), ClassSpread{});
+    for (std::size_t a = 0; a < m.scenario.actors.size(); ++a) {
+        const std::size_t c = m.actorClass[a];
+        ClassSpread& spread = t.spread[c];
+        for (const InstanceCounters& i : instances(a, lane)) {
+            if (i.offered == 0) continue;
+            spread.instances += 1;
+            spread.throttledInstances += i.throttled > 0 ? 1 : 0;
+            const double x = static_cast<double>(i.allowed);
+            sums[c].allowed += x;
+            sums[c].squares += x * x;
+        }
+    }
+    for (std::size_t c = 0; c < t.spread.size(); ++c) {
+        ClassSpread& spread = t.spread[c];
+        if (sums[c].squares > 0) {
+            spread.fairness = sums[c].allowed * sums[c].allowed /
+                              (static_cast<double>(spread.instances) * sums[c].squares);
+        }
+        spread.peakInstancesPerBucket = l.sharing.peak(c);
+    }
     return t;
 }
 
-void ScenarioRunner::retune(std::size_t policyIndex, const PolicyTuning& tuning) {
-    Impl& m = *impl_;
-    for (auto& limiter : m.limiters)
+void ScenarioRunner::retune(std::size_t policyIndex, const PolicyTuning& tuning, std::size_t lane) {
+    Lane& l = *impl_->lanes[lane];
+    for (auto& limiter : l.limiters)
         limiter->retune(policyIndex, tuning);
-    applyTuning(m.policies.policies[policyIndex], tuning);
+    applyTuning(l.policies.policies[policyIndex], tuning);
 }
 
 }  // namespace ratelab::sim

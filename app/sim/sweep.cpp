@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 #include "ratelab/number_text.h"
+#include "ratelab/policy_file.h"
 #include "sim/report.h"
 
 namespace ratelab::sim {
@@ -24,32 +26,44 @@ std::string formatValue(double x) {
 }
 
 bool setField(Policy& p, std::string_view field, double value, std::string& error) {
-    auto whole = [&](std::int64_t min, std::int64_t& out) {
-        if (value != std::floor(value) || value < static_cast<double>(min) || value > 1e15) {
-            error = std::string(field) + " must be a whole number of at least " +
-                    std::to_string(min) + ", found " + formatValue(value);
+    auto whole = [&](std::int64_t min, std::int64_t max, auto& out) {
+        if (value != std::floor(value) || value < static_cast<double>(min) ||
+            value > static_cast<double>(max)) {
+            error = std::string(field) + " must be a whole number from " + std::to_string(min) +
+                    " to " + std::to_string(max) + ", found " + formatValue(value);
             return false;
         }
-        out = static_cast<std::int64_t>(value);
+        out = static_cast<std::remove_reference_t<decltype(out)>>(value);
         return true;
     };
-    if (field == "capacity")
-        return whole(p.algorithm == Algorithm::LeakyBucket ? 0 : 1, p.capacity);
-    if (field == "cost") return whole(1, p.cost);
-    if (field == "window_ms") {
-        if (isRateAlgorithm(p.algorithm)) {
-            error = "policy \"" + p.name + "\" uses " + std::string(algorithmName(p.algorithm)) +
-                    ", which has no window_ms";
-            return false;
-        }
-        return whole(1, p.windowMs);
+    constexpr std::int64_t kHuge = 1'000'000'000'000'000;
+    const bool rate = isRateAlgorithm(p.algorithm);
+    auto notFor = [&](const char* what) {
+        error = "policy \"" + p.name + "\" uses " + std::string(algorithmName(p.algorithm)) +
+                ", which " + what;
+        return false;
+    };
+    if (field == "capacity") {
+        return whole(p.algorithm == Algorithm::LeakyBucket ? 0 : 1, kHuge, p.capacity);
     }
-    if (field == "refill") {
-        if (!isRateAlgorithm(p.algorithm)) {
-            error = "policy \"" + p.name + "\" uses " + std::string(algorithmName(p.algorithm)) +
-                    ", which does not refill";
+    if (field == "cost") return whole(1, kHuge, p.cost);
+    if (field == "window_ms")
+        return rate ? notFor("has no window_ms") : whole(1, kHuge, p.windowMs);
+    if (field == "delay") {
+        return p.algorithm != Algorithm::LeakyBucket ? notFor("has no delay")
+                                                     : whole(0, kHuge, p.delay);
+    }
+    if (field == "per_peer") {
+        if (!p.budget.enabled) {
+            error = "policy \"" + p.name + "\" has no bucket budget to vary";
             return false;
         }
+        return whole(1, 1'000'000'000, p.budget.perPeer);
+    }
+    if (field == "ipv4_prefix") return whole(1, 32, p.key.ipv4Prefix);
+    if (field == "ipv6_prefix") return whole(1, 128, p.key.ipv6Prefix);
+    if (field == "refill") {
+        if (!rate) return notFor("does not refill");
         if (!(value > 0) || value > 1e9) {
             error = "refill must be above 0 and at most 1e9, found " + formatValue(value);
             return false;
@@ -61,7 +75,35 @@ bool setField(Policy& p, std::string_view field, double value, std::string& erro
     return false;
 }
 
+const SweepField* findField(std::string_view name) {
+    for (const SweepField& f : kSweepFields) {
+        if (f.name == name) return &f;
+    }
+    return nullptr;
+}
+
 }  // namespace
+
+std::string sweepFieldList() {
+    std::string names;
+    for (std::size_t i = 0; i < std::size(kSweepFields); ++i) {
+        if (i > 0) names += i + 1 == std::size(kSweepFields) ? " or " : ", ";
+        names += kSweepFields[i].name;
+    }
+    return names;
+}
+
+std::optional<double> sweepFieldValue(const Policy& p, std::string_view field) {
+    if (field == "capacity") return static_cast<double>(p.capacity);
+    if (field == "refill") return p.refillPerSecond;
+    if (field == "window_ms") return static_cast<double>(p.windowMs);
+    if (field == "delay") return static_cast<double>(p.delay);
+    if (field == "cost") return static_cast<double>(p.cost);
+    if (field == "per_peer") return static_cast<double>(p.budget.perPeer);
+    if (field == "ipv4_prefix") return static_cast<double>(p.key.ipv4Prefix);
+    if (field == "ipv6_prefix") return static_cast<double>(p.key.ipv6Prefix);
+    return std::nullopt;
+}
 
 std::vector<double> SweepAxis::values() const {
     std::vector<double> out;
@@ -88,9 +130,9 @@ std::optional<SweepAxis> parseSweepAxis(std::string_view text, std::string& erro
         name = name.substr(dot + 1);
     }
     if (name == "refill_per_second") name = "refill";
-    if (name != "capacity" && name != "refill" && name != "window_ms" && name != "cost") {
+    if (!findField(name)) {
         error = "--vary \"" + std::string(text) + "\": cannot vary \"" + std::string(name) +
-                "\"; use capacity, refill, window_ms or cost";
+                "\"; use " + sweepFieldList();
         return std::nullopt;
     }
     axis.field = std::string(name);
@@ -136,21 +178,17 @@ std::optional<PolicySet> applySweepValues(const PolicySet& policies,
     return set;
 }
 
-SweepResult runSweep(const Scenario& scenario, const PolicySet& policies,
-                     const std::vector<SweepAxis>& axes, const SweepOptions& options) {
-    SweepResult result;
-    result.classNames = scenario.classNames();
+std::vector<std::vector<double>> sweepGrid(const std::vector<SweepAxis>& axes, std::string& error) {
     std::vector<std::vector<double>> axisValues;
     std::size_t cells = 1;
     for (const SweepAxis& axis : axes) {
         axisValues.push_back(axis.values());
         cells *= axisValues.back().size();
         if (cells > kMaxSweepCells) {
-            result.error = "the sweep has more than " + std::to_string(kMaxSweepCells) + " cells";
-            return result;
+            error = "the sweep has more than " + std::to_string(kMaxSweepCells) + " cells";
+            return {};
         }
     }
-    // Check every cell's policy first, so a bad value fails before any run.
     std::vector<std::vector<double>> grid(cells);
     for (std::size_t i = 0; i < cells; ++i) {
         std::size_t rest = i;
@@ -159,9 +197,52 @@ SweepResult runSweep(const Scenario& scenario, const PolicySet& policies,
             grid[i][a] = axisValues[a][rest % axisValues[a].size()];
             rest /= axisValues[a].size();
         }
-        if (!applySweepValues(policies, axes, grid[i], result.error)) return result;
     }
+    return grid;
+}
 
+SweepCell runSweepCell(const Scenario& scenario, const PolicySet& policies,
+                       const std::vector<SweepAxis>& axes, const std::vector<double>& values) {
+    SweepCell cell;
+    cell.values = values;
+    // An invalid cell reports nothing: zero counts for every class.
+    const std::size_t classes = scenario.classNames().size();
+    cell.totals.classes.assign(classes, ClassCounters{});
+    cell.totals.peakAllowed.assign(classes, 0);
+    cell.totals.spread.assign(classes, ClassSpread{});
+    std::string error;
+    std::optional<PolicySet> set = applySweepValues(policies, axes, values, error);
+    for (const Diagnostic& d : validatePolicySet(*set, "sweep")) {
+        if (d.severity == Diagnostic::Severity::Error) {
+            cell.invalid = d.message;
+            cell.failedExpectations = static_cast<std::int64_t>(scenario.expectations.size());
+            return cell;
+        }
+    }
+    RunnerOptions runnerOptions;
+    runnerOptions.measureWallTime = false;
+    ScenarioRunner runner(scenario, std::move(*set), runnerOptions);
+    runner.runToEnd();
+    cell.totals = runner.totals();
+    for (const ExpectationResult& e :
+         evaluateExpectations(scenario, runner.classNames(), cell.totals)) {
+        cell.failedExpectations += e.pass ? 0 : 1;
+    }
+    cell.pass = cell.failedExpectations == 0;
+    return cell;
+}
+
+SweepResult runSweep(const Scenario& scenario, const PolicySet& policies,
+                     const std::vector<SweepAxis>& axes, const SweepOptions& options) {
+    SweepResult result;
+    result.classNames = scenario.classNames();
+    const std::vector<std::vector<double>> grid = sweepGrid(axes, result.error);
+    if (!result.error.empty()) return result;
+    // Check every cell's values first, so a bad value fails before any run.
+    for (const std::vector<double>& values : grid) {
+        if (!applySweepValues(policies, axes, values, result.error)) return result;
+    }
+    const std::size_t cells = grid.size();
     std::vector<std::optional<SweepCell>> done(cells);
     std::atomic<std::size_t> next{0};
     std::atomic<std::size_t> finished{0};
@@ -170,23 +251,7 @@ SweepResult runSweep(const Scenario& scenario, const PolicySet& policies,
             if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return;
             const std::size_t i = next.fetch_add(1);
             if (i >= cells) return;
-            RunnerOptions runnerOptions;
-            runnerOptions.measureWallTime = false;
-            std::string unused;
-            ScenarioRunner runner(scenario, *applySweepValues(policies, axes, grid[i], unused),
-                                  runnerOptions);
-            runner.runToEnd();
-            SweepCell cell;
-            cell.values = grid[i];
-            cell.totals = runner.totals();
-            for (const Expectation& e : scenario.expectations) {
-                std::optional<double> v = summaryMetric(e.metric, result.classNames, cell.totals,
-                                                        scenario.duration, scenario.sampleInterval);
-                bool ok = v && (!e.min || *v >= *e.min) && (!e.max || *v <= *e.max);
-                cell.failedExpectations += ok ? 0 : 1;
-            }
-            cell.pass = cell.failedExpectations == 0;
-            done[i] = std::move(cell);
+            done[i] = runSweepCell(scenario, policies, axes, grid[i]);
             const std::size_t n = finished.fetch_add(1) + 1;
             if (options.progress) options.progress(n, cells);
         }
@@ -214,7 +279,7 @@ std::string sweepCsv(const Scenario& scenario, const std::vector<SweepAxis>& axe
     for (const std::string& c : result.classNames) {
         out += "," + c + ".throttled_fraction," + c + ".allowed_per_s";
     }
-    out += ",failed_expectations,pass\n";
+    out += ",failed_expectations,pass,invalid\n";
     for (const SweepCell& cell : result.cells) {
         std::string row;
         for (double v : cell.values) {
@@ -230,7 +295,16 @@ std::string sweepCsv(const Scenario& scenario, const std::vector<SweepAxis>& axe
                                scenario.duration, scenario.sampleInterval);
             row += "," + formatValue(throttled) + "," + formatValue(perSecond);
         }
-        row += "," + std::to_string(cell.failedExpectations) + (cell.pass ? ",true\n" : ",false\n");
+        row += "," + std::to_string(cell.failedExpectations) + (cell.pass ? ",true," : ",false,");
+        if (!cell.invalid.empty()) {
+            row += '"';
+            for (char c : cell.invalid) {
+                if (c == '"') row += '"';
+                row += c;
+            }
+            row += '"';
+        }
+        row += "\n";
         out += row;
     }
     return out;

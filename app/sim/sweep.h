@@ -18,8 +18,32 @@
 
 namespace ratelab::sim {
 
-/// One swept field: `capacity`, `refill` (refill_per_second), `window_ms` or `cost`, on the
-/// policy named `policy` (empty: every policy), from `from` to `to` inclusive by `step`.
+/// A policy field a sweep can vary (the one list of them: parsers, help texts and the
+/// workbench's trade-off map read it).
+struct SweepField {
+    std::string_view name;   ///< as written in --vary: "capacity"
+    std::string_view label;  ///< for people: "capacity (burst, or quota per window)"
+};
+inline constexpr SweepField kSweepFields[] = {
+    {"capacity", "capacity (burst, or quota per window)"},
+    {"refill", "refill per second"},
+    {"window_ms", "window (ms)"},
+    {"delay", "leaky bucket delay"},
+    {"cost", "cost per request"},
+    {"per_peer", "budget: credentials per peer"},
+    {"ipv4_prefix", "IPv4 prefix length"},
+    {"ipv6_prefix", "IPv6 prefix length"},
+};
+
+/// "capacity, refill, ... or ipv6_prefix": the names of kSweepFields, for help and errors.
+std::string sweepFieldList();
+
+/// The field's value in `policy` (refill per second, window in ms, prefix lengths in bits).
+/// Nullopt for a name kSweepFields does not hold.
+std::optional<double> sweepFieldValue(const Policy& policy, std::string_view field);
+
+/// One swept field (kSweepFields; "refill_per_second" is read as "refill"), on the policy named
+/// `policy` (empty: every policy), from `from` to `to` inclusive by `step`.
 struct SweepAxis {
     std::string policy;
     std::string field;
@@ -38,8 +62,8 @@ inline constexpr std::size_t kMaxSweepCells = 100'000;
 std::optional<SweepAxis> parseSweepAxis(std::string_view text, std::string& error);
 
 /// `policies` with every axis applied at `values` (one value per axis) and limits recompiled.
-/// Fails with `error` when a value is out of range (capacity < 1, refill <= 0, ...) or an axis
-/// names a policy that does not exist.
+/// Fails with `error` when a value is out of range (capacity < 1, refill <= 0, a prefix beyond
+/// the address, ...) or an axis names a policy that does not exist.
 std::optional<PolicySet> applySweepValues(const PolicySet& policies,
                                           const std::vector<SweepAxis>& axes,
                                           const std::vector<double>& values, std::string& error);
@@ -49,6 +73,9 @@ struct SweepCell {
     RunTotals totals;
     bool pass = false;  ///< every expectation of the scenario holds
     std::int64_t failedExpectations = 0;
+    /// Set when the cell's policy set does not validate (the first error, e.g. a budget slot
+    /// TTL shorter than the new refill time): the cell is not run, and never passes.
+    std::string invalid;
 };
 
 struct SweepOptions {
@@ -64,12 +91,22 @@ struct SweepResult {
     std::string error;             ///< set when a cell's policy could not be built
 };
 
+/// The grid's cells' values in grid order (the last axis varies fastest). Empty, with `error`
+/// set, when it would hold more than kMaxSweepCells.
+std::vector<std::vector<double>> sweepGrid(const std::vector<SweepAxis>& axes, std::string& error);
+
+/// Runs one cell: `policies` at `values`, the scenario to its end, expectations evaluated.
+/// REQUIRES: applySweepValues succeeds for these values.
+SweepCell runSweepCell(const Scenario& scenario, const PolicySet& policies,
+                       const std::vector<SweepAxis>& axes, const std::vector<double>& values);
+
 /// Runs every cell of the grid. REQUIRES: the scenario checks against `policies`.
 SweepResult runSweep(const Scenario& scenario, const PolicySet& policies,
                      const std::vector<SweepAxis>& axes, const SweepOptions& options = {});
 
 /// One row per cell: the axis values, then per class throttled_fraction and allowed_per_s,
-/// then failed_expectations and pass.
+/// then failed_expectations, pass, and invalid (why the cell's policy does not validate;
+/// empty otherwise).
 std::string sweepCsv(const Scenario& scenario, const std::vector<SweepAxis>& axes,
                      const SweepResult& result);
 

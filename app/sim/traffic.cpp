@@ -250,6 +250,7 @@ void ActorTraffic::emit(RequestSlot& slot) {
     slot.headerCount = 0;
     slot.principal = {};
     slot.clientText = {};
+    slot.instance = 0;
     slot.hasPeer = false;
     slot.loggedHeaders = {};
     slot.logLine = 0;
@@ -260,6 +261,7 @@ void ActorTraffic::emit(RequestSlot& slot) {
     }
 
     const std::int64_t instance = nextInstance_;
+    slot.instance = instance;
     const Identity& id = actor_.identity;
     slot.method = actor_.method;
     slot.path = actor_.path;

@@ -40,6 +40,9 @@ struct RequestSlot {
     std::string_view principal;
     std::span<const Attribute> attributes;
     std::int64_t cost = 0;
+    /// Which of the actor's instances sends it (a replay in memory: the client's index into
+    /// RecordedTraffic::clients; a streamed replay: 0).
+    std::int64_t instance = 0;
     /// Replays: the client field as written, and the line it came from (file index into the
     /// log's files, 1-based line). Empty and 0 otherwise.
     std::string_view clientText;
@@ -59,8 +62,8 @@ struct RequestSlot {
         RequestView v;
         v.method = method;
         v.path = path;
-        v.headers = loggedHeaders.empty() ? std::span<const Header>(headers, headerCount)
-                                          : loggedHeaders;
+        v.headers =
+            loggedHeaders.empty() ? std::span<const Header>(headers, headerCount) : loggedHeaders;
         v.peer = hasPeer ? &peer : nullptr;
         v.principal = principal;
         v.attributes = attributes;

@@ -513,6 +513,11 @@ void TestAccessLog::streamAndMemoryGiveTheSameReport() {
         fromStream.advance(fromStream.duration(), 1000);
     QCOMPARE(fromStream.duration(), fromMemory.duration());
     QCOMPARE(fromStream.samples().size(), fromMemory.samples().size());
+    // Each of the nine clients is an instance of its own in both, numbered alike.
+    QCOMPARE(fromMemory.instances(0).size(), std::size_t(9));
+    QCOMPARE(fromStream.instances(0).size(), std::size_t(9));
+    for (std::size_t i = 0; i < 9; ++i)
+        QCOMPARE(fromStream.instances(0)[i].allowed, fromMemory.instances(0)[i].allowed);
     const Report a = buildReplayReport(fromMemory, {}, memoryReading);
     const Report b = buildReplayReport(fromStream, {}, streamReading);
     QCOMPARE(QString::fromStdString(reportJson(b)), QString::fromStdString(reportJson(a)));

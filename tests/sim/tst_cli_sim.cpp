@@ -470,13 +470,13 @@ void TestCliSim::sweep() {
     QCOMPARE(rows.size(), 9);  // the header and 4 x 2 cells
     QCOMPARE(rows[0], QByteArray("capacity,refill,legit.throttled_fraction,legit.allowed_per_s,"
                                  "attacker.throttled_fraction,attacker.allowed_per_s,"
-                                 "failed_expectations,pass"));
+                                 "failed_expectations,pass,invalid"));
     QVERIFY(rows[1].startsWith("4,1.25,"));
     QVERIFY(rows[8].startsWith("16,5,"));
     // Page loads of 12 need a burst of 12: capacity 4 and 8 fail, 12 and 16 pass at refill 5.
-    QVERIFY(rows[2].endsWith(",false"));
-    QVERIFY(rows[6].endsWith(",true"));
-    QVERIFY(rows[8].endsWith(",true"));
+    QVERIFY(rows[2].endsWith(",false,"));
+    QVERIFY(rows[6].endsWith(",true,"));
+    QVERIFY(rows[8].endsWith(",true,"));
     QVERIFY2(r.out.contains("best of"), qPrintable(r.out));
     // Threads do not change the results.
     const QString single = dir_.filePath("single.csv");

@@ -102,10 +102,14 @@ void TestReport::layoutIsTheDocumentedOne() {
     std::vector<std::string> classKeys;
     for (auto it = legit.begin(); it != legit.end(); ++it)
         classKeys.push_back(it.key());
-    QCOMPARE(classKeys, (std::vector<std::string>{"offered", "allowed", "throttled", "refused",
-                                                  "failed_open", "failed_closed", "decided_locally",
-                                                  "store_full", "allowed_per_s", "allowed_fraction",
-                                                  "throttled_fraction", "outcomes"}));
+    QCOMPARE(classKeys, (std::vector<std::string>{
+                            "offered", "allowed", "throttled", "refused", "failed_open",
+                            "failed_closed", "decided_locally", "store_full", "allowed_per_s",
+                            "allowed_fraction", "throttled_fraction", "outcomes", "instances",
+                            "throttled_instances", "fairness_jain", "max_instances_per_bucket"}));
+    // The attacker class is not measured for bucket sharing.
+    QVERIFY(!j["classes"]["attacker"].contains("max_instances_per_bucket"));
+    QVERIFY(j["classes"]["attacker"].contains("fairness_jain"));
     // Every outcome of the engine's list, by its name, in the list's order.
     std::vector<std::string> outcomeKeys;
     for (auto it = legit["outcomes"].begin(); it != legit["outcomes"].end(); ++it)

@@ -1,0 +1,65 @@
+#pragma once
+
+// Tuning to a stated tolerance on a recorded log, which has no classes to trade against each
+// other: "leave 99% of the clients never throttled". The log is replayed once through the
+// policy to learn which bucket each request lands in; from each bucket's request times over the
+// policy's window come the rate and the burst it needs; the limits are the ones that the chosen
+// share of clients' buckets fit in. The log is then replayed with those limits, and the clients
+// still throttled are reported with how often.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ratelab/policy.h"
+#include "sim/report.h"
+#include "sim/scenario.h"
+
+namespace ratelab::sim {
+
+struct ThrottledClient {
+    std::string client;  ///< as written in the log
+    std::int64_t offered = 0;
+    std::int64_t throttled = 0;
+};
+
+struct ToleranceTuning {
+    std::size_t policyIndex = 0;  ///< the tuned policy
+    double keepUnthrottled = 0;   ///< the share asked for, in (0, 1]
+    /// What the limits were read from: per client (the most demanding of its buckets), the
+    /// most requests in any window of the policy's window_ms.
+    std::int64_t clients = 0;  ///< clients with a request the policy keyed
+    std::int64_t windowPeakMedian = 0;
+    std::int64_t windowPeakMax = 0;
+    std::int64_t capacity = 0;               ///< chosen: burst, or quota per window
+    double refillPerSecond = 0;              ///< chosen (rate algorithms; else the policy's)
+    std::int64_t predictedThrottled = 0;     ///< clients whose bucket needs more than that
+    PolicySet tuned;                         ///< the policy set with those numbers, validated
+    Report report;                           ///< the replay with them
+    std::int64_t throttledClients = 0;       ///< clients throttled at least once in that replay
+    std::vector<ThrottledClient> throttled;  ///< the most throttled first, at most `top`
+
+    /// The share of clients never throttled in the replay.
+    double keptShare() const;
+};
+
+/// Tunes policy `policyName` (empty: the first) of `policies` on `replay` (a scenario of
+/// makeReplayScenario) so that at least `keepUnthrottled` of the clients are never throttled.
+/// Rate algorithms (token_bucket, gcra) get a refill of the chosen share's peak rate over the
+/// policy's window (rounded up to three significant digits) and the burst that leaves the share
+/// unthrottled at that rate; window algorithms get the quota. Nullopt with `error` set for an
+/// unknown policy, a leaky_bucket (nginx's arithmetic has no such bound; sweep it instead), a
+/// log the policy keys no request of, or tuned numbers that do not validate.
+std::optional<ToleranceTuning> tuneToTolerance(const Scenario& replay, const PolicySet& policies,
+                                               std::string_view policyName, double keepUnthrottled,
+                                               std::size_t top, std::string& error);
+
+/// What was chosen and why, and who is still throttled, for a terminal.
+std::string toleranceText(const ToleranceTuning& tuning);
+/// The same as JSON; deterministic; ends in a newline.
+std::string toleranceJson(const ToleranceTuning& tuning);
+
+}  // namespace ratelab::sim
