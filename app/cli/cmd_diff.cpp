@@ -3,7 +3,6 @@
 // the requests that flip, and the legitimate instances that become collateral. Exit 0 when B
 // meets every expectation of the scenario, 1 when it does not.
 
-#include <charconv>
 #include <chrono>
 
 #include "cli/command.h"
@@ -24,24 +23,10 @@ int diffPolicies(const Arguments& args) {
     const std::string input = args.positionals().front();
     const bool isScenario = input.ends_with(".json");
     std::size_t top = 20;
-    if (args.isSet("top")) {
-        const std::string text = args.value("top");
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), top);
-        if (ec != std::errc() || end != text.data() + text.size() || top > 1'000'000) {
-            return fail(kUsage, "--top \"" + text + "\": expected 0 to 1000000");
-        }
-    }
+    if (!args.wholeNumber("top", std::size_t(0), std::size_t(1'000'000), top)) return kUsage;
     sim::RunnerOptions options;
     options.measureWallTime = false;
-    if (args.isSet("seed")) {
-        const std::string text = args.value("seed");
-        std::uint64_t seed = 0;
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seed);
-        if (ec != std::errc() || end != text.data() + text.size()) {
-            return fail(kUsage, "--seed \"" + text + "\": expected a whole number >= 0");
-        }
-        options.seed = seed;
-    }
+    if (!args.seed(options.seed)) return kUsage;
     for (const char* logOption : {"format", "log-format", "field", "reorder-window"}) {
         if (isScenario && args.isSet(logOption)) {
             return fail(kUsage,
@@ -129,11 +114,11 @@ Command diffCommand() {
         Option::output("flips", "OUT.csv",
                        "Write seq,ts_ms,actor,key,a,b per request decided differently."),
         Option::value("top", "N", "Collateral instances and changed clients listed (default 20)."),
-        Option::value("seed", "N", "Override the scenario's seed."),
+        Option::seed(),
     };
     for (Option& o : logInputOptions())
         c.options.push_back(std::move(o));
-    c.options.push_back(Option::flag("quiet", "Print nothing on success but errors."));
+    c.options.push_back(Option::quiet());
     c.hasExpectations = true;
     c.run = &diffPolicies;
     return c;

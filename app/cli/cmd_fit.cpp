@@ -2,7 +2,6 @@
 // replay's options and keyed by a policy's rules, written as a scenario file that loads,
 // validates and runs like any other.
 
-#include <charconv>
 #include <cinttypes>
 #include <filesystem>
 
@@ -34,14 +33,7 @@ int fitLog(const Arguments& args) {
     const std::string output = args.value("output");
 
     sim::FitOptions options;
-    if (args.isSet("top")) {
-        const std::string text = args.value("top");
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), options.top);
-        if (ec != std::errc() || end != text.data() + text.size() || options.top < 0 ||
-            options.top > 10'000) {
-            return fail(kUsage, "--top \"" + text + "\": expected 0 to 10000");
-        }
-    }
+    if (!args.wholeNumber("top", 0, 10'000, options.top)) return kUsage;
     if (args.isSet("attacker-if")) {
         const std::string text = args.value("attacker-if");
         std::string error;
@@ -79,12 +71,11 @@ int fitLog(const Arguments& args) {
     }
     if (ExitCode e = writeOutput(output, text)) return e;
     if (!quiet && !args.stdoutTaken()) {
-        std::printf("%s: %" PRId64 " requests of %" PRId64
-                    " clients over %s s -> %s (%zu actors)\n",
-                    where.c_str(), static_cast<std::int64_t>((*traffic)->requests.size()), fit.clients,
-                    fixedText(static_cast<double>(fit.scenario.duration) / 1e9, 0).c_str(),
-                    output.c_str(),
-                    fit.scenario.actors.size());
+        std::printf(
+            "%s: %" PRId64 " requests of %" PRId64 " clients over %s s -> %s (%zu actors)\n",
+            where.c_str(), static_cast<std::int64_t>((*traffic)->requests.size()), fit.clients,
+            fixedText(static_cast<double>(fit.scenario.duration) / 1e9, 0).c_str(), output.c_str(),
+            fit.scenario.actors.size());
         for (const sim::FitClass& c : fit.classes) {
             std::printf("  %-10s %8" PRId64 " clients %10" PRId64 " requests %4" PRId64 " actors\n",
                         c.name.c_str(), c.clients, c.requests, c.actors);
@@ -128,7 +119,7 @@ Command fitCommand() {
     };
     for (Option& o : logInputOptions())
         c.options.push_back(std::move(o));
-    c.options.push_back(Option::flag("quiet", "Print nothing on success but errors."));
+    c.options.push_back(Option::quiet());
     c.run = &fitLog;
     return c;
 }

@@ -3,7 +3,6 @@
 // every line is replayed, replayed with a warning, or listed as not replayed.
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cinttypes>
 
@@ -24,25 +23,10 @@ namespace {
 // Lines of each kind printed on stderr; the report lists up to kMaxListedLines.
 constexpr std::size_t kPrintedLines = 20;
 
-// A number option in [min, max], or kUsage (printed).
-template <class T>
-Result<T> numberOption(const Arguments& args, const char* name, T fallback, T min, T max,
-                       const char* expected) {
-    if (!args.isSet(name)) return fallback;
-    const std::string text = args.value(name);
-    T value{};
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || !(value >= min) || value > max) {
-        return fail(kUsage, std::string("--") + name + " \"" + text + "\": expected " + expected);
-    }
-    return value;
-}
-
 int replayLogs(const Arguments& args) {
     const bool quiet = args.isSet("quiet");
-    Result<std::int64_t> sampleMs =
-        numberOption<std::int64_t>(args, "sample-ms", 1000, 1, 86'400'000, "1 to 86400000");
-    if (!sampleMs) return sampleMs.failure();
+    std::int64_t sampleMs = 1000;
+    if (!args.wholeNumber("sample-ms", 1, 86'400'000, sampleMs)) return kUsage;
     Result<sim::ReplayInput> read = readLogInput(args);
     if (!read) return read.failure();
     Result<PolicySet> policies = loadPolicy(args.value("policy"), !quiet);
@@ -73,7 +57,7 @@ int replayLogs(const Arguments& args) {
     }
     sim::ScenarioRunner runner(
         sim::makeReplayScenario(std::make_shared<sim::StreamedLog>(stream, input.files.front()),
-                                *sampleMs * kNanosPerMilli),
+                                sampleMs * kNanosPerMilli),
         *policies, options);
     {
         ProgressBar progress(input.files.size() == 1
@@ -142,7 +126,7 @@ Command replayCommand() {
                        "request."),
         Option::output("json", "REPORT.json", "Write the report as JSON."),
         Option::value("sample-ms", "N", "Sample interval in ms (default 1000)."),
-        Option::flag("quiet", "Print nothing on success but errors."),
+        Option::quiet(),
     };
     const std::vector<Option> logOptions = logInputOptions();
     c.options.insert(c.options.begin() + 1, logOptions.begin(), logOptions.end());

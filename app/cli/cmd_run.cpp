@@ -1,7 +1,6 @@
 // ratelab-cli run: one scenario, headless, on the virtual clock; the report as text, JSON and
 // CSV; exit 0 when every expectation holds, 1 when one fails, 2 on bad input.
 
-#include <charconv>
 #include <chrono>
 
 #include "cli/command.h"
@@ -26,15 +25,7 @@ int runScenario(const Arguments& args) {
     if (!policies) return policies.failure();
 
     sim::RunnerOptions options;
-    if (args.isSet("seed")) {
-        const std::string text = args.value("seed");
-        std::uint64_t seed = 0;
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seed);
-        if (ec != std::errc() || end != text.data() + text.size()) {
-            return fail(kUsage, "--seed \"" + text + "\": expected a whole number >= 0");
-        }
-        options.seed = seed;
-    }
+    if (!args.seed(options.seed)) return kUsage;
     Result<std::shared_ptr<Store>> store = storeFromOption(args.value("store"));
     if (!store) return store.failure();
     options.store = *store;
@@ -109,14 +100,14 @@ Command runCommand() {
         "the same scenario, policy and seed give the same bytes (but for \"timing\").";
     c.positionals = {{"SCENARIO.json", "The scenario to run.", Option::Kind::Input}};
     c.options = {
-        Option::input("policy", "P.json", "The policy file (default: the scenario's)."),
+        Option::scenarioPolicy(),
         Option::value("store", "STORE",
                       "memory (default) or a Redis URL: "
                       "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///PATH[?db=N]."),
         Option::output("json", "REPORT.json", "Write the report as JSON."),
         Option::output("csv", "SERIES.csv", "Write the per-sample series as CSV."),
-        Option::value("seed", "N", "Override the scenario's seed."),
-        Option::flag("quiet", "Print nothing on success but errors."),
+        Option::seed(),
+        Option::quiet(),
         Option::output("validated-policy", "OUT.json",
                        "Write the policy with this run embedded as its validation record."),
     };

@@ -6,7 +6,6 @@
 
 #include <sys/resource.h>
 
-#include <charconv>
 #include <cstdio>
 
 #include "cli/command.h"
@@ -28,23 +27,6 @@ std::size_t raiseDescriptorLimit() {
         getrlimit(RLIMIT_NOFILE, &limit);
     }
     return static_cast<std::size_t>(limit.rlim_cur);
-}
-
-// A whole-number option in [min, max] into *out (left as it is when not given); false after
-// printing what is wrong.
-bool readNumber(const Arguments& args, const char* name, std::int64_t min, std::int64_t max,
-                std::int64_t* out) {
-    if (!args.isSet(name)) return true;
-    const std::string text = args.value(name);
-    std::int64_t value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
-        fail(kUsage, std::string("--") + name + " \"" + text + "\": expected a whole number from " +
-                         std::to_string(min) + " to " + std::to_string(max));
-        return false;
-    }
-    *out = value;
-    return true;
 }
 
 int serveCommand(const Arguments& args) {
@@ -76,12 +58,12 @@ int serveCommand(const Arguments& args) {
     }
     std::int64_t threads = 0, connections = 10'000, body = 64 * 1024, headerMs = 10'000,
                  idleMs = 60'000, drainMs = 30'000;
-    if (!readNumber(args, "threads", 1, 256, &threads) ||
-        !readNumber(args, "max-connections", 1, 10'000'000, &connections) ||
-        !readNumber(args, "max-body-bytes", 0, std::int64_t(1) << 40, &body) ||
-        !readNumber(args, "header-timeout-ms", 1, 3'600'000, &headerMs) ||
-        !readNumber(args, "idle-timeout-ms", 1, 3'600'000, &idleMs) ||
-        !readNumber(args, "drain-timeout-ms", 0, 3'600'000, &drainMs)) {
+    if (!args.wholeNumber("threads", 1, 256, threads) ||
+        !args.wholeNumber("max-connections", 1, 10'000'000, connections) ||
+        !args.wholeNumber("max-body-bytes", 0, std::int64_t(1) << 40, body) ||
+        !args.wholeNumber("header-timeout-ms", 1, 3'600'000, headerMs) ||
+        !args.wholeNumber("idle-timeout-ms", 1, 3'600'000, idleMs) ||
+        !args.wholeNumber("drain-timeout-ms", 0, 3'600'000, drainMs)) {
         return kUsage;
     }
     // Each connection holds one descriptor; keep some for the store, logs and listeners.

@@ -2,7 +2,6 @@
 // CSV row per cell, and the best cell that meets every expectation.
 
 #include <algorithm>
-#include <charconv>
 #include <mutex>
 #include <thread>
 
@@ -29,13 +28,7 @@ int sweepScenario(const Arguments& args) {
         axes.push_back(std::move(*axis));
     }
     int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    if (args.isSet("threads")) {
-        const std::string text = args.value("threads");
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), threads);
-        if (ec != std::errc() || end != text.data() + text.size() || threads < 1 || threads > 256) {
-            return fail(kUsage, "--threads \"" + text + "\": expected 1 to 256");
-        }
-    }
+    if (!args.wholeNumber("threads", 1, 256, threads)) return kUsage;
     Result<sim::Scenario> scenario = loadScenario(args.positionals().front(), !quiet);
     if (!scenario) return scenario.failure();
     Result<PolicySet> policies = loadPolicyFor(*scenario, args.value("policy"), !quiet);
@@ -88,14 +81,14 @@ Command sweepCommand() {
         "capacity=5:100:5 --vary refill=0.5:10:0.5.";
     c.positionals = {{"SCENARIO.json", "The scenario to sweep.", Option::Kind::Input}};
     c.options = {
-        Option::input("policy", "P.json", "The policy file (default: the scenario's)."),
+        Option::scenarioPolicy(),
         Option::value("vary", "AXIS",
                       "[POLICY.]FIELD=FROM:TO:STEP; FIELD is " + sim::sweepFieldList() + ".")
             .asRequired()
             .asRepeated(),
         Option::output("csv", "OUT.csv", "Where to write one row per cell (default: -)."),
         Option::value("threads", "N", "Cells run at once (default: the cores)."),
-        Option::flag("quiet", "Print nothing on success but errors."),
+        Option::quiet(),
     };
     c.hasExpectations = true;
     c.run = &sweepScenario;

@@ -47,13 +47,12 @@ void printFrontier(const sim::Scenario& scenario, const sim::TradeoffMap& map) {
         scenario.name.c_str(), map.result.cells.size(), map.passing);
     for (std::size_t i : map.frontier) {
         const sim::SweepCell& cell = map.result.cells[i];
-        std::printf(
-            "  %-36s legit throttled %9s%%  attacker %10s/s  %s%s\n",
-            sim::cellValuesText(map.axes, cell.values).c_str(),
-            numberText(std::round(map.points[i].legitThrottled * 1e6) / 1e4).c_str(),
-            numberText(sim::report_json::rounded(map.points[i].attackerAdmitted)).c_str(),
-            cell.pass ? "pass" : "fail",
-            map.recommended && *map.recommended == i ? "  <- recommended" : "");
+        std::printf("  %-36s legit throttled %9s%%  attacker %10s/s  %s%s\n",
+                    sim::cellValuesText(map.axes, cell.values).c_str(),
+                    numberText(std::round(map.points[i].legitThrottled * 1e6) / 1e4).c_str(),
+                    numberText(sim::report_json::rounded(map.points[i].attackerAdmitted)).c_str(),
+                    cell.pass ? "pass" : "fail",
+                    map.recommended && *map.recommended == i ? "  <- recommended" : "");
     }
 }
 
@@ -68,13 +67,7 @@ int tuneScenario(const Arguments& args, const std::string& input) {
     }
     if (axes.empty()) return fail(kUsage, "at least one --vary FIELD=FROM:TO:STEP is needed");
     int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    if (args.isSet("threads")) {
-        const std::string text = args.value("threads");
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), threads);
-        if (ec != std::errc() || end != text.data() + text.size() || threads < 1 || threads > 256) {
-            return fail(kUsage, "--threads \"" + text + "\": expected 1 to 256");
-        }
-    }
+    if (!args.wholeNumber("threads", 1, 256, threads)) return kUsage;
     Result<sim::Scenario> scenario = loadScenario(input, !quiet);
     if (!scenario) return scenario.failure();
     Result<PolicySet> policies = loadPolicyFor(*scenario, args.value("policy"), !quiet);
@@ -147,13 +140,7 @@ int tuneLog(const Arguments& args, const std::string& input) {
         }
     }
     std::size_t top = 20;
-    if (args.isSet("top")) {
-        const std::string text = args.value("top");
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), top);
-        if (ec != std::errc() || end != text.data() + text.size() || top > 1'000'000) {
-            return fail(kUsage, "--top \"" + text + "\": expected 0 to 1000000");
-        }
-    }
+    if (!args.wholeNumber("top", std::size_t(0), std::size_t(1'000'000), top)) return kUsage;
     if (!args.isSet("policy")) return fail(kUsage, "--policy P.json is required for a log");
     Result<PolicySet> policies = loadPolicy(args.value("policy"), !quiet);
     if (!policies) return policies.failure();
@@ -229,7 +216,7 @@ Command tuneCommand() {
     };
     for (Option& o : logInputOptions())
         c.options.push_back(std::move(o));
-    c.options.push_back(Option::flag("quiet", "Print nothing on success but errors."));
+    c.options.push_back(Option::quiet());
     c.hasExpectations = true;
     c.run = &tunePolicy;
     return c;

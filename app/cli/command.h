@@ -8,6 +8,7 @@
 // sees only a parsed, checked Arguments.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,11 @@ struct Option {
     static Option value(std::string name, std::string valueName, std::string help);
     static Option input(std::string name, std::string valueName, std::string help);
     static Option output(std::string name, std::string valueName, std::string help);
+    /// Options several commands share, worded once.
+    static Option quiet();           ///< --quiet: print nothing on success but errors
+    static Option seed();            ///< --seed N, read with Arguments::seed()
+    static Option scenarioPolicy();  ///< --policy P.json, the scenario's own by default
+
     Option asRequired() &&;       ///< the command cannot run without it
     Option asRepeated() &&;       ///< may be given several times; Arguments::values() has all
     Option withShort(char c) &&;  ///< also spelled -c
@@ -80,6 +86,24 @@ public:
     std::string value(std::string_view option, std::string_view fallback = {}) const;
     /// Every value of a repeated option, in order.
     std::vector<std::string> values(std::string_view option) const;
+    /// Reads a whole-number option, from `min` to `max`, into `out`, which keeps its value when
+    /// the option was not given. False, the usage error printed ("--top \"x\": expected a whole
+    /// number from 0 to 10000"), when the value is not such a number.
+    bool wholeNumber(std::string_view option, std::int64_t min, std::int64_t max,
+                     std::int64_t& out) const;
+    template <class Int>
+    bool wholeNumber(std::string_view option, Int min, Int max, Int& out) const {
+        std::int64_t n = static_cast<std::int64_t>(out);
+        if (!wholeNumber(option, static_cast<std::int64_t>(min), static_cast<std::int64_t>(max),
+                         n)) {
+            return false;
+        }
+        out = static_cast<Int>(n);
+        return true;
+    }
+    /// --seed (Option::seed()) into `out` when given. False, the usage error printed, when it is
+    /// not a whole number of at least 0.
+    bool seed(std::optional<std::uint64_t>& out) const;
     /// The positional arguments, in order.
     const std::vector<std::string>& positionals() const { return positionals_; }
     /// True when an output argument is "-": stdout carries that output, so the command prints

@@ -2,6 +2,7 @@
 
 #include <QCommandLineParser>
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 
 namespace ratelab::cli {
@@ -110,6 +111,15 @@ Option Option::input(std::string name, std::string valueName, std::string help) 
 Option Option::output(std::string name, std::string valueName, std::string help) {
     return Option{std::move(name), 0, std::move(valueName), std::move(help), Kind::Output};
 }
+Option Option::quiet() {
+    return flag("quiet", "Print nothing on success but errors.");
+}
+Option Option::seed() {
+    return value("seed", "N", "Override the scenario's seed.");
+}
+Option Option::scenarioPolicy() {
+    return input("policy", "P.json", "The policy file (default: the scenario's).");
+}
 Option Option::asRequired() && {
     required = true;
     return std::move(*this);
@@ -134,6 +144,35 @@ std::string Arguments::value(std::string_view option, std::string_view fallback)
         if (it->first == option) return it->second;
     }
     return std::string(fallback);
+}
+
+bool Arguments::wholeNumber(std::string_view option, std::int64_t min, std::int64_t max,
+                            std::int64_t& out) const {
+    if (!isSet(option)) return true;
+    const std::string text = value(option);
+    std::int64_t n = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size() || n < min || n > max) {
+        fail(kUsage, "--" + std::string(option) + " \"" + text +
+                         "\": expected a whole number from " + std::to_string(min) + " to " +
+                         std::to_string(max));
+        return false;
+    }
+    out = n;
+    return true;
+}
+
+bool Arguments::seed(std::optional<std::uint64_t>& out) const {
+    if (!isSet("seed")) return true;
+    const std::string text = value("seed");
+    std::uint64_t n = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size()) {
+        fail(kUsage, "--seed \"" + text + "\": expected a whole number >= 0");
+        return false;
+    }
+    out = n;
+    return true;
 }
 
 std::vector<std::string> Arguments::values(std::string_view option) const {

@@ -366,8 +366,9 @@ void TestCliSim::replayProxiedKeysMatchCheck() {
 void TestCliSim::replayStandardInput() {
     QProcess p;
     p.setStandardInputFile(kRoot + "/tests/data/logs/nginx-proxy.log.2.gz");
-    p.start(ratelab::testing::cliPath(), {"replay", "-", "--policy", kRoot + "/tests/data/logs/peer-fixed-window.json",
-                   "--json", "-", "--quiet"});
+    p.start(ratelab::testing::cliPath(),
+            {"replay", "-", "--policy", kRoot + "/tests/data/logs/peer-fixed-window.json", "--json",
+             "-", "--quiet"});
     QVERIFY(p.waitForFinished(60'000));
     QCOMPARE(p.exitCode(), 0);
     const auto j = nlohmann::json::parse(p.readAllStandardOutput().toStdString());
@@ -424,12 +425,13 @@ void TestCliSim::fitErrors_data() {
     QTest::addColumn<QString>("message");
     const QString log = kRoot + "/tests/data/logs/fit-shape.log.gz";
     const QString out = QDir::temp().filePath("ratelab-fit-unused.json");
-    QTest::newRow("no output") << QStringList{"fit", log} << 64 << "--output SCENARIO.json is required";
+    QTest::newRow("no output") << QStringList{"fit", log} << 64
+                               << "--output SCENARIO.json is required";
     QTest::newRow("no log") << QStringList{"fit", "-o", out} << 64 << "missing ACCESS.log";
     QTest::newRow("unknown option")
         << QStringList{"fit", log, "-o", out, "--bogus"} << 64 << "Unknown option 'bogus'";
     QTest::newRow("bad top") << QStringList{"fit", log, "-o", out, "--top", "many"} << 64
-                             << "--top \"many\": expected 0 to 10000";
+                             << "--top \"many\": expected a whole number from 0 to 10000";
     QTest::newRow("bad rule")
         << QStringList{"fit", log, "-o", out, "--attacker-if", "rate>P99.9 speed>3"} << 64
         << "--attacker-if 'rate>P99.9 speed>3': column 12: unknown term \"speed>3\"";
