@@ -2,7 +2,6 @@
 // CSV row per cell, and the best cell that meets every expectation.
 
 #include <algorithm>
-#include <mutex>
 #include <thread>
 
 #include "cli/command.h"
@@ -35,14 +34,9 @@ int sweepScenario(const Arguments& args) {
     if (!policies) return policies.failure();
 
     ProgressBar progress("sweep");
-    std::mutex progressLock;
     sim::SweepOptions options;
     options.threads = threads;
-    options.progress = [&](std::size_t done, std::size_t all) {
-        std::lock_guard<std::mutex> lock(progressLock);
-        progress.update(static_cast<double>(done) / static_cast<double>(all),
-                        std::to_string(done) + " of " + std::to_string(all) + " cells");
-    };
+    options.progress = cellProgress(progress);
     const sim::SweepResult result = sim::runSweep(*scenario, *policies, axes, options);
     progress.finish();
     if (!result.error.empty()) return fail(kUsage, result.error);  // an axis the policy refuses

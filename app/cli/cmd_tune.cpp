@@ -7,7 +7,6 @@
 #include <charconv>
 #include <cinttypes>
 #include <cmath>
-#include <mutex>
 #include <thread>
 
 #include "cli/command.h"
@@ -74,14 +73,9 @@ int tuneScenario(const Arguments& args, const std::string& input) {
     if (!policies) return policies.failure();
 
     ProgressBar progress("tune");
-    std::mutex progressLock;
     sim::SweepOptions options;
     options.threads = threads;
-    options.progress = [&](std::size_t done, std::size_t all) {
-        std::lock_guard<std::mutex> lock(progressLock);
-        progress.update(static_cast<double>(done) / static_cast<double>(all),
-                        std::to_string(done) + " of " + std::to_string(all) + " cells");
-    };
+    options.progress = cellProgress(progress);
     sim::SweepResult result = sim::runSweep(*scenario, *policies, axes, options);
     progress.finish();
     if (!result.error.empty()) return fail(kUsage, result.error);  // an axis the policy refuses

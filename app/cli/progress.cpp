@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <mutex>
 
 #include "ratelab/number_text.h"
 
@@ -20,6 +22,15 @@ ProgressBar::ProgressBar(std::string label, bool enabled)
 
 ProgressBar::~ProgressBar() {
     finish();
+}
+
+std::function<void(std::size_t, std::size_t)> cellProgress(ProgressBar& bar) {
+    auto lock = std::make_shared<std::mutex>();
+    return [&bar, lock](std::size_t done, std::size_t all) {
+        std::lock_guard<std::mutex> held(*lock);
+        bar.update(static_cast<double>(done) / static_cast<double>(all),
+                   std::to_string(done) + " of " + std::to_string(all) + " cells");
+    };
 }
 
 void ProgressBar::update(double fraction, std::string_view detail) {

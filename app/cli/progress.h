@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -29,6 +31,10 @@ private:
     bool drawn_ = false;
     std::chrono::steady_clock::time_point last_{};
 };
+
+/// A progress callback for cells done on several threads (a sweep's: SweepOptions::progress):
+/// "DONE of ALL cells" on `bar`, one thread at a time. `bar` must outlive the callback.
+std::function<void(std::size_t done, std::size_t all)> cellProgress(ProgressBar& bar);
 
 /// "1.23M", "456k", "789": a count for a progress line.
 std::string shortCount(double value);
