@@ -15,7 +15,7 @@
 namespace {
 
 const QString kRoot = RATELAB_SOURCE_DIR;
-const QString kCli = QString(RATELAB_BINARY_DIR) + "/app/cli/ratelab-cli";
+const QString kCli = QStringLiteral(RATELAB_CLI);  // $<TARGET_FILE:ratelab-cli>
 
 struct Result {
     int exitCode = -1;
