@@ -7,9 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
-#include <unordered_map>
 
 #include "ratelab/number_text.h"
+#include "sim/hash_index.h"
 #include "sim/log_input.h"
 #include "sim/traffic.h"
 
@@ -19,43 +19,13 @@ namespace {
 
 constexpr std::int64_t kMicrosPerNano = 1000;
 
-// Distinct 64-bit hashes (of client fields): open addressing, half full at most.
-class HashSet64 {
-public:
-    /// True when `h` was not in the set.
-    bool insert(std::uint64_t h) {
-        if (h == 0) h = 1;  // 0 marks an empty slot
-        if ((count_ + 1) * 2 > slots_.size()) grow();
-        const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = static_cast<std::size_t>(h) & mask;; i = (i + 1) & mask) {
-            if (slots_[i] == h) return false;
-            if (slots_[i] == 0) {
-                slots_[i] = h;
-                ++count_;
-                return true;
-            }
-        }
-    }
-
-private:
-    void grow() {
-        std::vector<std::uint64_t> old(std::max<std::size_t>(1024, slots_.size() * 2), 0);
-        old.swap(slots_);
-        count_ = 0;
-        for (std::uint64_t h : old) {
-            if (h != 0) insert(h);
-        }
-    }
-    std::vector<std::uint64_t> slots_;
-    std::size_t count_ = 0;
-};
-
 // A buffered line: its strings back to back in `text`.
 struct Slot {
     std::int64_t epochMicros = 0;
     std::uint32_t file = 0;
     std::int64_t line = 0;
     int status = 0;
+    std::uint32_t clientId = 0;
     std::optional<IpAddress> address;
     std::string text;
     std::uint32_t clientLen = 0, methodLen = 0, pathLen = 0;
@@ -207,7 +177,7 @@ struct LogStream::Impl {
     std::vector<Header> emittedHeaders[2];
     int headerBuffer = 0;
 
-    HashSet64 clients;
+    HashIndex clients;  // client field hash -> ReplayedLine::clientId
     LogRecord record;
     LineProblem problem;
 };
@@ -356,7 +326,9 @@ void LogStream::Impl::account(std::string_view line, std::int64_t lineNumber, bo
         ++reading.damagedCount;
         note(reading.damaged, lineNumber, problem.column, problem.message);
     }
-    if (clients.insert(XXH3_64bits(record.client.data(), record.client.size()))) {
+    const HashIndex::Found client =
+        clients.insert(XXH3_64bits(record.client.data(), record.client.size()));
+    if (client.inserted) {
         ++reading.clients;
         if (!record.address) ++reading.hostNames;
     }
@@ -366,6 +338,7 @@ void LogStream::Impl::account(std::string_view line, std::int64_t lineNumber, bo
     slot.file = static_cast<std::uint32_t>(fileIndex);
     slot.line = lineNumber;
     slot.status = record.status;
+    slot.clientId = client.index;
     slot.address = record.address;
     slot.text.clear();
     slot.text.append(record.client).append(record.method).append(record.path);
@@ -463,6 +436,7 @@ bool LogStream::Impl::next(ReplayedLine& out) {
                 out.file = slot.file;
                 out.line = slot.line;
                 out.status = slot.status;
+                out.clientId = slot.clientId;
                 out.address = slot.address;
                 const std::string_view text = slot.text;
                 std::size_t at = 0;
@@ -586,16 +560,19 @@ public:
     void writeNext(RequestSlot& slot) override {
         line_ = next_;
         writeReplayedRequest(line_, slot);
-        // Clients numbered as a log read into memory numbers them: by first replayed request.
-        const std::uint64_t client = XXH3_64bits(line_.client.data(), line_.client.size());
-        const auto next = static_cast<std::int64_t>(clientIndex_.size());
-        slot.instance = clientIndex_.try_emplace(client, next).first->second;
+        // Clients numbered as a log read into memory numbers them: by first replayed request
+        // (the stream numbers them by first line read, before the reorder window sorts them).
+        if (line_.clientId >= instanceOf_.size()) instanceOf_.resize(line_.clientId + 1, -1);
+        std::int64_t& instance = instanceOf_[line_.clientId];
+        if (instance < 0) instance = instances_++;
+        slot.instance = instance;
         has_ = false;
     }
 
 private:
     std::shared_ptr<LogStream> stream_;
-    std::unordered_map<std::uint64_t, std::int64_t> clientIndex_;  // client field hash -> index
+    std::vector<std::int64_t> instanceOf_;  // ReplayedLine::clientId -> instance, -1 until seen
+    std::int64_t instances_ = 0;
     ReplayedLine next_, line_;
     bool has_ = false;
     std::optional<std::int64_t> start_;

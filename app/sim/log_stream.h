@@ -91,6 +91,7 @@ struct ReplayedLine {
     std::uint32_t file = 0;
     std::int64_t line = 0;
     std::string_view client;
+    std::uint32_t clientId = 0;        ///< the client field's number: 0, 1, ... by first line read
     std::optional<IpAddress> address;  ///< unset for a host name
     std::string_view method;
     std::string_view path;

@@ -1,14 +1,14 @@
 #include "sim/scenario_runner.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <chrono>
-#include <functional>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "ratelab/limiter.h"
 #include "ratelab/memory_store.h"
 #include "sim/fault_store.h"
+#include "sim/hash_index.h"
 #include "sim/traffic.h"
 
 namespace ratelab::sim {
@@ -36,21 +36,28 @@ public:
         }
     }
     void add(std::size_t cls, std::uint32_t policy, std::string_view key, std::uint64_t instance) {
-        const std::uint64_t bucket = mixSeed(std::hash<std::string_view>{}(key),
-                                             (static_cast<std::uint64_t>(cls) << 32) | policy);
-        if (!pairs_.insert(mixSeed(bucket, instance)).second) return;
-        const std::int64_t n = ++perBucket_[bucket];
+        const std::uint64_t bucket =
+            mixSeed(XXH3_64bits(key.data(), key.size()),
+                    (static_cast<std::uint64_t>(cls) << 32) | policy);
+        if (!pairs_.insert(mixSeed(bucket, instance)).inserted) return;
+        const HashIndex::Found b = buckets_.insert(bucket);
+        if (b.inserted) {
+            if (b.index >= perBucket_.size()) perBucket_.resize(b.index + 1);
+            perBucket_[b.index] = 0;
+        }
+        const std::int64_t n = ++perBucket_[b.index];
         if (n > peak_[cls]) peak_[cls] = n;
     }
     void closeInterval() {
         pairs_.clear();
-        perBucket_.clear();
+        buckets_.clear();
     }
     std::int64_t peak(std::size_t cls) const { return peak_[cls]; }
 
 private:
-    std::unordered_set<std::uint64_t> pairs_;
-    std::unordered_map<std::uint64_t, std::int64_t> perBucket_;
+    HashIndex pairs_;
+    HashIndex buckets_;
+    std::vector<std::int64_t> perBucket_;  // by buckets_'s index: instances this interval
     std::vector<std::int64_t> peak_;
 };
 

@@ -1,0 +1,78 @@
+// sim/hash_index.h: dense numbers for distinct hashes, kept through growth, forgotten by clear().
+
+#include <QtTest>
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/hash_index.h"
+
+using ratelab::sim::HashIndex;
+
+namespace {
+
+// SplitMix64's finalizer over (stream, i): well-mixed 64-bit hashes, distinct for distinct i.
+std::uint64_t mixSeed(std::uint64_t stream, std::uint64_t i) {
+    std::uint64_t z = stream * 0x9e3779b97f4a7c15ULL + i + 1;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+}  // namespace
+
+class TestHashIndex : public QObject {
+    Q_OBJECT
+
+private slots:
+    // 100,000 distinct hashes are numbered 0 to 99,999 in insertion order; the table grows from
+    // 1,024 slots to 262,144 meanwhile, and every hash keeps its number.
+    void numbersAreDenseAndSurviveGrowth() {
+        HashIndex index;
+        std::vector<std::uint64_t> hashes;
+        for (std::uint64_t i = 0; i < 100'000; ++i)
+            hashes.push_back(mixSeed(42, i));
+        for (std::uint32_t i = 0; i < hashes.size(); ++i) {
+            const HashIndex::Found f = index.insert(hashes[i]);
+            QVERIFY(f.inserted);
+            QCOMPARE(f.index, i);
+        }
+        QCOMPARE(index.size(), 100'000u);
+        for (std::uint32_t i = 0; i < hashes.size(); ++i) {
+            const HashIndex::Found f = index.insert(hashes[i]);
+            QVERIFY(!f.inserted);
+            QCOMPARE(f.index, i);
+        }
+        QCOMPARE(index.size(), 100'000u);
+    }
+
+    // Hashes that share their low bits (one slot) probe on; 0 is a hash like any other.
+    void collidingSlotsAndZero() {
+        HashIndex index;
+        QCOMPARE(index.insert(0).index, 0u);
+        QCOMPARE(index.insert(1u << 20).index, 1u);
+        QCOMPARE(index.insert(2u << 20).index, 2u);
+        QCOMPARE(index.insert(1u << 20).index, 1u);
+        QVERIFY(!index.insert(0).inserted);
+        QCOMPARE(index.size(), 3u);
+    }
+
+    // After clear(), nothing is known and numbering starts at 0 again, across many clears and
+    // with growth in between.
+    void clearForgets() {
+        HashIndex index;
+        for (std::uint64_t round = 0; round < 50; ++round) {
+            const std::uint64_t n = 10 + round * 100;
+            for (std::uint64_t i = 0; i < n; ++i)
+                QCOMPARE(index.insert(mixSeed(round, i)).index, static_cast<std::uint32_t>(i));
+            QCOMPARE(index.size(), static_cast<std::uint32_t>(n));
+            // A hash of the previous round is new in this one.
+            if (round > 0) QVERIFY(index.insert(mixSeed(round - 1, 0)).inserted);
+            index.clear();
+            QCOMPARE(index.size(), 0u);
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestHashIndex)
+#include "tst_hash_index.moc"
