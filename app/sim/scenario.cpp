@@ -14,6 +14,26 @@ std::vector<std::string> Scenario::classNames() const {
     return names;
 }
 
+int ResponseModel::status(double unit) const {
+    switch (kind) {
+        case Kind::None:
+            break;
+        case Kind::SuccessRate:
+            return unit < successRate ? 200 : failureStatus;
+        case Kind::Statuses: {
+            // The last status takes whatever rounding leaves above the sum of the others.
+            double upTo = 0;
+            for (std::size_t i = 0; i + 1 < statuses.size(); ++i) {
+                upTo += statuses[i].second;
+                if (unit < upTo) return statuses[i].first;
+            }
+            if (!statuses.empty()) return statuses.back().first;
+            break;
+        }
+    }
+    return 200;
+}
+
 PolicyTuning PolicyChange::tuning(const Policy& policy) const {
     PolicyTuning t = tuningOf(policy);
     if (capacity) t.capacity = *capacity;

@@ -96,6 +96,25 @@ struct Identity {
     std::vector<std::pair<std::string, std::string>> attributes;
 };
 
+/// What the service answers an actor's requests that pass the limiter, so that policies that
+/// charge by outcome (charge "failures" or "successes", a penalty) can be simulated. Each request
+/// draws its status from the actor's own seeded stream (traffic.h), whatever the policies
+/// decide, so runs stay reproducible and two policy sets see the same answers.
+struct ResponseModel {
+    enum class Kind : std::uint8_t {
+        None,         ///< not modelled: every request answers 200 and nothing is drawn
+        SuccessRate,  ///< 200 with probability `successRate`, otherwise `failureStatus`
+        Statuses,     ///< each of `statuses` with its probability (they add up to 1)
+    };
+    Kind kind = Kind::None;
+    double successRate = 1.0;
+    int failureStatus = 401;
+    std::vector<std::pair<int, double>> statuses;  ///< status, probability; in file order
+
+    /// The status of a request whose draw is `unit`, uniform in [0, 1).
+    int status(double unit) const;
+};
+
 /// A group of identical clients: `count` instances with one arrival process and identity.
 struct Actor {
     std::string name;
@@ -109,6 +128,7 @@ struct Actor {
     std::vector<std::pair<std::string, std::string>> headers;
     std::int64_t cost = 0;  ///< 0: each policy's own cost
     Identity identity;
+    ResponseModel response;
     Nanos start = 0;            ///< first request not before this
     std::optional<Nanos> stop;  ///< no request at or after this; unset: the end
     /// A replayed access log: when set, requests, times and clients come from it, and

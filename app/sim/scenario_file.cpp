@@ -33,6 +33,8 @@ constexpr double kMaxRequests = 1e10;
 constexpr std::size_t kMaxHeaders = 12;
 constexpr std::size_t kMaxAttributes = 8;
 constexpr std::size_t kMaxTemplate = 200;
+constexpr int kMinStatus = 100;  // the HTTP statuses a response model may answer
+constexpr int kMaxStatus = 599;
 
 Nanos seconds(double s) {
     return static_cast<Nanos>(std::llround(s * 1e9));
@@ -142,7 +144,8 @@ private:
         Actor a;
         ObjectReader o(
             reader_, v,
-            {"name", "class", "count", "arrival", "request", "identity", "start_s", "stop_s"});
+            {"name", "class", "count", "arrival", "request", "identity", "response", "start_s",
+             "stop_s"});
         if (o.require("name") && o.readString("name", a.name, false)) {
             if (!actorNames_.insert(a.name).second) {
                 reader_.error(*o.get("name"), "another actor is named \"" + a.name + "\"");
@@ -166,6 +169,7 @@ private:
         }
         if (const Value* request = o.readObject("request")) readRequest(*request, a);
         if (const Value* identity = o.readObject("identity")) readIdentity(*identity, a);
+        if (const Value* response = o.readObject("response")) readResponse(*response, a.response);
         s.actors.push_back(std::move(a));
     }
 
@@ -298,6 +302,62 @@ private:
         if (const Value* attributes = o.readObject("attributes")) {
             id.attributes = readStringMap(reader_, *attributes);
             checkTemplates(*attributes, id.attributes, kMaxAttributes, "attributes");
+        }
+    }
+
+    void readResponse(const Value& v, ResponseModel& r) {
+        ObjectReader o(reader_, v, {"success_rate", "failure_status", "statuses"});
+        const bool byRate = o.has("success_rate");
+        if (byRate == o.has("statuses")) {
+            reader_.error(v, byRate ? "a response takes success_rate or statuses, not both"
+                                    : "a response needs success_rate or statuses");
+            return;
+        }
+        if (byRate) {
+            r.kind = ResponseModel::Kind::SuccessRate;
+            o.readNumber("success_rate", r.successRate, 0, 1);
+            if (o.readInt("failure_status", r.failureStatus, kMinStatus, kMaxStatus) &&
+                r.failureStatus == 200) {
+                reader_.error(*o.get("failure_status"),
+                              "failure_status must differ from 200, the status of a success");
+            }
+            return;
+        }
+        if (const Value* x = o.get("failure_status")) {
+            reader_.error(*x, "failure_status applies only with success_rate");
+        }
+        const Value* statuses = o.readObject("statuses");
+        if (!statuses) return;
+        r.kind = ResponseModel::Kind::Statuses;
+        if (statuses->members().empty()) {
+            reader_.error(*statuses, "statuses names no status");
+            return;
+        }
+        double sum = 0;
+        for (const json::Member& member : statuses->members()) {
+            const std::string& key = member.key;
+            const bool digits = key.size() == 3 && std::all_of(key.begin(), key.end(), [](char c) {
+                                    return c >= '0' && c <= '9';
+                                });
+            const int status = digits ? std::stoi(key) : 0;
+            if (status < kMinStatus || status > kMaxStatus) {
+                reader_.errorAt(member.keyPosition, member.value->pointer(),
+                                "\"" + key + "\" is not an HTTP status (100 to 599)");
+                continue;
+            }
+            const Value& p = *member.value;
+            if (!reader_.expect(p, {Value::Type::Double}, "a number")) continue;
+            const double probability = p.asDouble();
+            if (!(probability > 0 && probability <= 1)) {
+                reader_.error(p, "a probability is above 0 and at most 1");
+                continue;
+            }
+            sum += probability;
+            r.statuses.emplace_back(status, probability);
+        }
+        if (r.statuses.size() == statuses->members().size() && std::fabs(sum - 1) > 1e-9) {
+            reader_.error(*statuses,
+                          "the probabilities add up to " + numberText(sum, 6) + ", not 1");
         }
     }
 

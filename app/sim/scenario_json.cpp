@@ -91,6 +91,27 @@ Json identityJson(const Identity& id) {
     return j;
 }
 
+Json responseJson(const ResponseModel& r) {
+    Json j = Json::object();
+    switch (r.kind) {
+        case ResponseModel::Kind::None:
+            break;
+        case ResponseModel::Kind::SuccessRate:
+            j["success_rate"] = r.successRate;
+            if (r.failureStatus != ResponseModel{}.failureStatus)
+                j["failure_status"] = r.failureStatus;
+            break;
+        case ResponseModel::Kind::Statuses: {
+            Json statuses = Json::object();
+            for (const auto& [status, probability] : r.statuses)
+                statuses[std::to_string(status)] = probability;
+            j["statuses"] = std::move(statuses);
+            break;
+        }
+    }
+    return j;
+}
+
 Json actorJson(const Actor& a) {
     Json j;
     j["name"] = a.name;
@@ -107,6 +128,7 @@ Json actorJson(const Actor& a) {
     j["request"] = std::move(request);
     Json identity = identityJson(a.identity);
     if (!identity.empty()) j["identity"] = std::move(identity);
+    if (a.response.kind != ResponseModel::Kind::None) j["response"] = responseJson(a.response);
     return j;
 }
 

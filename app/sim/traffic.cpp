@@ -102,7 +102,9 @@ ActorTraffic::ActorTraffic(const Actor& actor, std::uint64_t seed, Nanos end)
     , end_(std::min(end, actor.stop.value_or(end)))
     , actorSeed_(mixSeed(seed, nameHash(actor.name)))
     , arrivalRng_(mixSeed(actorSeed_, 1))
-    , identityRng_(mixSeed(actorSeed_, 2)) {
+    , identityRng_(mixSeed(actorSeed_, 2))
+    // Salts 3 and up name the instances' tokens; this one lies far above any instance.
+    , responseRng_(mixSeed(actorSeed_, 0x726573706f6e7365)) {
     for (const auto& [name, value] : actor.identity.attributes) {
         attributes_.push_back(Attribute{name, value});
         attributeFields_.push_back(makeField(name, value));
@@ -266,6 +268,10 @@ void ActorTraffic::emit(RequestSlot& slot) {
     slot.method = actor_.method;
     slot.path = actor_.path;
     slot.cost = actor_.cost;
+    slot.status = 200;
+    if (actor_.response.kind != ResponseModel::Kind::None) {
+        slot.status = actor_.response.status(static_cast<double>(responseRng_() >> 11) * 0x1.0p-53);
+    }
     char* scratch = slot.scratch;
     for (const Field& f : headerFields_) {
         slot.headers[slot.headerCount++] = Header{f.name, writeField(f, instance, scratch)};
@@ -390,6 +396,7 @@ void writeReplayedRequest(const ReplayedLine& line, RequestSlot& slot) {
     slot.path = line.path;
     slot.attributes = {};
     slot.cost = 0;
+    slot.status = line.status;
     slot.headerCount = 0;
     slot.loggedHeaders = line.headers;
     slot.clientText = line.client;

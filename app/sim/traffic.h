@@ -40,6 +40,9 @@ struct RequestSlot {
     std::string_view principal;
     std::span<const Attribute> attributes;
     std::int64_t cost = 0;
+    /// The status the service answers if the request passes: drawn from the actor's response
+    /// model (200 without one); a replay's logged status, 0 when the log has none.
+    int status = 200;
     /// Which of the actor's instances sends it (a replay in memory: the client's index into
     /// RecordedTraffic::clients; a streamed replay: 0).
     std::int64_t instance = 0;
@@ -104,6 +107,7 @@ private:
     std::uint64_t actorSeed_;
     std::mt19937_64 arrivalRng_;
     std::mt19937_64 identityRng_;
+    std::mt19937_64 responseRng_;  // its own stream: a response model perturbs no arrival
     // A header or attribute value, split around "{instance}" when it holds one.
     struct Field {
         std::string_view name;

@@ -31,8 +31,10 @@ constexpr const char* kFull = R"({
       "identity": { "peer": { "kind": "ipv4_pool", "cidr": "198.51.100.0/24" },
                     "authorization": "fixed", "principal": "fixed",
                     "attributes": { "plan": "premium" } },
+      "response": { "success_rate": 0.95, "failure_status": 403 },
       "start_s": 1, "stop_s": 11 },
     { "name": "proxied", "class": "attacker",
+      "response": { "statuses": { "401": 0.75, "200": 0.2, "422": 0.05 } },
       "arrival": { "kind": "ramp", "from_per_s": 1, "to_per_s": 50, "over_s": 5 },
       "identity": { "peer": { "kind": "ipv6_prefix_rotate", "cidr": "2001:db8::/48", "prefix_len": 56 },
                     "forwarded_for": "via_proxy", "proxy": "10.0.0.5", "forwarded_header": "Forwarded" } }
@@ -90,6 +92,11 @@ void TestScenarioFile::readsEveryField() {
     QCOMPARE(users.identity.attributes.at(0).second, std::string("premium"));
     QCOMPARE(users.start, kNanosPerSecond);
     QCOMPARE(*users.stop, 11 * kNanosPerSecond);
+    QCOMPARE(users.response.kind, ResponseModel::Kind::SuccessRate);
+    QCOMPARE(users.response.successRate, 0.95);
+    QCOMPARE(users.response.failureStatus, 403);
+    QCOMPARE(users.response.status(0.9499), 200);
+    QCOMPARE(users.response.status(0.95), 403);
     const Actor& proxied = s.actors[1];
     QCOMPARE(proxied.className, std::string("attacker"));
     QCOMPARE(proxied.arrival.kind, Arrival::Kind::Ramp);
@@ -98,6 +105,16 @@ void TestScenarioFile::readsEveryField() {
     QCOMPARE(proxied.identity.forwarded.kind, ForwardedSpec::Kind::ViaProxy);
     QCOMPARE(proxied.identity.forwarded.proxy.toString(), std::string("10.0.0.5"));
     QCOMPARE(proxied.identity.forwarded.header, std::string("forwarded"));
+    QCOMPARE(proxied.response.kind, ResponseModel::Kind::Statuses);
+    QCOMPARE(proxied.response.statuses,
+             (std::vector<std::pair<int, double>>{{401, 0.75}, {200, 0.2}, {422, 0.05}}));
+    // In file order over [0, 1): 401 below 0.75, 200 below 0.95, 422 above.
+    QCOMPARE(proxied.response.status(0.0), 401);
+    QCOMPARE(proxied.response.status(0.7499), 401);
+    QCOMPARE(proxied.response.status(0.75), 200);
+    QCOMPARE(proxied.response.status(0.9499), 200);
+    QCOMPARE(proxied.response.status(0.96), 422);
+    QCOMPARE(s.actors[1].response.status(0.999999), 422);
     QCOMPARE(s.events.size(), std::size_t(3));
     QCOMPARE(s.events[0].failure, StoreFailure::Timeout);
     QCOMPARE(s.events[0].replica, 1);
@@ -221,6 +238,27 @@ void TestScenarioFile::reportsMistakesWhereTheyAre_data() {
                "\"from_s\": 1, \"to_s\": 2, \"replica\": 2 } ]")
         << "bad.json:3:82:"
         << "replica 2 does not exist: the scenario has 1";
+    // A response model on line 3, its value from column 17.
+    auto responding = [](const QString& response) {
+        return "{ \"name\": \"s\", \"duration_s\": 10, \"actors\": [\n  { \"name\": \"a\", "
+               "\"arrival\": {\"kind\":\"constant\",\"rate_per_s\":1},\n    \"response\": " +
+               response + " } ] }";
+    };
+    QTest::newRow("success rate above one")
+        << responding(R"({"success_rate": 1.5})") << "bad.json:3:34:"
+        << "success_rate must be at least 0 and at most 1, found 1.5";
+    QTest::newRow("response without a model")
+        << responding("{}") << "bad.json:3:17:"
+        << "a response needs success_rate or statuses";
+    QTest::newRow("failure status 200")
+        << responding(R"({"success_rate": 0.9, "failure_status": 200})") << "bad.json:3:57:"
+        << "failure_status must differ from 200";
+    QTest::newRow("status not a number")
+        << responding(R"({"statuses": {"200": 0.5, "2xx": 0.5}})") << "bad.json:3:43:"
+        << "\"2xx\" is not an HTTP status (100 to 599)";
+    QTest::newRow("probabilities short of one")
+        << responding(R"({"statuses": {"200": 0.9, "401": 0.05}})") << "bad.json:3:30:"
+        << "the probabilities add up to 0.95, not 1";
     QTest::newRow("policy_change with from_s")
         << scenario(
                ", \"events\": [\n  { \"kind\": \"policy_change\", \"from_s\": 1, \"set\": "

@@ -67,13 +67,19 @@ const std::vector<Row>& malformed() {
                                "policy-change-with-from",
                                "policy-change-sets-nothing",
                                "policy-change-unknown-field",
-                               "expectation-without-bounds"});
+                               "expectation-without-bounds",
+                               "response-rate-above-one",
+                               "response-rate-and-statuses",
+                               "response-status-not-http",
+                               "response-failure-status-with-statuses",
+                               "response-failure-status-200"});
         // Rules across fields or values: valid to the schema, refused by the loader.
         add(Verdict::Valid,
             {"duplicate-actor", "unknown-metric", "min-above-max", "stop-before-start",
              "outage-ends-before-it-starts", "replica-out-of-range", "pool-smaller-than-the-crowd",
              "cidr-host-bits", "ipv6-address-for-nat", "prefix-len-not-longer",
-             "burst-longer-than-its-period", "astronomical-volume"});
+             "burst-longer-than-its-period", "astronomical-volume",
+             "response-probabilities-short-of-one"});
         return t;
     }();
     return table;
