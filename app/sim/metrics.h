@@ -180,6 +180,10 @@ struct DecisionRecord {
     std::int64_t logLine = 0;
     bool allowed = false;
     int status = 200;
+    /// What the service answers the request if it passes, whatever the decision: its actor's
+    /// response model (200 without one), a replayed line's logged status (0 when not logged).
+    /// A passed request was settled with it where a policy charges by outcome.
+    int answer = 200;
     std::int64_t remaining = 0;  ///< the smallest remaining over the matching policies
     Nanos retryAfter = 0;
     int actor = 0;              ///< index into Scenario::actors

@@ -586,6 +586,7 @@ void ScenarioRunner::Impl::account(std::size_t j) {
         d.at = times[j];
         d.allowed = check.allowed;
         d.status = check.status;
+        d.answer = slots[j].status;
         d.retryAfter = check.retryAfter;
         d.actor = actor;
         d.instance = instance;
