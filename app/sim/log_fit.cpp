@@ -213,6 +213,27 @@ void fitRequest(const RecordedTraffic& t, const std::vector<const Client*>& clie
     if (a.path.empty() || a.path.front() != '/') a.path = "/" + a.path;
 }
 
+// The statuses the clients' lines were answered with, as the actor's response model, so a
+// policy charging by outcome settles the fitted run as the replay does. None when every
+// answer was 200 or none was logged.
+void fitResponse(const std::vector<const Client*>& clients, Actor& a) {
+    std::map<int, std::int64_t> statuses;
+    std::int64_t total = 0;
+    for (const Client* c : clients) {
+        for (const auto& [status, n] : c->statuses) {
+            if (status < 100 || status > 599) continue;  // not an answer a model can give
+            statuses[status] += n;
+            total += n;
+        }
+    }
+    if (total == 0 || statuses.count(200) == statuses.size()) return;
+    a.response.kind = ResponseModel::Kind::Statuses;
+    for (const auto& [status, n] : statuses) {
+        a.response.statuses.emplace_back(status,
+                                         static_cast<double>(n) / static_cast<double>(total));
+    }
+}
+
 }  // namespace
 
 PolicySet defaultFitPolicies() {
@@ -325,6 +346,7 @@ FitResult fitScenario(std::shared_ptr<const RecordedTraffic> traffic, const Poli
         a.stop = ceilMillis(*a.stop);
         a.arrival.burstEvery = a.arrival.burstEvery / 1000 * 1000;
         fitRequest(t, {&c}, a);
+        fitResponse({&c}, a);
         identify(a, c.kind, &c);
         s.actors.push_back(std::move(a));
     }
@@ -360,6 +382,7 @@ FitResult fitScenario(std::shared_ptr<const RecordedTraffic> traffic, const Poli
             a.arrival.ratePerSecond =
                 static_cast<double>(requests) / static_cast<double>(a.count) / durationS;
             fitRequest(t, group, a);
+            fitResponse(group, a);
             identify(a, id.second, nullptr);
             s.actors.push_back(std::move(a));
         }

@@ -11,7 +11,9 @@
 // rate over the whole log, so the groups follow the observed distribution of per-client rates.
 // Identities are synthetic but keyed alike: a client keyed by its address keeps the address; a
 // client keyed by a credential, a principal or an API key gets a generated one and an address
-// of its own from 198.18.0.0/15 (then 100.64.0.0/10). No logged credential is written.
+// of its own from 198.18.0.0/15 (then 100.64.0.0/10). No logged credential is written. An
+// actor whose lines were answered with anything but 200 gets their statuses as its response
+// model, so a policy charging by outcome settles the fitted run as it settles the replay.
 
 #include <cstdint>
 #include <memory>

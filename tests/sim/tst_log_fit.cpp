@@ -4,6 +4,8 @@
 
 #include <QtTest>
 
+#include <map>
+
 #include <QTemporaryDir>
 #include <cmath>
 #include <fstream>
@@ -251,6 +253,17 @@ void TestLogFit::attackerByStatusRatio() {
     QCOMPARE(attackers, (std::vector<std::string>{"203.0.113.20", "203.0.113.21", "203.0.113.22"}));
     for (const Actor& a : fit.scenario.actors) {
         if (a.className == "attacker") QCOMPARE(a.method + " " + a.path, "POST /login");
+    }
+    // Each stuffer answers as its 240 lines were answered (counted in the log: 23, 29 and 31
+    // of them 200, the rest 401).
+    const std::map<std::string, int> successes = {
+        {"203.0.113.20", 23}, {"203.0.113.21", 29}, {"203.0.113.22", 31}};
+    for (const Actor& a : fit.scenario.actors) {
+        if (a.className != "attacker") continue;
+        const int ok = successes.at(a.identity.peer.address.toString());
+        QCOMPARE(a.response.kind, ResponseModel::Kind::Statuses);
+        QCOMPARE(a.response.statuses, (std::vector<std::pair<int, double>>{
+                                          {200, ok / 240.0}, {401, (240 - ok) / 240.0}}));
     }
     // Stuffers at 2 per second never exceed the 2 per second refill: all allowed, fitted too.
     const std::vector<ClassCounters> replayed = replayByClass(traffic, policies, fit);
