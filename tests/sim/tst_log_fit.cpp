@@ -4,11 +4,10 @@
 
 #include <QtTest>
 
-#include <map>
-
 #include <QTemporaryDir>
 #include <cmath>
 #include <fstream>
+#include <map>
 
 #include "sim/access_log.h"
 #include "sim/fit_rule.h"
