@@ -151,6 +151,26 @@ struct Limiter::Impl {
         }
     }
 
+    // The store call for result r of a Check, if its response changes anything.
+    // The store call that applies `status` to result r's charge; false when it changes nothing
+    // or the result was decided elsewhere (another limiter, limits retuned since).
+    bool settleRequest(const PolicyResult& r, int status, Nanos now, SettleRequest& out) const {
+        if (!r.charge.pending || r.policy >= compiled.size()) return false;
+        const CompiledPolicy& c = compiled[r.policy];
+        if (c.generation != r.charge.generation) return false;
+        const Policy& policy = policies.policies[r.policy];
+        const std::int64_t cost = settleCost(policy.charge, status, r.charge.cost);
+        if (cost == 0) return false;
+        const std::vector<Limit>& limits = r.charge.local ? c.localLimits : c.limits;
+        if (r.tier >= limits.size() || (r.charge.local && !local)) return false;
+        out = SettleRequest{r.charge.limitId,   c.limitNames[r.tier],
+                            &limits[r.tier],    r.charge.partition,
+                            r.charge.key,       cost,
+                            r.charge.stamp,     now,
+                            policy.storeTimeout};
+        return true;
+    }
+
     void report(const Policy& policy, const RequestView& request, std::string_view key,
                 const PolicyResult& r, const ConsumeResult* storeResult, Nanos now,
                 std::uint32_t index) const {
@@ -230,7 +250,7 @@ struct RequestWork {
 struct BatchWork {
     // Raw views of the vectors below, refreshed when they grow.
     RequestWork* requests = nullptr;
-    identity::DerivedKey* derived = nullptr;  // per call slot
+    identity::DerivedKey* derived = nullptr;                        // per call slot
     std::array<BucketBudget, kMaxBudgetLevels>* budgets = nullptr;  // per call slot: its chain
     ConsumeRequest* calls = nullptr;
     ConsumeResult* results = nullptr;
@@ -308,6 +328,7 @@ struct Limiter::Batch {
             c.code = RefusalCode::None;
             c.retryAfter = 0;
             c.used_ = 0;
+            c.settles_ = false;
             work.requests[i].context.reset(requests[i], impl.policies.trustedProxies);
             work.requests[i].nextPolicy = 0;
         }
@@ -348,6 +369,7 @@ struct Limiter::Batch {
             r.tier = 0;
             r.decision = Decision{};
             r.chargedFallback = false;
+            r.charge.pending = false;
             if (c.captureKeys) {
                 r.key.clear();
                 r.scope.clear();
@@ -431,6 +453,7 @@ struct Limiter::Batch {
             r.decision = result.decision;
             if (result.decision.allowed) {
                 r.outcome = PolicyOutcome::Passed;
+                recordCharge(k, c, r, false);
             } else if (result.decision.reason == DenyReason::CostExceedsCapacity) {
                 r.outcome = PolicyOutcome::CostExceedsCapacity;
                 refusal = RefusalCode::CostExceedsCapacity;
@@ -475,13 +498,35 @@ struct Limiter::Batch {
         }
         result.chargedFallback = local.chargedFallback;
         result.chargedLevel = local.chargedLevel;
+        result.stamp = local.stamp;
         r.outcome = PolicyOutcome::DecidedLocally;
         r.decision = local.decision;
-        if (!local.decision.allowed) {
+        if (local.decision.allowed) {
+            recordCharge(k, out[work.owners[k].request], r, true);
+        } else {
             refusal = local.decision.reason == DenyReason::CostExceedsCapacity
                           ? RefusalCode::CostExceedsCapacity
                           : RefusalCode::RateLimited;
         }
+    }
+
+    // Keeps what settle() needs of call k's charge, for a policy that charges by outcome.
+    void recordCharge(std::size_t k, Check& c, PolicyResult& r, bool local) {
+        const CompiledPolicy& compiled = impl.compiled[r.policy];
+        if (!compiled.settles) return;
+        const ConsumeRequest& call = work.calls[k];
+        const ConsumeResult& result = work.results[k];
+        PolicyResult::Charge& charge = r.charge;
+        charge.pending = true;
+        charge.local = local;
+        charge.level = result.chargedLevel;
+        charge.limitId = call.limitId;
+        charge.cost = call.cost;
+        charge.stamp = result.stamp;
+        charge.generation = compiled.generation;
+        charge.key.assign(work.derived[k].chargedKey(result.chargedLevel));
+        charge.partition.assign(call.partition);
+        c.settles_ = true;
     }
 
     // Applies a policy's refusal to its request; returns whether the request is refused.
@@ -549,6 +594,79 @@ void Limiter::checkBatch(std::span<const RequestView> requests, Nanos now,
 void Limiter::checkBatch(std::span<const RequestView> requests, std::span<const Nanos> times,
                          std::span<Check> out) const {
     Batch(*impl_, requests, times, out).run();
+}
+
+// --- settling ------------------------------------------------------------------------------
+//
+// A settle is addressed by what the decision recorded (PolicyResult::Charge), never by deriving
+// the key again: the request may be gone, and the same request could now be charged to another
+// bucket (a budget that filled up since). The generation check makes a Check from another
+// limiter, or from before a retune changed the limits, a no-op.
+
+struct Limiter::SettleBatch {
+    const Impl& impl;
+    // Scratch reused by the thread's batches, so that steady-state settles do not allocate.
+    struct Work {
+        std::vector<SettleRequest> shared;
+        std::vector<SettleRequest> local;
+        std::vector<SettleResult> results;
+    };
+    Work& work;
+
+    explicit SettleBatch(const Impl& i) : impl(i), work(scratch()) {
+        work.shared.clear();
+        work.local.clear();
+    }
+
+    static Work& scratch() {
+        thread_local Work w;
+        return w;
+    }
+
+    void add(const Check& check, int status, Nanos now) {
+        if (!check.settles()) return;
+        for (const PolicyResult& r : check.policies()) {
+            SettleRequest s;
+            if (impl.settleRequest(r, status, now, s))
+                (r.charge.local ? work.local : work.shared).push_back(s);
+        }
+    }
+
+    void run() {
+        send(*impl.store, work.shared);
+        if (impl.local) send(*impl.local, work.local);
+    }
+
+    void send(Store& store, const std::vector<SettleRequest>& requests) {
+        if (requests.empty()) return;
+        if (work.results.size() < requests.size()) work.results.resize(requests.size());
+        store.settleBatch(requests, work.results);
+    }
+};
+
+void Limiter::settle(const Check& check, int status, Nanos now) const {
+    if (!check.settles()) return;
+    for (const PolicyResult& r : check.policies()) {
+        SettleRequest s;
+        if (impl_->settleRequest(r, status, now, s))
+            (r.charge.local ? *impl_->local : *impl_->store).settle(s);
+    }
+}
+
+void Limiter::settleBatch(std::span<const Check> checks, std::span<const int> statuses,
+                          Nanos now) const {
+    SettleBatch batch(*impl_);
+    for (std::size_t i = 0; i < checks.size(); ++i)
+        batch.add(checks[i], statuses[i], now);
+    batch.run();
+}
+
+void Limiter::settleBatch(std::span<const Check> checks, std::span<const int> statuses,
+                          std::span<const Nanos> times) const {
+    SettleBatch batch(*impl_);
+    for (std::size_t i = 0; i < checks.size(); ++i)
+        batch.add(checks[i], statuses[i], times[i]);
+    batch.run();
 }
 
 void Limiter::decide(const RequestView& request, Nanos now, Verdict& out, bool explain) const {

@@ -52,6 +52,11 @@ struct Limit {
     Nanos window = 60 * kNanosPerSecond;
     /// Leaky bucket only: excess requests passed without delay (nginx `delay=N`), or kNoDelay.
     std::int64_t delay = 0;
+    /// Charged by outcome (chargesByOutcome() in policy.h): Store::settle() may adjust this
+    /// limit's buckets after the response. A token bucket or GCRA bucket then also keeps when it
+    /// last started owing (8 more bytes per bucket in memory, a second number in Redis), the
+    /// stamp a settle must match. Token bucket, GCRA and fixed window only.
+    bool settles = false;
 
     friend bool operator==(const Limit&, const Limit&) = default;
 };

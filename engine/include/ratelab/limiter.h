@@ -61,6 +61,28 @@ public:
     void decide(const RequestView& request, Nanos now, Verdict& out, bool explain = false) const;
     Verdict decide(const RequestView& request, Nanos now, bool explain = false) const;
 
+    /// Applies a response's HTTP `status` to what `check` charged, for each policy that charges
+    /// by outcome (chargesByOutcome in policy.h): gives back the cost of a request its `charge`
+    /// rule does not count, and charges the penalty of a status in its penalty_statuses
+    /// (settleCost). Each adjustment goes atomically to the very bucket the decision charged
+    /// (its key or budget fallback, its partition, its store), and only while that bucket still
+    /// holds the charge: a bucket evicted and made again, or full again since (a token bucket
+    /// forgets what it owed once full), or a window that has ended, is left alone. A `check`
+    /// decided by another limiter (before a reload) or under limits a retune has changed since
+    /// is ignored. A refund never raises a bucket above its capacity. Only admitted requests
+    /// were charged, so refused ones have nothing to settle; a Check whose policies all charge
+    /// "always" without a penalty returns at once (Check::settles). Store errors are dropped:
+    /// the charge stands. Call once per decision, with `check` as it was decided (checkBatch
+    /// checks included). Thread-safe like check(); not with retune(). Never throws; allocates
+    /// nothing with the memory store.
+    void settle(const Check& check, int status, Nanos now) const;
+    /// settle(checks[i], statuses[i], now), with one store call per batch where it can (a Redis
+    /// store pipelines them). REQUIRES: statuses.size() >= checks.size().
+    void settleBatch(std::span<const Check> checks, std::span<const int> statuses, Nanos now) const;
+    /// As above, check i settled at times[i]. REQUIRES: times.size() >= checks.size().
+    void settleBatch(std::span<const Check> checks, std::span<const int> statuses,
+                     std::span<const Nanos> times) const;
+
     const PolicySet& policies() const;
     Store& store() const;
     /// Where policies with on_store_error "local" decide while the shared store is unreachable;
@@ -79,6 +101,7 @@ public:
 private:
     struct Impl;
     struct Batch;
+    struct SettleBatch;
     std::unique_ptr<Impl> impl_;
 };
 

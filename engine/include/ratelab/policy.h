@@ -48,6 +48,26 @@ enum class HeaderStyle : std::uint8_t {
     None,    ///< no quota headers; Retry-After is still sent on 429
 };
 
+/// Which requests stay charged once their response is known (Limiter::settle). Every request is
+/// charged when it is decided, whatever the rule; settling gives back what the rule does not
+/// count.
+enum class ChargeRule : std::uint8_t {
+    Always,     ///< every admitted request stays charged (the default)
+    Failures,   ///< only requests answered with a status in failure_statuses stay charged
+    Successes,  ///< only requests answered with a status outside failure_statuses stay charged
+};
+
+/// A policy's `charge`, `failure_statuses`, `penalty` and `penalty_statuses`.
+struct ChargeConfig {
+    ChargeRule rule = ChargeRule::Always;
+    std::vector<int> failureStatuses{401, 403};  ///< 100..599 each, no duplicates, non-empty
+    /// Units charged on top of the request's cost when its status is in penaltyStatuses; a
+    /// penalty empties the bucket at most, it never puts it in debt. >= 0.
+    std::int64_t penalty = 0;
+    std::vector<int> penaltyStatuses;  ///< required, non-empty, when penalty > 0
+    friend bool operator==(const ChargeConfig&, const ChargeConfig&) = default;
+};
+
 /// One part of a composite key. Values other than route and method are hashed into the key.
 struct KeyPart {
     enum class Kind : std::uint8_t { Route, Method, Peer, Principal, Header, Attribute };
@@ -147,6 +167,7 @@ struct Policy {
     HeaderStyle headers = HeaderStyle::Ietf;
     Bypass bypass;
     std::optional<TierConfig> tiers;
+    ChargeConfig charge;
 
     friend bool operator==(const Policy&, const Policy&) = default;
 };
@@ -196,6 +217,15 @@ Tier resolvedTier(const Policy& policy, const Tier& tier);
 /// window_ms becomes ns, nodelay becomes kNoDelay. Defined for any numbers: validation compiles
 /// before it checks. Thread-safe.
 Limit compileLimit(const Policy& policy, const Tier* tier = nullptr);
+
+/// Whether a response can change what a decision of `policy` charged: a charge rule other than
+/// "always", or a penalty. Only then does Limiter::settle() touch the store. Thread-safe.
+bool chargesByOutcome(const Policy& policy);
+
+/// What settling a request charged `cost` with response `status` adds to its bucket: -cost (a
+/// refund) when the rule does not count that status, plus the penalty when the status is in
+/// penaltyStatuses; 0 when nothing changes. Thread-safe.
+std::int64_t settleCost(const ChargeConfig& charge, int status, std::int64_t cost);
 
 /// The limits the engine selects from for a policy: one per tier in tier order, or the policy's
 /// own when it has no tiers. A PolicyResult's `tier` indexes them. Thread-safe.

@@ -53,8 +53,9 @@ bool canRetune(const Policy& running, const Policy& updated);
 bool canRetune(const PolicySet& running, const PolicySet& updated);
 
 /// Whether a bucket of policy `before` means the same thing under `after`, so that a limiter
-/// taking over from another (a policy reload) may keep it: the same name, algorithm, key rules
-/// and tier names. Numbers, routes, budgets, modes, headers and bypasses may differ.
+/// taking over from another (a policy reload) may keep it: the same name, algorithm, key rules,
+/// tier names, and whether it charges by outcome (chargesByOutcome). Numbers, routes, budgets,
+/// modes, headers, bypasses and the statuses and penalty of a charge rule may differ.
 /// Thread-safe.
 bool keepsBucketState(const Policy& before, const Policy& after);
 

@@ -83,6 +83,40 @@ struct ConsumeResult {
     /// Which key was charged: 0 the request's key, k the fallback of the k-th budget level
     /// (1: request.budget's own). chargedFallback == (chargedLevel > 0).
     std::uint8_t chargedLevel = 0;
+    /// Which state of the charged bucket the charge went into, for settle(); meaningful when the
+    /// decision admitted the request and the limit settles (Limit::settles). Token bucket and
+    /// GCRA: when the bucket last started owing (it has not been full since); fixed window: the
+    /// window's end. 0 otherwise.
+    std::int64_t stamp = 0;
+    std::string error;  ///< what went wrong when status != Ok; empty otherwise
+};
+
+/// An outcome applied to the bucket a consumption charged (Limiter::settle). Views must stay
+/// valid for the call only.
+struct SettleRequest {
+    std::uint32_t limitId = 0;     ///< as the consumption's
+    std::string_view limitName;    ///< as the consumption's
+    const Limit* limit = nullptr;  ///< the limit it was consumed under; Limit::settles is set
+    std::string_view partition;    ///< as the consumption's
+    /// The bucket that was charged: the consumption's key, or the fallback key of the budget
+    /// level it charged (ConsumeResult::chargedLevel).
+    std::string_view key;
+    /// Units to charge more (> 0, a penalty) or to give back (< 0, a refund), != 0. A refund never
+    /// raises the bucket above its capacity (or a window's count below 0); a penalty never takes
+    /// a token bucket below empty.
+    std::int64_t cost = 0;
+    std::int64_t stamp = 0;  ///< ConsumeResult::stamp of the consumption being settled
+    Nanos now = 0;           ///< caller time; a Redis store may use server time instead
+    Nanos timeout = 0;       ///< bound on the whole call; 0 means the store's default
+};
+
+/// How a settle ended. `applied` only with StoreStatus::Ok.
+struct SettleResult {
+    StoreStatus status = StoreStatus::Ok;
+    /// The bucket still held the charge and was adjusted. False when it did not: evicted (or
+    /// expired) and made again, full again since the charge (a token bucket forgets what it
+    /// owed once full), a window that has ended, or a limit whose numbers changed.
+    bool applied = false;
     std::string error;  ///< what went wrong when status != Ok; empty otherwise
 };
 
@@ -111,6 +145,19 @@ public:
     /// consume() in turn. REQUIRES: results.size() >= requests.size().
     virtual void consumeBatch(std::span<const ConsumeRequest> requests,
                               std::span<ConsumeResult> results);
+
+    /// Applies `request.cost` to the bucket a consumption charged, in one atomic step, if that
+    /// bucket still holds the charge: the same numbers, and the same state as
+    /// ConsumeResult::stamp named (SettleResult::applied). Otherwise changes nothing; it never
+    /// creates a bucket and never touches budget scopes. The default, for stores that cannot
+    /// settle, refuses (StoreStatus::Refused).
+    /// REQUIRES: request.limit != nullptr with Limit::settles, request.cost != 0.
+    virtual SettleResult settle(const SettleRequest& request);
+
+    /// Settles each request in order, each one atomically: results[i] answers requests[i]. The
+    /// default calls settle() in turn. REQUIRES: results.size() >= requests.size().
+    virtual void settleBatch(std::span<const SettleRequest> requests,
+                             std::span<SettleResult> results);
 
     /// Current keyspace figures. May lag concurrent writers slightly.
     virtual KeyspaceStats keyspace() const = 0;

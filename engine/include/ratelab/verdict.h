@@ -73,6 +73,22 @@ struct PolicyResult {
     bool chargedFallback = false;
     std::string key;    ///< the bucket key charged; filled only when Check::captureKeys
     std::string scope;  ///< the budget scope; filled only when Check::captureKeys
+
+    /// What Limiter::settle() needs to find the very bucket this result charged, written by the
+    /// limiter. Set (`pending`) only when the policy charges by outcome (chargesByOutcome) and a
+    /// store admitted the request; the strings keep their capacity when the Check is reused.
+    struct Charge {
+        bool pending = false;    ///< settle() applies the response to this result
+        bool local = false;      ///< charged the limiter's local store (on_store_error "local")
+        std::uint8_t level = 0;  ///< ConsumeResult::chargedLevel
+        std::uint32_t limitId = 0;
+        std::int64_t cost = 0;         ///< what the decision charged
+        std::int64_t stamp = 0;        ///< ConsumeResult::stamp
+        std::uint64_t generation = 0;  ///< the compiled limit it was decided under
+        std::string key;               ///< the bucket charged (a budget fallback's key if one was)
+        std::string partition;
+    };
+    Charge charge;
 };
 
 /// A decision without text: what the simulator and benchmarks read. Reuse one across calls;
@@ -89,11 +105,16 @@ struct Check {
     /// until the Check is used for the next decision.
     std::span<const PolicyResult> policies() const { return {results_.data(), used_}; }
 
+    /// Whether Limiter::settle() can change anything for this decision: some policy that charges
+    /// by outcome charged it. A caller with nothing to settle may skip keeping the Check.
+    bool settles() const { return settles_; }
+
 private:
     friend class Limiter;
     // Grows to the most policies one request ever matched; entries past used_ are stale.
     std::vector<PolicyResult> results_;
     std::size_t used_ = 0;
+    bool settles_ = false;
 };
 
 struct HttpHeader {

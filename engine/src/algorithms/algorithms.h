@@ -8,6 +8,11 @@
 //                              INT64_MAX, so that validation can ask it of any numbers
 //   release(s)                 frees memory s owns (the sliding log's ring)
 //   kOwnsMemory                whether any state owns memory (only the log does)
+//   stamp(s)                   which state a charge went into, for settling it later
+//                              (ConsumeResult::stamp); 0 where settling is not supported
+//   settle(s, now, cost, l, stamp)
+//                              applies a settled outcome when s still holds the charge that
+//                              `stamp` names; false, changing nothing, otherwise
 //
 // The fixed-size algorithms' consume functions are always inlined: called out of line, their
 // Decision comes back through memory written 8 bytes at a time and is read back 16 bytes at a
@@ -16,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 #include "algorithms/leaky_bucket.h"
 #include "algorithms/rate.h"
@@ -43,6 +49,10 @@ struct TokenBucket {
     }
     static void release(State&) {}
     static std::size_t ownedBytes(const State&) { return 0; }
+    // Without a stamp a bucket cannot tell its own charges from a later one's: Settled below
+    // keeps one for limits that settle.
+    static std::int64_t stamp(const State&) { return 0; }
+    static bool settle(State&, Nanos, std::int64_t, const Limit&, std::int64_t) { return false; }
 };
 
 struct Gcra : TokenBucket {
@@ -61,6 +71,11 @@ struct FixedWindow {
     static Nanos freshAfter(const Limit& l) { return l.window; }
     static void release(State&) {}
     static std::size_t ownedBytes(const State&) { return 0; }
+    // A window is named by its end: a window opened again after eviction ends later.
+    static std::int64_t stamp(const State& s) { return s.windowEnd; }
+    static bool settle(State& s, Nanos now, std::int64_t cost, const Limit& l, std::int64_t stamp) {
+        return fixedWindowSettle(s, now, cost, l, stamp);
+    }
 };
 
 struct SlidingWindow {
@@ -73,6 +88,9 @@ struct SlidingWindow {
     static Nanos freshAfter(const Limit& l) { return saturatingMul(2, l.window); }
     static void release(State&) {}
     static std::size_t ownedBytes(const State&) { return 0; }
+    // Refusing `charge` other than "always" at load (policy_semantics.cpp) keeps these unused.
+    static std::int64_t stamp(const State&) { return 0; }
+    static bool settle(State&, Nanos, std::int64_t, const Limit&, std::int64_t) { return false; }
 };
 
 struct SlidingLog {
@@ -88,6 +106,9 @@ struct SlidingLog {
         s.ring = nullptr;
     }
     static std::size_t ownedBytes(const State& s) { return s.ring ? s.ring->bytes() : 0; }
+    // Refusing `charge` other than "always" at load (policy_semantics.cpp) keeps these unused.
+    static std::int64_t stamp(const State&) { return 0; }
+    static bool settle(State&, Nanos, std::int64_t, const Limit&, std::int64_t) { return false; }
 };
 
 struct LeakyBucket {
@@ -107,6 +128,35 @@ struct LeakyBucket {
     }
     static void release(State&) {}
     static std::size_t ownedBytes(const State&) { return 0; }
+    // Refusing `charge` other than "always" at load (policy_semantics.cpp) keeps these unused.
+    static std::int64_t stamp(const State&) { return 0; }
+    static bool settle(State&, Nanos, std::int64_t, const Limit&, std::int64_t) { return false; }
+};
+
+/// A token bucket or GCRA whose buckets may be settled (Limit::settles): the rate state plus when
+/// the bucket last started owing, i.e. the `now` of the charge that found it full. A settle
+/// matches that stamp, so it never reaches a bucket that has been full since its charge, or
+/// one evicted and made again (it started owing later). 16 bytes of state instead of 8, paid
+/// only by the limits that settle.
+template <class Rate>
+struct Settled : Rate {
+    struct State {
+        RateState rate;
+        Nanos since = 0;
+    };
+    static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool& oom) {
+        const bool full = s.rate.tat <= now;
+        const Decision d = Rate::consume(s.rate, now, cost, l, oom);
+        if (full && d.allowed) s.since = now;
+        return d;
+    }
+    static Nanos idleAt(const State& s, const Limit& l) { return Rate::idleAt(s.rate, l); }
+    static void release(State&) {}
+    static std::size_t ownedBytes(const State&) { return 0; }
+    static std::int64_t stamp(const State& s) { return s.since; }
+    static bool settle(State& s, Nanos now, std::int64_t cost, const Limit& l, std::int64_t stamp) {
+        return s.since == stamp && rateSettle(s.rate, now, cost, l);
+    }
 };
 
 /// Calls f(Traits{}) with the traits type of `algorithm`.
@@ -127,6 +177,21 @@ decltype(auto) visitAlgorithm(Algorithm algorithm, F&& f) {
             break;
     }
     return f(LeakyBucket{});
+}
+
+/// Calls f(Traits{}) with the traits a store keeps `algorithm`'s buckets with: Settled<...> for a
+/// token bucket or GCRA that settles (Limit::settles), the algorithm's own otherwise.
+template <class F>
+decltype(auto) visitAlgorithm(Algorithm algorithm, bool settles, F&& f) {
+    if (settles && algorithm == Algorithm::TokenBucket) return f(Settled<TokenBucket>{});
+    if (settles && algorithm == Algorithm::Gcra) return f(Settled<Gcra>{});
+    return visitAlgorithm(algorithm, std::forward<F>(f));
+}
+
+/// Whether a store keeps `limit`'s buckets in another layout than the algorithm's own (Settled).
+constexpr bool keepsStamp(const Limit& limit) {
+    return limit.settles &&
+           (limit.algorithm == Algorithm::TokenBucket || limit.algorithm == Algorithm::Gcra);
 }
 
 /// How long a used key of this limit takes to become fresh again (the floor for budget slot

@@ -97,4 +97,29 @@ inline Nanos refillTime(const Limit& limit) {
     return d;
 }
 
+/// Settles a charge on a token bucket or GCRA key (Store::settle): `cost` units more (a penalty,
+/// > 0) or back (a refund, < 0). It applies only while the key still owes something: a bucket
+/// that is full at `now` has forgotten every charge, so settling it changes nothing (and a
+/// bucket that was full and then charged again owes other requests, which is why stores match a
+/// stamp first). A refund stops at full; a penalty stops at empty, or at what is owed when a
+/// retune left more than the capacity owed. Returns whether the key was adjusted.
+/// REQUIRES: as gcraConsume, cost != 0.
+inline bool rateSettle(RateState& state, Nanos now, std::int64_t cost, const Limit& limit) {
+    if (state.tat <= now) return false;
+    const Nanos t = limit.emissionInterval;
+    const Nanos burst = limit.capacity * t;
+    const Nanos owed = state.tat - now;
+    // Never more than a whole bucket, so the product stays below kMaxDuration.
+    const std::int64_t units = std::min(cost < 0 ? -cost : cost, limit.capacity);
+    const Nanos delta = units * t;
+    Nanos next = owed;
+    if (cost < 0) {
+        next = owed > delta ? owed - delta : 0;
+    } else if (owed < burst) {
+        next = std::min(burst, owed + delta);
+    }
+    state.tat = now + next;
+    return true;
+}
+
 }  // namespace ratelab::algo

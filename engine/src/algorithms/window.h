@@ -57,6 +57,22 @@ inline bool isIdle(const FixedWindowState& s, Nanos now) {
     return d;
 }
 
+/// Settles a charge on a fixed-window key (Store::settle): `cost` units more (a penalty, > 0) or
+/// back (a refund, < 0), only in the window the charge went into (`windowEnd`, the stamp) and
+/// only while it lasts. A refund stops at a count of 0; a penalty spends what is left of the
+/// quota, never more (refused requests past the quota still count, as they always do).
+/// Returns whether the key was adjusted. REQUIRES: cost != 0.
+inline bool fixedWindowSettle(FixedWindowState& state, Nanos now, std::int64_t cost,
+                              const Limit& limit, Nanos windowEnd) {
+    if (state.windowEnd != windowEnd || state.windowEnd <= now) return false;
+    if (cost < 0) {
+        state.count = state.count > -cost ? state.count + cost : 0;
+    } else if (state.count < limit.capacity) {
+        state.count = limit.capacity - state.count > cost ? state.count + cost : limit.capacity;
+    }
+    return true;
+}
+
 struct SlidingWindowState {
     static constexpr Nanos kFresh = std::numeric_limits<Nanos>::min();
     Nanos windowStart = kFresh;  ///< start of the current window; kFresh: never used

@@ -61,9 +61,15 @@ inline constexpr std::size_t kMaxRun = 32;
 
 class LimitTableBase {
 public:
-    explicit LimitTableBase(Algorithm algorithm) : algorithm_(algorithm) {}
+    LimitTableBase(Algorithm algorithm, bool stamped) : algorithm_(algorithm), stamped_(stamped) {}
     virtual ~LimitTableBase() = default;
     Algorithm algorithm() const { return algorithm_; }
+    /// Whether buckets keep a settle stamp (algo::keepsStamp): a table serves only limits that
+    /// agree, since the layout of its buckets differs.
+    bool stamped() const { return stamped_; }
+    bool serves(const Limit& limit) const {
+        return algorithm_ == limit.algorithm && stamped_ == algo::keepsStamp(limit);
+    }
     /// Evicts every idle bucket and expired scope; returns the earliest time a surviving bucket
     /// becomes idle.
     virtual Nanos sweep(StoreAccounts& store, Nanos now) = 0;
@@ -71,6 +77,7 @@ public:
 
 private:
     const Algorithm algorithm_;
+    const bool stamped_;
 };
 
 template <class Algo>
@@ -80,8 +87,8 @@ class LimitTable final : public LimitTableBase {
     using Slot = typename Table::Slot;
 
 public:
-    explicit LimitTable(Algorithm algorithm)
-        : LimitTableBase(algorithm)
+    LimitTable(Algorithm algorithm, bool stamped)
+        : LimitTableBase(algorithm, stamped)
         , shardCount_(1u << shardBits())
         , shardShift_(64 - shardBits())
         , shards_(new Shard[shardCount_]) {}
@@ -141,6 +148,7 @@ public:
                     bool oom = false;
                     out.decision =
                         Algo::consume(slot->state, request.now, request.cost, limit, oom);
+                    out.stamp = Algo::stamp(slot->state);
                     continue;
                 }
             }
@@ -155,6 +163,24 @@ public:
             if (!consumeLocked(store, shard, request, hashes[i], out, true)) refuseFull(store, out);
         }
         unlockShards(touched);
+    }
+
+    /// Applies a settled outcome to the bucket `h.key` names, if it is there, under the same
+    /// numbers, and still holds the charge request.stamp names (Algo::settle). Never creates a
+    /// bucket. REQUIRES: no shard lock held by the caller.
+    void settle(StoreAccounts& store, const SettleRequest& request, HashedRequest h,
+                SettleResult& out) {
+        out.status = StoreStatus::Ok;
+        out.applied = false;
+        Shard& shard = shards_[shardOf(h)];
+        std::lock_guard<SpinLock> lock(shard.lock);
+        if (!(shard.limit == *request.limit)) return;  // retuned since: another bucket's terms
+        Slot* slot = shard.buckets.find(h.key);
+        if (!slot) return;
+        out.applied =
+            Algo::settle(slot->state, request.now, request.cost, *request.limit, request.stamp);
+        // A refund may bring the bucket's idle moment forward: a full store may sweep it then.
+        if (out.applied) store.noteIdleAt(Algo::idleAt(slot->state, shard.limit));
     }
 
     Nanos sweep(StoreAccounts& store, Nanos now) override {
@@ -208,6 +234,7 @@ private:
         if (!slot) return false;
         bool oom = false;
         out.decision = Algo::consume(slot->state, request.now, request.cost, *request.limit, oom);
+        out.stamp = Algo::stamp(slot->state);
         return true;
     }
 
@@ -299,8 +326,8 @@ private:
              b = b->next) {
             const std::size_t i = chain.levels++;
             chain.budget[i] = b;
-            chain.scopeFp[i] = scopeFingerprint(b->scope, request.partition, h.partition,
-                                                store.seed());
+            chain.scopeFp[i] =
+                scopeFingerprint(b->scope, request.partition, h.partition, store.seed());
             chain.scope[i] = shard.scopes.find(chain.scopeFp[i]);
         }
         for (std::size_t k = 0; k <= chain.levels; ++k) {
@@ -334,6 +361,7 @@ private:
             if (oom) return refuseOutOfMemory(out);
             if (std::memcmp(&fresh, &kFreshState, sizeof(State)) == 0) {
                 out.decision = d;
+                out.stamp = 0;
                 charged(chain, out);
                 recordScopes(shard, chain);
                 return true;
@@ -364,6 +392,7 @@ private:
             store.addOwnedBytes(static_cast<std::int64_t>(Algo::ownedBytes(fresh)));
             store.noteIdleAt(Algo::idleAt(fresh, limit));
             out.decision = d;
+            out.stamp = Algo::stamp(fresh);
         } else {
             decideExisting(store, *slot, request, out);
             if (out.status != StoreStatus::Ok) return true;
@@ -392,6 +421,7 @@ private:
             out.decision =
                 Algo::consume(slot.state, request.now, request.cost, *request.limit, oom);
         }
+        out.stamp = Algo::stamp(slot.state);
         if (oom) refuseOutOfMemory(out);
     }
 

@@ -46,6 +46,7 @@ public:
     ConsumeResult consume(const ConsumeRequest& request) override;
     void consumeBatch(std::span<const ConsumeRequest> requests,
                       std::span<ConsumeResult> results) override;
+    SettleResult settle(const SettleRequest& request) override;
     KeyspaceStats keyspace() const override;
     std::string_view kind() const override { return "memory"; }
 
@@ -53,19 +54,20 @@ public:
 
 private:
     LimitTableBase* table(const ConsumeRequest& request);
+    template <class Request>
+    HashedRequest hashed(const Request& request) const {
+        HashedRequest h;
+        h.partition = partitionHash(request.partition, seed());
+        // A key that is its own partition (principal, header and composite keys) is hashed once.
+        h.key = keyFingerprint(request.key, request.partition, h.partition, seed());
+        return h;
+    }
     static void refuseUnknownLimit(ConsumeResult& out) {
         out.status = StoreStatus::Refused;
         out.decision = Decision{};
         out.chargedFallback = false;
         out.chargedLevel = 0;
         out.error = "limit id out of range or reused with another algorithm";
-    }
-    HashedRequest hashed(const ConsumeRequest& request) const {
-        HashedRequest h;
-        h.partition = partitionHash(request.partition, seed());
-        // A key that is its own partition (principal, header and composite keys) is hashed once.
-        h.key = keyFingerprint(request.key, request.partition, h.partition, seed());
-        return h;
     }
 
     std::mutex sweepMutex_;
@@ -80,8 +82,32 @@ ConsumeResult MemoryStoreImpl::consume(const ConsumeRequest& request) {
         return out;
     }
     const HashedRequest h = hashed(request);
-    algo::visitAlgorithm(t->algorithm(), [&](auto traits) {
+    algo::visitAlgorithm(t->algorithm(), t->stamped(), [&](auto traits) {
         static_cast<LimitTable<decltype(traits)>*>(t)->consume(*this, request, h, out);
+    });
+    return out;
+}
+
+// A settle finds its bucket as the consumption did: the same table, shard and fingerprint (a
+// budget fallback's key hashes to the very bucket the fallback charge went to). A limit the
+// store never saw has no bucket to settle.
+SettleResult MemoryStoreImpl::settle(const SettleRequest& request) {
+    SettleResult out;
+    if (request.limitId >= kMaxLimits) {
+        out.status = StoreStatus::Refused;
+        out.error = "limit id out of range";
+        return out;
+    }
+    LimitTableBase* t = tables_[request.limitId].load(std::memory_order_acquire);
+    if (!t) return out;
+    if (!t->serves(*request.limit)) {
+        out.status = StoreStatus::Refused;
+        out.error = "limit id reused with another algorithm";
+        return out;
+    }
+    const HashedRequest h = hashed(request);
+    algo::visitAlgorithm(t->algorithm(), t->stamped(), [&](auto traits) {
+        static_cast<LimitTable<decltype(traits)>*>(t)->settle(*this, request, h, out);
     });
     return out;
 }
@@ -106,7 +132,7 @@ void MemoryStoreImpl::consumeBatch(std::span<const ConsumeRequest> requests,
                (requests[end].limit == first.limit || *requests[end].limit == *first.limit)) {
             ++end;
         }
-        algo::visitAlgorithm(t->algorithm(), [&](auto traits) {
+        algo::visitAlgorithm(t->algorithm(), t->stamped(), [&](auto traits) {
             auto* typed = static_cast<LimitTable<decltype(traits)>*>(t);
             if (end - i == 1) {  // nothing to overlap: the one-request path
                 ConsumeResult& out = results[i];
@@ -128,9 +154,11 @@ LimitTableBase* MemoryStoreImpl::table(const ConsumeRequest& request) {
     std::atomic<LimitTableBase*>& entry = tables_[request.limitId];
     LimitTableBase* t = entry.load(std::memory_order_acquire);
     if (!t) {
-        LimitTableBase* created =
-            algo::visitAlgorithm(request.limit->algorithm, [&](auto traits) -> LimitTableBase* {
-                return new (std::nothrow) LimitTable<decltype(traits)>(request.limit->algorithm);
+        const bool stamped = algo::keepsStamp(*request.limit);
+        LimitTableBase* created = algo::visitAlgorithm(
+            request.limit->algorithm, stamped, [&](auto traits) -> LimitTableBase* {
+                return new (std::nothrow)
+                    LimitTable<decltype(traits)>(request.limit->algorithm, stamped);
             });
         if (!created) return nullptr;
         if (entry.compare_exchange_strong(t, created, std::memory_order_acq_rel)) {
@@ -139,7 +167,7 @@ LimitTableBase* MemoryStoreImpl::table(const ConsumeRequest& request) {
             delete created;  // another thread installed one first
         }
     }
-    return t->algorithm() == request.limit->algorithm ? t : nullptr;
+    return t->serves(*request.limit) ? t : nullptr;
 }
 
 void MemoryStoreImpl::sweepAll(Nanos now) {

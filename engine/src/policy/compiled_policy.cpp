@@ -1,9 +1,23 @@
 #include "policy/compiled_policy.h"
 
+#include <atomic>
+
 namespace ratelab {
 
+namespace {
+
+std::uint64_t nextGeneration() {
+    static std::atomic<std::uint64_t> counter{0};
+    return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+}  // namespace
+
 void CompiledPolicy::recompile(const Policy& policy, int replicas) {
-    limits = compileLimits(policy);
+    std::vector<Limit> updated = compileLimits(policy);
+    if (generation == 0 || updated != limits) generation = nextGeneration();
+    limits = std::move(updated);
+    settles = chargesByOutcome(policy);
     localLimits.clear();
     if (policy.onStoreError != StoreErrorRule::Local) return;
     for (const Limit& limit : limits)
@@ -11,7 +25,7 @@ void CompiledPolicy::recompile(const Policy& policy, int replicas) {
 }
 
 CompiledPolicy compilePolicy(const Policy& policy, std::uint32_t firstLimitId, int replicas) {
-    CompiledPolicy c{identity::KeyDeriver(policy), {}, {}, {}, firstLimitId, false};
+    CompiledPolicy c{identity::KeyDeriver(policy), {}, {}, {}, firstLimitId, false, false, 0};
     c.recompile(policy, replicas);
     const RouteMatch& m = policy.match;
     c.matchesEverything =

@@ -22,6 +22,12 @@ struct CompiledPolicy {
     std::vector<std::string> limitNames;  ///< per tier ("api/premium"), or just "api"
     std::uint32_t firstLimitId = 0;       ///< the store's id of limits[0]; tiers follow
     bool matchesEverything = false;       ///< "/" with no methods: skip matching per request
+    /// chargesByOutcome(): its decisions record their charge for Limiter::settle().
+    bool settles = false;
+    /// Names these limits among every limit any limiter of the process compiled, so that a
+    /// settle recognises decisions taken under them (and under no other: not a reloaded
+    /// limiter's, not the numbers before a retune). Changes when a retune changes the limits.
+    std::uint64_t generation = 0;
 
     /// The limit a PolicyResult's tier was decided under.
     const Limit& limit(std::uint32_t tier) const { return limits[tier < limits.size() ? tier : 0]; }

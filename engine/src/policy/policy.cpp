@@ -71,7 +71,25 @@ Limit compileLimit(const Policy& policy, const Tier* tier) {
     }
     limit.window = numbers.windowMs * kNanosPerMilli;
     limit.delay = policy.nodelay ? kNoDelay : policy.delay;
+    limit.settles = chargesByOutcome(policy);
     return limit;
+}
+
+bool chargesByOutcome(const Policy& policy) {
+    return policy.charge.rule != ChargeRule::Always || policy.charge.penalty > 0;
+}
+
+std::int64_t settleCost(const ChargeConfig& charge, int status, std::int64_t cost) {
+    const auto in = [status](const std::vector<int>& statuses) {
+        return std::find(statuses.begin(), statuses.end(), status) != statuses.end();
+    };
+    std::int64_t change = 0;
+    if (charge.rule != ChargeRule::Always) {
+        const bool failed = in(charge.failureStatuses);
+        if (failed != (charge.rule == ChargeRule::Failures)) change = -cost;
+    }
+    if (charge.penalty > 0 && in(charge.penaltyStatuses)) change += charge.penalty;
+    return change;
 }
 
 Limit perReplicaLimit(const Limit& limit, int replicas) {

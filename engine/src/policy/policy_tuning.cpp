@@ -62,8 +62,10 @@ bool canRetune(const PolicySet& running, const PolicySet& updated) {
 }
 
 bool keepsBucketState(const Policy& before, const Policy& after) {
+    // A bucket that settles keeps a stamp beside its state (Limit::settles): another layout.
     if (before.name != after.name || before.algorithm != after.algorithm ||
-        !(before.key == after.key) || before.tiers.has_value() != after.tiers.has_value()) {
+        !(before.key == after.key) || before.tiers.has_value() != after.tiers.has_value() ||
+        chargesByOutcome(before) != chargesByOutcome(after)) {
         return false;
     }
     if (!before.tiers) return true;
