@@ -142,10 +142,9 @@ private:
     void readActor(const Value& v, Scenario& s) {
         if (!reader_.expect(v, {Value::Type::Object}, "an object")) return;
         Actor a;
-        ObjectReader o(
-            reader_, v,
-            {"name", "class", "count", "arrival", "request", "identity", "response", "start_s",
-             "stop_s"});
+        ObjectReader o(reader_, v,
+                       {"name", "class", "count", "arrival", "request", "identity", "response",
+                        "start_s", "stop_s"});
         if (o.require("name") && o.readString("name", a.name, false)) {
             if (!actorNames_.insert(a.name).second) {
                 reader_.error(*o.get("name"), "another actor is named \"" + a.name + "\"");

@@ -247,9 +247,8 @@ void TestScenarioFile::reportsMistakesWhereTheyAre_data() {
     QTest::newRow("success rate above one")
         << responding(R"({"success_rate": 1.5})") << "bad.json:3:34:"
         << "success_rate must be at least 0 and at most 1, found 1.5";
-    QTest::newRow("response without a model")
-        << responding("{}") << "bad.json:3:17:"
-        << "a response needs success_rate or statuses";
+    QTest::newRow("response without a model") << responding("{}") << "bad.json:3:17:"
+                                              << "a response needs success_rate or statuses";
     QTest::newRow("failure status 200")
         << responding(R"({"success_rate": 0.9, "failure_status": 200})") << "bad.json:3:57:"
         << "failure_status must differ from 200";
