@@ -88,6 +88,10 @@ Verdict HttpLimiter::decide(const QHttpServerRequest& request) const {
     return limiter_->decide(view, clock_());
 }
 
+void HttpLimiter::settle(const Verdict& verdict, int status) const {
+    limiter_->settle(verdict.check, status, clock_());
+}
+
 QHttpServerResponse HttpLimiter::refusal(const Verdict& verdict) {
     QHttpServerResponse response(QByteArray::fromStdString(verdict.contentType),
                                  QByteArray::fromStdString(verdict.body),

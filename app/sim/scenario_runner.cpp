@@ -107,6 +107,11 @@ struct Lane final : LimitObserver {
     void closeSample(Nanos start, Nanos end, double wallPerRequest, bool idle);
     /// Pairs of samples become one of twice the interval (Scenario::maxSamples).
     void mergeSamples();
+    /// Sets `settles` from the policies as they are now.
+    void noteSettling() {
+        settles = std::any_of(policies.policies.begin(), policies.policies.end(),
+                              [](const Policy& p) { return chargesByOutcome(p); });
+    }
 
     const PolicySet initialPolicies;
     PolicySet policies;
@@ -114,9 +119,12 @@ struct Lane final : LimitObserver {
     std::vector<std::shared_ptr<Store>> innerStores;  // distinct stores, for keyspace figures
     std::vector<std::unique_ptr<Limiter>> limiters;   // one per replica
     bool ownStores = true;                            // false on RunnerOptions::store
-    std::vector<Check> checks;                        // the batch's decisions, as Impl::slots
-    const int* eventActors = nullptr;                 // actors of the requests being decided
-    std::int64_t storeErrors = 0;  // store calls that failed: injected or the store's own
+    // Some policy settles by the response's status (charge by outcome, a penalty): each
+    // passed request is settled before the next is decided, so this lane decides one by one.
+    bool settles = false;
+    std::vector<Check> checks;         // the batch's decisions, as Impl::slots
+    const int* eventActors = nullptr;  // actors of the requests being decided
+    std::int64_t storeErrors = 0;      // store calls that failed: injected or the store's own
     std::int64_t errorsAtSampleStart = 0;
     std::vector<ClassCounters> current;
     std::vector<Sample> samples;
@@ -400,6 +408,7 @@ void ScenarioRunner::Impl::buildLane(Lane& lane) {
     if (options.logCapacity > 0) lane.log.resize(options.logCapacity);
 
     const PolicySet& policies = lane.policies;
+    lane.noteSettling();
     MemoryStoreOptions memory;
     memory.maxBuckets = scenario.maxBuckets > 0 ? scenario.maxBuckets : policies.store.maxBuckets;
     const int replicas = scenario.replicas;
@@ -449,6 +458,7 @@ void ScenarioRunner::Impl::applyChangesThrough(Nanos t) {
                 for (auto& limiter : lane->limiters)
                     limiter->retune(i, tuning);
                 applyTuning(policies.policies[i], tuning);
+                lane->noteSettling();
                 break;
             }
         }
@@ -532,10 +542,17 @@ std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) 
     }
     for (auto& lanePointer : lanes) {
         Lane& lane = *lanePointer;
-        if (n == 1 || !replicasInterchangeable) {
+        if (n == 1 || !replicasInterchangeable || lane.settles) {
             for (std::size_t j = 0; j < n; ++j) {
                 lane.eventActors = &actors[j];
-                lane.limiters[replicaOf[j]]->check(views[j], times[j], lane.checks[j]);
+                const Limiter& limiter = *lane.limiters[replicaOf[j]];
+                Check& check = lane.checks[j];
+                limiter.check(views[j], times[j], check);
+                // The service answers at once, with the status the actor's model drew (a
+                // replay: the logged one; a line without one stays charged as decided).
+                if (lane.settles && check.allowed && slots[j].status != 0) {
+                    limiter.settle(check, slots[j].status, times[j]);
+                }
             }
         } else if (n > 1) {
             lane.eventActors = actors.data();
@@ -820,6 +837,7 @@ void ScenarioRunner::retune(std::size_t policyIndex, const PolicyTuning& tuning,
     for (auto& limiter : l.limiters)
         limiter->retune(policyIndex, tuning);
     applyTuning(l.policies.policies[policyIndex], tuning);
+    l.noteSettling();
 }
 
 }  // namespace ratelab::sim

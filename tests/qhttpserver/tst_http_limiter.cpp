@@ -1,6 +1,6 @@
 // The QHttpServer adapter (app/qhttpserver/qhttpserver.cpp), over real HTTP on loopback:
-// statuses, headers and bodies as a client sees them. Time is injected. (`ratelab-cli serve` has
-// its own server and its own tests in tests/serve.)
+// statuses, headers and bodies as a client sees them, and settles by the handler's status.
+// Time is injected. (`ratelab-cli serve` has its own server and its own tests in tests/serve.)
 
 #include <QHttpServer>
 #include <QJsonDocument>
@@ -21,6 +21,18 @@ PolicySet twoAtOnce() {
     p.name = "api";
     p.capacity = 2;
     p.refillPerSecond = 1.0;
+    PolicySet set;
+    set.policies.push_back(p);
+    return set;
+}
+
+// A login limit of 5 per 15 minutes, charging `rule`.
+PolicySet fivePerQuarterHour(ChargeRule rule) {
+    Policy p;
+    p.name = "login";
+    p.capacity = 5;
+    p.refillPerSecond = 5.0 / 900;
+    p.charge.rule = rule;
     PolicySet set;
     set.policies.push_back(p);
     return set;
@@ -87,6 +99,45 @@ private slots:
         now += kNanosPerSecond;  // one token back
         QCOMPARE(get(network, url).status, 200);
         QCOMPARE(get(network, url).status, 429);
+    }
+
+    // guard() settles each pass with its handler's status: under charge "failures", 100
+    // successful sign-ins in a row leave the bucket full, then five 401s pass and the sixth is
+    // refused; charging always, the sixth success is refused. The clock stands still: no
+    // refill explains any of it.
+    void guardSettlesWithTheHandlersStatus() {
+        for (ChargeRule rule : {ChargeRule::Failures, ChargeRule::Always}) {
+            const qt::HttpLimiter limiter(
+                std::make_shared<const Limiter>(fivePerQuarterHour(rule), makeMemoryStore({})),
+                [] { return Nanos(0); });
+            QHttpServerResponder::StatusCode answer = QHttpServerResponder::StatusCode::Ok;
+            QHttpServer server;
+            server.route("/login", limiter.guard([&answer](const QHttpServerRequest&) {
+                return QHttpServerResponse("text/plain", "", answer);
+            }));
+            const quint16 port = server.listen(QHostAddress::LocalHost, 0);
+            QVERIFY(port != 0);
+            const QString url = QString("http://127.0.0.1:%1/login").arg(port);
+            QNetworkAccessManager network;
+            if (rule == ChargeRule::Always) {
+                for (int i = 0; i < 5; ++i)
+                    QCOMPARE(get(network, url).status, 200);
+                QCOMPARE(get(network, url).status, 429);
+                continue;
+            }
+            for (int i = 0; i < 100; ++i) {
+                const Reply r = get(network, url);
+                QCOMPARE(r.status, 200);
+                // Decided with the bucket full, and refunded before the next request.
+                QCOMPARE(r.headers.value("ratelimit"), QByteArray("\"login\";r=4;t=180"));
+            }
+            answer = QHttpServerResponder::StatusCode::Unauthorized;
+            for (int i = 0; i < 5; ++i)
+                QCOMPARE(get(network, url).status, 401);
+            const Reply sixth = get(network, url);
+            QCOMPARE(sixth.status, 429);
+            QCOMPARE(sixth.headers.value("retry-after"), QByteArray("180"));
+        }
     }
 
     // A verified principal from an earlier layer keys the request; the peer does not matter.

@@ -40,8 +40,15 @@ public:
     static void respond(QHttpServerResponder&& responder, const Verdict& verdict,
                         const QByteArray& body, const QByteArray& mimeType);
 
+    /// Applies the status a passed request was answered with to what its decision charged
+    /// (Limiter::settle), for the policies that charge by outcome (`charge` "failures" or
+    /// "successes", a `penalty`); nothing for the others. guard() calls it once the handler
+    /// has answered; a service answering through respond() calls it once it knows the status.
+    void settle(const Verdict& verdict, int status) const;
+
     /// Wraps a route handler `QHttpServerResponse(const QHttpServerRequest&)`: refused requests
-    /// get refusal(), passed ones the handler's response with the headers added.
+    /// get refusal(), passed ones the handler's response with the headers added, and are
+    /// settled with its status. The headers are the decision's, before the settle.
     /// The HttpLimiter must outlive the server's routes.
     template <class Handler>
     auto guard(Handler handler) const {
@@ -49,6 +56,7 @@ public:
             const Verdict verdict = decide(request);
             if (!verdict.allowed) return refusal(verdict);
             QHttpServerResponse response = handler(request);
+            settle(verdict, static_cast<int>(response.statusCode()));
             addHeaders(response, verdict);
             return response;
         };
