@@ -104,6 +104,7 @@ private slots:
     void timesOutOfRange();
     void streamAndMemoryGiveTheSameReport();
     void longLogsGetLongerSamples();
+    void replaySettlesWithTheLoggedStatus();
 
 private:
     std::string write(const char* name, const std::string& text) {
@@ -552,6 +553,49 @@ void TestAccessLog::longLogsGetLongerSamples() {
     QCOMPARE(stream.samples().size(), memory.samples().size());
     QCOMPARE(stream.totals().peakAllowed, memory.totals().peakAllowed);
     QCOMPARE(stream.totals().classes[0].allowed, std::int64_t(3));
+}
+
+// login-401-storms.log against 5 per address refilled at one per 25 s (the lines and the
+// arithmetic: tst_cli_sim's replaySettlesWithTheLoggedStatus). Charging failures, each pass
+// is settled with its logged status: the 200s are given back and only the storms are refused,
+// in memory and streamed alike.
+void TestAccessLog::replaySettlesWithTheLoggedStatus() {
+    const std::string path = fixture("login-401-storms.log");
+    auto throttled = [&](ChargeRule rule, bool streamed) {
+        Policy p = testing::tokenBucketPolicy("login", 5, 0.04, "/login");
+        p.charge.rule = rule;
+        const PolicySet policies = policySet({p});
+        LogReading reading;
+        std::shared_ptr<const RecordedLog> log;
+        if (streamed) {
+            ReplayInput input;
+            input.files = {path};
+            log = std::make_shared<StreamedLog>(std::make_shared<LogStream>(input, reading), path);
+        } else {
+            log = load({path}, reading);
+        }
+        RunTotals totals;
+        const Decisions d = replay(log, policies, &totals);
+        std::map<std::string, int> refused;
+        for (std::size_t i = 0; i < d.keys.size(); ++i)
+            refused[d.keys[i]] += d.statuses[i] == 429 ? 1 : 0;
+        refused["offered"] = static_cast<int>(totals.classes[0].offered);
+        return std::make_pair(totals.classes[0].throttled, refused);
+    };
+    for (bool streamed : {false, true}) {
+        const auto always = throttled(ChargeRule::Always, streamed);
+        QCOMPARE(always.first, 25);
+        QCOMPARE(always.second, (std::map<std::string, int>{{"ip:198.51.100.10", 2},
+                                                            {"ip:198.51.100.30", 3},
+                                                            {"ip:203.0.113.66", 20},
+                                                            {"offered", 48}}));
+        const auto failures = throttled(ChargeRule::Failures, streamed);
+        QCOMPARE(failures.first, 20);
+        QCOMPARE(failures.second, (std::map<std::string, int>{{"ip:198.51.100.10", 0},
+                                                              {"ip:198.51.100.30", 0},
+                                                              {"ip:203.0.113.66", 20},
+                                                              {"offered", 48}}));
+    }
 }
 
 QTEST_APPLESS_MAIN(TestAccessLog)
