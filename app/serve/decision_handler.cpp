@@ -57,6 +57,22 @@ Original originalOf(const ParsedRequest& http) {
     return {http.method, http.target};
 }
 
+// Origin mode: the status a caller asks the pass to be answered with (X-Ratelab-Respond), so
+// that a policy charging by outcome can be tried with curl; 200 when none is asked, 0 when the
+// header is not a status from 200 to 599.
+int askedStatus(const ParsedRequest& http) {
+    for (const Header& h : http.headers) {
+        if (!named(h, "x-ratelab-respond")) continue;
+        const std::string_view v = h.value;
+        if (v.size() != 3 || v[0] < '2' || v[0] > '5' || v[1] < '0' || v[1] > '9' || v[2] < '0' ||
+            v[2] > '9') {
+            return 0;
+        }
+        return (v[0] - '0') * 100 + (v[1] - '0') * 10 + (v[2] - '0');
+    }
+    return 200;
+}
+
 }  // namespace
 
 struct DecisionHandler::Worker {
@@ -99,6 +115,11 @@ void DecisionHandler::handle(const ServerRequest& request, Response& response) {
         answerUndescribed(request, response, whyNot);
         return;
     }
+    const int answer = options_.mode == ServeMode::Origin ? askedStatus(request.http) : 200;
+    if (answer == 0) {
+        answerUndescribed(request, response, "X-Ratelab-Respond is not a status from 200 to 599");
+        return;
+    }
     RequestView view;
     view.method = original.method;
     view.path = w.path;
@@ -113,10 +134,14 @@ void DecisionHandler::handle(const ServerRequest& request, Response& response) {
     for (const PolicyResult& r : check.policies()) {
         metrics_.countDecision(request.worker, generation.metricSlots[r.policy], r.outcome);
     }
+    // Origin mode answers the pass itself, so it knows the status to settle with; auth mode
+    // answers before the upstream does and never learns it (docs/SERVE.md).
+    const bool origin = options_.mode == ServeMode::Origin;
+    if (origin && v.allowed) generation.limiter->settle(check, answer, request.now);
     metrics_.countRequest(request.worker, v.status, latency);
 
     const bool travelAs403 = !v.allowed && options_.mode == ServeMode::Auth && options_.refuseAs403;
-    response.start(travelAs403 ? 403 : v.status);
+    response.start(travelAs403 ? 403 : origin && v.allowed ? answer : v.status);
     for (const HttpHeader& h : v.headers)
         response.header(h.name, h.value);
     if (options_.mode == ServeMode::Auth) {
@@ -127,9 +152,11 @@ void DecisionHandler::handle(const ServerRequest& request, Response& response) {
         response.header("X-Ratelab-Status", std::string_view(w.status, 3));
         if (travelAs403) response.header("X-Ratelab-Problem", v.body);
     }
-    if (v.allowed) {
-        response.finish(options_.mode == ServeMode::Auth ? "" : "text/plain",
-                        options_.mode == ServeMode::Auth ? "" : "ok\n");
+    if (v.allowed && !origin) {
+        response.finish("", "");
+    } else if (v.allowed) {
+        response.finish("text/plain",
+                        answer == 200 ? "ok\n" : "answered as X-Ratelab-Respond asked\n");
     } else {
         response.finish(v.contentType, v.body);
     }

@@ -3,13 +3,16 @@
 // The decision listener's handler: each request is decided with the running policies and
 // answered in one of two ways.
 //   origin  the request itself is decided, and answered "ok" (200) or refused (429, 412, 503
-//           with problem+json): for trying a policy with curl.
+//           with problem+json): for trying a policy with curl. A pass is answered with the
+//           status X-Ratelab-Respond asks for (200 without it) and settled with it, so that a
+//           policy charging by outcome can be tried too.
 //   auth    the request is a proxy's sub-request describing the client's request (nginx
 //           auth_request, Traefik ForwardAuth, Envoy ext_authz, HAProxy): a pass is 200 with
 //           the rate-limit headers and no body; a refusal carries its status, Retry-After, the
 //           rate-limit headers and the problem+json body. The status is also in
 //           X-Ratelab-Status, and with refuseAs403 the refusal travels as 403 (what nginx's
 //           auth_request passes on) with the body in X-Ratelab-Problem, for nginx to map back.
+//           Nothing is settled: the upstream's status never comes back here.
 
 #include <memory>
 #include <string>

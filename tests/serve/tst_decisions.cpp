@@ -58,6 +58,52 @@ private slots:
         QVERIFY(other.header("ratelimit").empty());
     }
 
+    // Origin mode answers a pass with the status X-Ratelab-Respond asks for and settles it with
+    // that status: under charge "failures", 100 sign-ins answered 200 leave the bucket of 5
+    // full, five answered 401 pass and the sixth is refused. Nothing refills meanwhile.
+    void originModeSettlesWithTheStatusItAnswers() {
+        SidecarUnderTest s(R"({ "version": 1, "store": { "kind": "memory" }, "policies": [
+            { "name": "login", "match": { "path_prefix": "/login" }, "algorithm": "token_bucket",
+              "capacity": 5, "refill_per_second": 0.001, "key": { "source": "peer" },
+              "charge": "failures" } ] })");
+        QVERIFY2(s.sidecar, s.error.c_str());
+        for (int i = 0; i < 100; ++i) {
+            const HttpAnswer a = ask(s.port(), get("/login"));
+            QCOMPARE(a.status, 200);
+            QCOMPARE(a.body, std::string("ok\n"));
+            QCOMPARE(a.header("ratelimit"), std::string("\"login\";r=4;t=1000"));
+        }
+        for (int i = 0; i < 5; ++i) {
+            const HttpAnswer a = ask(s.port(), get("/login", "X-Ratelab-Respond: 401\r\n"));
+            QCOMPARE(a.status, 401);
+            QCOMPARE(a.body, std::string("answered as X-Ratelab-Respond asked\n"));
+            QCOMPARE(a.header("ratelimit"), "\"login\";r=" + std::to_string(4 - i) +
+                                                ";t=" + std::to_string((i + 1) * 1000));
+        }
+        QCOMPARE(ask(s.port(), get("/login", "X-Ratelab-Respond: 401\r\n")).status, 429);
+        QCOMPARE(ask(s.port(), get("/login")).status, 429);
+        const HttpAnswer bad = ask(s.port(), get("/login", "X-Ratelab-Respond: 2OO\r\n"));
+        QCOMPARE(bad.status, 400);
+        QVERIFY(bad.body.find("X-Ratelab-Respond is not a status from 200 to 599") !=
+                std::string::npos);
+    }
+
+    // Auth mode never settles: the upstream's status does not come back, and a header asking
+    // for one is not an answer. Five passes, then refusals, as if the policy charged always.
+    void authModeChargesAsDecided() {
+        SidecarUnderTest s(R"({ "version": 1, "store": { "kind": "memory" }, "policies": [
+            { "name": "login", "match": { "path_prefix": "/login" }, "algorithm": "token_bucket",
+              "capacity": 5, "refill_per_second": 0.001, "key": { "source": "peer" },
+              "charge": "failures" } ] })",
+                           authMode);
+        QVERIFY2(s.sidecar, s.error.c_str());
+        const std::string sub =
+            get("/auth", "X-Original-URI: /login\r\nX-Ratelab-Respond: 200\r\n");
+        for (int i = 0; i < 5; ++i)
+            QCOMPARE(ask(s.port(), sub).status, 200);
+        QCOMPARE(ask(s.port(), sub).status, 429);
+    }
+
     // Auth mode decides the request the sub-request describes, whichever proxy's headers
     // describe it; the client is the last untrusted X-Forwarded-For hop.
     void authModeDecidesTheDescribedRequest_data() {
