@@ -56,6 +56,7 @@ private slots:
     void replay();
     void replayProxiedKeysMatchCheck();
     void replayStandardInput();
+    void replaySettlesWithTheLoggedStatus();
     void fit();
     void fitErrors_data();
     void fitErrors();
@@ -363,6 +364,55 @@ void TestCliSim::replayProxiedKeysMatchCheck() {
 }
 
 // "-" reads standard input, gzip or not.
+// tests/data/logs/login-401-storms.log: 48 sign-ins to POST /login, keyed by address, against
+// 5 a bucket refilled at one per 25 s. 198.51.100.10 signs in every 10 s from 0 to 90 s with
+// one 401 at 50 s; 198.51.100.30 signs in 8 times in 8 s from 500 s; 203.0.113.66 answers 401
+// 20 times at one a second from 200 s and 10 times from 400 s. Charging every attempt, the
+// first is refused at 70 and 90 s (2), the second from its 6th (3), the storms beyond 5 each
+// (15 + 5). Charging failures, each 200 is refunded as the log says it was answered: the two
+// users pass every time, the storms are refused exactly as before.
+void TestCliSim::replaySettlesWithTheLoggedStatus() {
+    const QString log = kRoot + "/tests/data/logs/login-401-storms.log";
+    struct Counts {
+        int allowed = 0;
+        int throttled = 0;
+        std::map<std::string, int> refusedByKey;
+    };
+    auto replay = [&](const char* policy) {
+        const QString name = QString("login-%1").arg(policy);
+        const QString decisions = dir_.filePath(name + ".csv"),
+                      report = dir_.filePath(name + ".json");
+        Result r = cli({"replay", log, "--policy", kRoot + "/tests/data/logs/" + name + ".json",
+                        "--decisions", decisions, "--json", report, "--quiet"});
+        Counts c;
+        if (r.exitCode != 0) {
+            qWarning("%s", qPrintable(r.err));
+            return c;
+        }
+        const nlohmann::ordered_json j = readJson(report);
+        c.allowed = j["classes"]["log"]["allowed"].get<int>();
+        c.throttled = j["classes"]["log"]["throttled"].get<int>();
+        QList<QByteArray> rows = readFile(decisions).trimmed().split('\n');
+        rows.removeFirst();
+        for (const QByteArray& row : rows) {
+            const QList<QByteArray> fields = row.split(',');
+            if (fields[3] == "false") c.refusedByKey[fields[2].toStdString()] += 1;
+        }
+        return c;
+    };
+    const Counts always = replay("always");
+    QCOMPARE(always.allowed, 23);
+    QCOMPARE(always.throttled, 25);
+    QCOMPARE(always.refusedByKey,
+             (std::map<std::string, int>{
+                 {"ip:198.51.100.10", 2}, {"ip:198.51.100.30", 3}, {"ip:203.0.113.66", 20}}));
+    const Counts failures = replay("failures");
+    QCOMPARE(failures.allowed, 28);
+    QCOMPARE(failures.throttled, 20);
+    QCOMPARE(failures.refusedByKey, (std::map<std::string, int>{{"ip:203.0.113.66", 20}}));
+    QCOMPARE(always.throttled - failures.throttled, 5);
+}
+
 void TestCliSim::replayStandardInput() {
     QProcess p;
     p.setStandardInputFile(kRoot + "/tests/data/logs/nginx-proxy.log.2.gz");
