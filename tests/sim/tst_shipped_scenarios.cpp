@@ -50,6 +50,7 @@ constexpr Shipped kShipped[] = {
     {"forwarded-spoof", "attacker.allowed_per_s"},
     {"trusted-proxy", "legit.throttled_fraction"},
     {"credential-stuffing", "attacker.allowed"},
+    {"login-failures", "legit.throttled_fraction"},
     {"store-outage", "legit.failed_closed"},
     {"store-oom", "attacker.allowed_per_s"},
     {"replicas-local", "attacker.allowed_per_s"},
