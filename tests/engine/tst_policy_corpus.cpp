@@ -138,6 +138,10 @@ const std::vector<Row>& rows() {
         row("redis-url-credentials.json", semantics, 3, 38, "credentials in the URL are refused");
         row("redis-url-bad-port.json", semantics, 3, 65,
             "port \"70000\" is not a number from 1 to 65535");
+        row("charge-on-sliding-log.json", semantics, 5, 53,
+            "charge \"failures\" needs an algorithm that holds each charge as an amount");
+        row("failure-status-twice.json", schema, 5, 38,
+            "status 401 is listed twice in \"failure_statuses\"");
         row("slot-ttl-below-refill.json", semantics, 5, 34,
             "budget slot_ttl_ms 30000 is shorter than the bucket's time to refill, 100000 ms");
         row("refill-time-beyond-90-days.json", semantics, 4, 35,

@@ -331,9 +331,11 @@ private slots:
     void budgetTtlAppliesWhereTheEngineBudgets() {
         QFETCH(QString, key);
         QFETCH(bool, checked);
-        // 100 tokens at 1 per second refill in 100 s, more than the 60 s slot TTL.
+        // 100 tokens at 1 per second refill in 100 s, more than the 60 s slot TTL written.
         PolicyLoadResult r = parsePolicyText(
-            onePolicy("\"capacity\": 100, \"key\": " + key.toStdString()), "b.json");
+            onePolicy("\"capacity\": 100, \"budget\": {\"slot_ttl_ms\": 60000}, \"key\": " +
+                      key.toStdString()),
+            "b.json");
         QCOMPARE(r.ok(), !checked);
         if (checked) {
             QCOMPARE(r.diagnostics[0].pointer, std::string("/policies/0/budget/slot_ttl_ms"));

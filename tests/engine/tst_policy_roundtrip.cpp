@@ -162,7 +162,7 @@ private slots:
         }
         for (const char* f : {"minimal", "everything", "integral-doubles", "unix-socket",
                               "redis-auth", "redis-auth-file", "with-validation", "nginx-features",
-                              "envoy-features", "haproxy-features"}) {
+                              "envoy-features", "haproxy-features", "charge-by-outcome"}) {
             QTest::newRow(f) << root + "tests/data/policies/valid/" + f + ".json"
                              << (std::string_view(f) == "with-validation");
         }
@@ -249,6 +249,10 @@ private slots:
                               "\"cidrs\"",
                               "\"principals\"",
                               "\"tiers\"",
+                              "\"charge\"",
+                              "\"failure_statuses\"",
+                              "\"penalty\"",
+                              "\"penalty_statuses\"",
                               "\"validation\""};
         std::size_t at = 0;
         for (const char* key : keys) {
@@ -258,6 +262,7 @@ private slots:
         }
         QVERIFY(text.find("\"refill_per_second\": 1.0,") != std::string::npos);
         QVERIFY(text.find("\"path_pattern\": null,") != std::string::npos);
+        QVERIFY(text.find("\"slot_ttl_ms\": null,") != std::string::npos);  // follows the refill
         QVERIFY(text.find("\"tiers\": null\n") != std::string::npos);
         QVERIFY(text.find("\"validation\": null\n}\n") != std::string::npos);
     }

@@ -38,7 +38,8 @@ const std::vector<Row>& rows() {
              "tests/data/policies/valid/with-validation.json",
              "tests/data/policies/valid/nginx-features.json",
              "tests/data/policies/valid/envoy-features.json",
-             "tests/data/policies/valid/haproxy-features.json"});
+             "tests/data/policies/valid/haproxy-features.json",
+             "tests/data/policies/valid/charge-by-outcome.json"});
         add(Verdict::Syntax, false,
             {"tests/data/policies/malformed/truncated.json",
              "tests/data/policies/malformed/trailing-comma.json",
@@ -51,7 +52,8 @@ const std::vector<Row>& rows() {
              "tests/data/policies/malformed/number-overflow.json",
              "tests/data/policies/malformed/leading-zero.json"});
         add(Verdict::Invalid, false,
-            {"tests/data/policies/malformed/wrong-type-capacity.json",
+            {"tests/data/policies/malformed/failure-status-twice.json",
+             "tests/data/policies/malformed/wrong-type-capacity.json",
              "tests/data/policies/malformed/misspelt-key.json",
              "tests/data/policies/malformed/misspelt-top-key.json",
              "tests/data/policies/malformed/missing-version.json",
@@ -99,6 +101,7 @@ const std::vector<Row>& rows() {
              "tests/data/policies/malformed/redis-url-credentials.json",
              "tests/data/policies/malformed/redis-url-bad-port.json",
              "tests/data/policies/malformed/slot-ttl-below-refill.json",
+             "tests/data/policies/malformed/charge-on-sliding-log.json",
              "tests/data/policies/malformed/refill-time-beyond-90-days.json",
              "tests/data/policies/malformed/token-period-beyond-90-days.json",
              "tests/data/policies/malformed/default-tier-missing.json",

@@ -224,16 +224,18 @@ inline std::string difference(const ConsumeResult& expected, const ConsumeResult
         e.limit == a.limit && e.remaining == a.remaining && e.retryAfter == a.retryAfter &&
         e.resetAfter == a.resetAfter && e.delay == a.delay &&
         expected.chargedFallback == actual.chargedFallback &&
-        expected.chargedLevel == actual.chargedLevel)
+        expected.chargedLevel == actual.chargedLevel &&
+        (!e.allowed || expected.stamp == actual.stamp))  // a stamp names what was charged
         return {};
     char text[512];
     auto describe = [](const ConsumeResult& r, char* out, std::size_t size) {
         std::snprintf(out, size,
                       "status %d allowed %d reason %d limit %" PRId64 " remaining %" PRId64
-                      " retry %" PRId64 " reset %" PRId64 " delay %" PRId64 " charged level %d %s",
+                      " retry %" PRId64 " reset %" PRId64 " delay %" PRId64
+                      " charged level %d stamp %" PRId64 " %s",
                       int(r.status), int(r.decision.allowed), int(r.decision.reason),
                       r.decision.limit, r.decision.remaining, r.decision.retryAfter,
-                      r.decision.resetAfter, r.decision.delay, int(r.chargedLevel),
+                      r.decision.resetAfter, r.decision.delay, int(r.chargedLevel), r.stamp,
                       r.error.c_str());
     };
     char left[240];

@@ -98,11 +98,19 @@ struct AddressBudget {
 /// Most address-budget levels per family.
 inline constexpr std::size_t kMaxAddressBudgetLevels = 3;
 
+/// The slot lifetime of a budget that names none (BudgetConfig::slotTtl 0), before the time to
+/// refill raises it.
+inline constexpr Nanos kDefaultSlotTtl = 60 * kNanosPerSecond;
+
 struct BudgetConfig {
     bool enabled = true;
     std::uint32_t perPeer = 128;  ///< Authorization keys one peer scope may hold
     std::uint32_t global = 8192;  ///< Authorization keys the peerless scope may hold
-    Nanos slotTtl = 60 * kNanosPerSecond;
+    /// How long a budget slot outlives its key's last use. 0, the default: kDefaultSlotTtl, or
+    /// the bucket's time to refill when that is longer (the stores never let a slot expire
+    /// before its bucket is full again). A value written in the file must be at least the time
+    /// to refill (validation says so).
+    Nanos slotTtl = 0;
     /// Address budgets, longest prefix first (at most kMaxAddressBudgetLevels per family): a
     /// client minting IPv6 /64s from a /48 it routes fills the /48's cap, then the /32's, and
     /// not the store. IPv4 addresses cost an attacker real addresses, so none by default.

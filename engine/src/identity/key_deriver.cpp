@@ -10,6 +10,12 @@ namespace ratelab::identity {
 
 namespace {
 
+// A budget that names no slot lifetime gets the default; the stores raise either to the time
+// the bucket takes to refill.
+Nanos slotLifetime(const BudgetConfig& budget) {
+    return budget.slotTtl > 0 ? budget.slotTtl : kDefaultSlotTtl;
+}
+
 // Appends "/<length>" to a buffer.
 std::size_t appendPrefixLength(char* out, std::size_t at, int length) {
     out[at++] = '/';
@@ -259,7 +265,7 @@ DeriveStatus KeyDeriver::budgetUnverified(RequestContext& context, DerivedKey& o
     out.levelCount = 0;
     const ClientAddress& client = context.client();
     if (client.status == ClientAddress::Status::Malformed) return DeriveStatus::ForwardedMalformed;
-    out.slotTtl = budget_.slotTtl;
+    out.slotTtl = slotLifetime(budget_);
     DerivedKey::Level& level = out.levels[0];
     out.levelCount = 1;
     if (client.status == ClientAddress::Status::None) {
@@ -309,7 +315,7 @@ void KeyDeriver::addAddressLevels(const IpAddress& address, DerivedKey& out) con
         assignJoined(level.scope, "net:", std::string_view(text, n));
         assignJoined(level.fallbackKey, "ip:", std::string_view(text, n));
         level.cap = network.cap;
-        out.slotTtl = budget_.slotTtl;
+        out.slotTtl = slotLifetime(budget_);
         out.partitionIs = DerivedKey::Partition::OutermostFallback;
     }
 }

@@ -263,6 +263,18 @@ std::string headerComment(const PolicySet& set, std::string_view prefix) {
                             "the limit while the shared store is unreachable); an exported "
                             "instance always counts alone, with the whole limit.");
     }
+    std::string byOutcome;
+    for (const Policy& p : set.policies) {
+        if (chargesByOutcome(p)) byOutcome += (byOutcome.empty() ? "" : ", ") + p.name;
+    }
+    if (!byOutcome.empty()) {
+        out += commentLines(prefix,
+                            "Not expressible: charging by outcome (charge \"failures\" or "
+                            "\"successes\", penalty) in " + byOutcome +
+                                ". The target charges every request when it is decided and "
+                                "never gives a charge back nor adds a penalty once the response "
+                                "is known: it counts every attempt, successful or not.");
+    }
     if (!set.validation) {
         out += commentLines(prefix,
                             "Validation: none recorded (a policy replayed against scenarios "

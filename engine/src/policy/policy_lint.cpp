@@ -127,20 +127,48 @@ void lintShadow(const Policy& p, const std::string& at, CheckContext& context) {
                                       "numbers are tuned");
 }
 
-// Rule: the route (prefix or pattern), lower-cased, contains login, signin, auth, token or
-// password, and transport errors fail open.
-void lintFailOpenLogin(const Policy& p, const std::string& at, CheckContext& context) {
-    if (p.onStoreError != StoreErrorRule::FailOpenOnTransport) return;
-    std::string route = lower(routeText(p.match));
+// Whether the route (prefix or pattern), lower-cased, contains login, signin, auth, token or
+// password: the routes where guesses are what a limit counts.
+bool loginLike(const Policy& p) {
+    const std::string route = lower(routeText(p.match));
     for (std::string_view word : {"login", "signin", "auth", "token", "password"}) {
-        if (route.find(word) == std::string::npos) continue;
-        context.warning(at + "/on_store_error",
-                        "policy " + quoted(p.name) + " guards a login-like route (" +
+        if (route.find(word) != std::string::npos) return true;
+    }
+    return false;
+}
+
+// Rule: a login-like route (loginLike) whose transport errors fail open.
+void lintFailOpenLogin(const Policy& p, const std::string& at, CheckContext& context) {
+    if (p.onStoreError != StoreErrorRule::FailOpenOnTransport || !loginLike(p)) return;
+    context.warning(at + "/on_store_error",
+                    "policy " + quoted(p.name) + " guards a login-like route (" +
+                        quoted(routeText(p.match)) +
+                        ") but lets requests through when the store is unreachable: an "
+                        "attacker who can slow or break the store gets unlimited guesses; "
+                        "set on_store_error to \"deny\"");
+}
+
+// Rules: charge "failures" on a route that is not login-like (loginLike) counts failures where
+// a failure is no guess, so most traffic is given back; and charge fields that change nothing.
+void lintCharge(const Policy& p, const std::string& at, CheckContext& context) {
+    const ChargeConfig& c = p.charge;
+    if (c.rule == ChargeRule::Failures && !loginLike(p)) {
+        context.warning(at + "/charge",
+                        "policy " + quoted(p.name) + " counts failures only, but its route (" +
                             quoted(routeText(p.match)) +
-                            ") but lets requests through when the store is unreachable: an "
-                            "attacker who can slow or break the store gets unlimited guesses; "
-                            "set on_store_error to \"deny\"");
-        return;
+                            ") is not a login: every other answer is given back, so the limit "
+                            "holds only clients that fail; use \"always\" unless failures are "
+                            "what it guards against");
+    }
+    if (c.rule == ChargeRule::Always && c.failureStatuses != ChargeConfig{}.failureStatuses) {
+        context.warning(at + "/failure_statuses",
+                        "failure_statuses has no effect with charge \"always\": set charge to "
+                        "\"failures\" or \"successes\", or remove it");
+    }
+    if (c.penalty == 0 && !c.penaltyStatuses.empty()) {
+        context.warning(at + "/penalty_statuses",
+                        "penalty_statuses has no effect without a penalty: set penalty to the "
+                        "units those answers cost, or remove it");
     }
 }
 
@@ -380,6 +408,7 @@ void checkLints(const PolicySet& set, const PolicySet* previous, CheckContext& c
         }
         lintShadow(p, at, context);
         lintFailOpenLogin(p, at, context);
+        lintCharge(p, at, context);
         lintLocal(set, p, at, context);
         lintStoreFill(set, p, at, context);
         lintAddressLevels(p, at, context);

@@ -36,6 +36,12 @@ inline constexpr NameTable<StoreErrorRule, 3> kStoreErrorRules{{
     {"local", StoreErrorRule::Local},
 }};
 
+inline constexpr NameTable<ChargeRule, 3> kChargeRules{{
+    {"always", ChargeRule::Always},
+    {"failures", ChargeRule::Failures},
+    {"successes", ChargeRule::Successes},
+}};
+
 inline constexpr NameTable<PolicyMode, 2> kModes{{
     {"enforce", PolicyMode::Enforce},
     {"shadow", PolicyMode::Shadow},

@@ -443,7 +443,11 @@ std::pair<bool, bool> readBudget(Diagnostics& sink, const json::Value& object,
     value = budget.global;
     if (f.whole("global", value, 1, kMaxUint32)) budget.global = static_cast<std::uint32_t>(value);
     value = budget.slotTtl / kNanosPerMilli;
-    if (f.whole("slot_ttl_ms", value, 1, kMaxDurationMs)) budget.slotTtl = value * kNanosPerMilli;
+    if (f.isNull("slot_ttl_ms")) {
+        budget.slotTtl = 0;  // follows the refill, as when unwritten
+    } else if (f.whole("slot_ttl_ms", value, 1, kMaxDurationMs)) {
+        budget.slotTtl = value * kNanosPerMilli;
+    }
     if (const json::Value* v6 = f.array("ipv6_prefixes"))
         readAddressBudgets(sink, *v6, 128, budget.ipv6Prefixes);
     if (const json::Value* v4 = f.array("ipv4_prefixes"))
@@ -510,11 +514,44 @@ void readTiers(Diagnostics& sink, const json::Value& object, TierConfig& tiers) 
     }
 }
 
+// A list of HTTP statuses (failure_statuses, penalty_statuses): integers 100..599, each once,
+// at least one when `nonEmpty`.
+void readStatuses(Diagnostics& sink, const json::Value& array, std::string_view field,
+                  bool nonEmpty, std::vector<int>& out) {
+    if (nonEmpty && array.items().empty()) {
+        sink.error(CheckLevel::Schema, array,
+                   "\"" + std::string(field) + "\" needs at least one HTTP status");
+    }
+    std::vector<int> statuses;
+    for (const auto& item : array.items()) {
+        std::int64_t status = 0;
+        if (!readWhole(sink, *item, "an HTTP status", status, 100, 599)) continue;
+        if (std::find(statuses.begin(), statuses.end(), status) != statuses.end()) {
+            sink.error(CheckLevel::Schema, *item,
+                       "status " + std::to_string(status) + " is listed twice in \"" +
+                           std::string(field) + "\"");
+            continue;
+        }
+        statuses.push_back(static_cast<int>(status));
+    }
+    out = std::move(statuses);
+}
+
+void readCharge(Fields& f, ChargeConfig& charge) {
+    f.choice("charge", charge.rule, kChargeRules);
+    if (const json::Value* list = f.array("failure_statuses"))
+        readStatuses(f.sink(), *list, "failure_statuses", true, charge.failureStatuses);
+    f.whole("penalty", charge.penalty, 0, kMaxCount);
+    if (const json::Value* list = f.array("penalty_statuses"))
+        readStatuses(f.sink(), *list, "penalty_statuses", false, charge.penaltyStatuses);
+}
+
 void readPolicy(Diagnostics& sink, const json::Value& object, Policy& p) {
     Fields f(sink, object,
              {"name", "match", "algorithm", "capacity", "refill_per_second", "window_ms", "delay",
               "nodelay", "cost", "key", "budget", "on_store_error", "store_timeout_ms", "mode",
-              "headers", "bypass", "tiers"});
+              "headers", "bypass", "tiers", "charge", "failure_statuses", "penalty",
+              "penalty_statuses"});
     if (f.require("name")) {
         const json::Value* name = f.get("name");
         if (sink.reader().expect(*name, {Type::String}, "a string") &&
@@ -548,6 +585,7 @@ void readPolicy(Diagnostics& sink, const json::Value& object, Policy& p) {
         p.storeTimeout = timeoutMs * kNanosPerMilli;
     f.choice("mode", p.mode, kModes);
     f.choice("headers", p.headers, kHeaderStyles);
+    readCharge(f, p.charge);
     if (const json::Value* bypass = f.object("bypass")) readBypass(sink, *bypass, p.bypass);
     if (const json::Value* tiers = f.get("tiers"); tiers && !tiers->isNull()) {
         if (sink.reader().expect(*tiers, {Type::Object, Type::Null}, "an object or null")) {

@@ -102,6 +102,8 @@ void checkBudget(const Policy& p, const std::vector<LimitNumbers>& limits, const
             longest = &n;
         }
     }
+    // Unwritten (0), the lifetime follows the refill: only a value the file wrote can be short.
+    if (p.budget.slotTtl == 0) return;
     if (!longest || static_cast<double>(p.budget.slotTtl) >= need) return;
     auto needMs = static_cast<long long>(std::ceil(need / 1e6));
     context.error(CheckLevel::Semantics, at + "/budget/slot_ttl_ms",
@@ -151,6 +153,33 @@ void checkAddressBudgets(const Policy& p, const std::string& at, CheckContext& c
     }
 }
 
+// Charging by outcome gives charges back (Store::settle), which needs a state that holds each
+// charge as an amount: a token bucket's or GCRA's debt, a fixed window's count. A sliding log
+// holds admission times, a sliding window weighs two windows' counts, a leaky bucket follows
+// nginx's millisecond excess: a refund has no faithful meaning there, so it is refused rather
+// than approximated.
+void checkCharge(const Policy& p, const std::string& at, CheckContext& context) {
+    const ChargeConfig& c = p.charge;
+    if (c.penalty > 0 && c.penaltyStatuses.empty()) {
+        context.error(CheckLevel::Semantics, at + "/penalty",
+                      "penalty " + std::to_string(c.penalty) +
+                          " needs penalty_statuses: the response statuses it is charged for");
+    }
+    if (!chargesByOutcome(p)) return;
+    if (p.algorithm == Algorithm::TokenBucket || p.algorithm == Algorithm::Gcra ||
+        p.algorithm == Algorithm::FixedWindow) {
+        return;
+    }
+    const bool rule = c.rule != ChargeRule::Always;
+    const std::string what = rule ? "charge " + quoted(nameOf(kChargeRules, c.rule)) : "a penalty";
+    context.error(CheckLevel::Semantics, at + (rule ? "/charge" : "/penalty"),
+                  what + " needs an algorithm that holds each charge as an amount it can give "
+                         "back or add to (token_bucket, gcra or fixed_window); " +
+                      std::string(algorithmName(p.algorithm)) +
+                      " keeps admission times or weighted counts, where a refund has no exact "
+                      "meaning");
+}
+
 void checkTiers(const Policy& p, const std::string& at, CheckContext& context) {
     if (!p.tiers || p.tiers->defaultTier.empty()) return;
     std::string names;
@@ -193,6 +222,7 @@ void checkSemantics(const PolicySet& set, CheckContext& context) {
         if (context.clean(at)) checkBudget(p, limits, at, context);  // needs sane durations
         checkTiers(p, at, context);
         checkAddressBudgets(p, at, context);
+        checkCharge(p, at, context);
     }
 }
 

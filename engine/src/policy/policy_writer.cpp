@@ -86,7 +86,9 @@ Json policyJson(const Policy& p) {
     budget["enabled"] = p.budget.enabled;
     budget["per_peer"] = p.budget.perPeer;
     budget["global"] = p.budget.global;
-    budget["slot_ttl_ms"] = p.budget.slotTtl / kNanosPerMilli;
+    // null: the lifetime follows the refill (BudgetConfig::slotTtl 0).
+    budget["slot_ttl_ms"] =
+        p.budget.slotTtl > 0 ? Json(p.budget.slotTtl / kNanosPerMilli) : Json(nullptr);
     budget["ipv6_prefixes"] = addressBudgets(p.budget.ipv6Prefixes);
     budget["ipv4_prefixes"] = addressBudgets(p.budget.ipv4Prefixes);
 
@@ -112,6 +114,10 @@ Json policyJson(const Policy& p) {
     out["headers"] = nameOf(policy::kHeaderStyles, p.headers);
     out["bypass"] = std::move(bypass);
     out["tiers"] = p.tiers ? tiersJson(*p.tiers) : Json(nullptr);
+    out["charge"] = nameOf(policy::kChargeRules, p.charge.rule);
+    out["failure_statuses"] = p.charge.failureStatuses;
+    out["penalty"] = p.charge.penalty;
+    out["penalty_statuses"] = p.charge.penaltyStatuses;
     return out;
 }
 

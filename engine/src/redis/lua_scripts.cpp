@@ -193,7 +193,7 @@ if levels > 0 then
   end
   if charged > 0 then key = KEYS[2 * charged + 1] end
 end
-local reason, remaining, retry, reset, delay = 0, 0, 0, 0, 0
+local reason, remaining, retry, reset, delay, stamp = 0, 0, 0, 0, 0, 0
 )lua";
 
 // Token bucket and GCRA (rate.h): one timestamp, the moment the bucket is full again. rate.h's
@@ -203,10 +203,15 @@ constexpr std::string_view kRate = R"lua(
 local t = param
 local burst = cap * t
 local fs, fn = nowS, nowN
+-- A limit that settles keeps "<tat> <since>" (algorithms.h Settled): since when the bucket owes,
+-- the stamp a settle must match; a full bucket owes nothing and starts owing anew.
+local settles, since = ARGV[6] == '1', nil
 local v = redis.call('GET', key)
 if v then
+  local sp = find(v, ' ', 1, true)
+  if sp then since, v = sub(v, sp + 1), sub(v, 1, sp - 1) end
   local ts, tn = parse(v)
-  if later(ts, tn, nowS, nowN) then fs, fn = ts, tn end
+  if later(ts, tn, nowS, nowN) then fs, fn = ts, tn else since = nil end
 end
 local os, on = diff(fs, fn, nowS, nowN)
 local owed = nil
@@ -220,7 +225,12 @@ else
   if owed and burst - owed >= need then
     local ttl = owed + need
     local ts, tn = add(fs, fn, need)
-    redis.call('SET', key, fmt(ts, tn), 'PX', px(0, ttl, floorMs))
+    local value = fmt(ts, tn)
+    if settles then
+      stamp = since or fmt(nowS, nowN)
+      value = value .. ' ' .. stamp
+    end
+    redis.call('SET', key, value, 'PX', px(0, ttl, floorMs))
     remaining, reset = idiv(burst - ttl, t), ttl
   else
     reason = 1
@@ -252,7 +262,8 @@ else
   -- Exact below 2^53; beyond it the window is long refused and only "over" matters.
   count = count + cost
   if count > 9007199254740992 then count = 9007199254740992 end
-  redis.call('SET', key, fmt(es, en) .. ' ' .. format('%d', count), 'PX', px(rs, rn, floorMs))
+  stamp = fmt(es, en)
+  redis.call('SET', key, stamp .. ' ' .. format('%d', count), 'PX', px(rs, rn, floorMs))
   if count <= cap then remaining = cap - count else reason, retry = 1, reset end
 end
 )lua";
@@ -456,18 +467,65 @@ if levels > 0 then
     redis.call('PEXPIRE', scope, ms)
   end
 end
-return {reason, remaining, retry, reset, delay, charged}
+return {reason, remaining, retry, reset, delay, charged, stamp}
+)lua";
+
+// Store::settle (rate.h rateSettle, window.h fixedWindowSettle): the bucket is adjusted only if
+// it still holds the charge, i.e. carries the stamp the consumption returned and is not full
+// (rate) or over (window) at `now`. It is never created, and budget scopes are not touched.
+constexpr std::string_view kSettle = R"lua(
+local applied = 0
+local v = redis.call('GET', key)
+local sp = v and find(v, ' ', 1, true)
+if sp and ARGV[6] == 'r' and sub(v, sp + 1) == ARGV[8] then
+  local ts, tn = parse(sub(v, 1, sp - 1))
+  local os, on = diff(ts, tn, nowS, nowN)
+  if later(ts, tn, nowS, nowN) and os < BIG then
+    local owed, t = os * E9 + on, param
+    local burst, units = cap * t, cost
+    if units < 0 then units = -units end
+    if units > cap then units = cap end
+    local delta, nextOwed = units * t, owed
+    if cost < 0 then
+      nextOwed = 0
+      if owed > delta then nextOwed = owed - delta end
+    elseif owed < burst then
+      nextOwed = owed + delta
+      if nextOwed > burst then nextOwed = burst end
+    end
+    local s, n = add(nowS, nowN, nextOwed)
+    redis.call('SET', key, fmt(s, n) .. ' ' .. ARGV[8], 'PX', px(0, nextOwed, floorMs))
+    applied = 1
+  end
+elseif sp and ARGV[6] == 'f' and sub(v, 1, sp - 1) == ARGV[8] then
+  local es, en = parse(ARGV[8])
+  if later(es, en, nowS, nowN) then
+    local count = sub(v, sp + 1) + 0
+    if cost < 0 then
+      count = count + cost
+      if count < 0 then count = 0 end
+    elseif count < cap then
+      count = count + cost
+      if count > cap then count = cap end
+    end
+    local rs, rn = diff(es, en, nowS, nowN)
+    redis.call('SET', key, ARGV[8] .. ' ' .. format('%d', count), 'PX', px(rs, rn, floorMs))
+    applied = 1
+  end
+end
+return applied
 )lua";
 
 Script makeScript(std::string_view name, unsigned helpers, std::string_view body) {
     Script s;
     s.name = name;
     s.source.append(kShebang);
-    s.source.append("-- ratelab ").append(name).append(" v2");
+    s.source.append("-- ratelab ").append(name).append(" v3");
     s.source.append(kBase);
     for (const HelperText& h : kHelpers)
         if (helpers & h.helper) s.source.append(h.text);
-    s.source.append(kEntry).append(body).append(kEpilogue);
+    s.source.append(kEntry).append(body);
+    if (name != "settle") s.source.append(kEpilogue);
     s.sha1 = sha1Hex(s.source);
     return s;
 }
@@ -502,6 +560,7 @@ const std::array<Script, kScriptCount>& scripts() {
                    kSlidingLog),
         makeScript("leaky_bucket", kFmt | kDiff | kOut | kNonneg | kAtLeastOne | kFromMs,
                    kLeakyBucket),
+        makeScript("settle", kParse | kFmt | kAdd | kDiff | kLater, kSettle),
     };
     return all;
 }

@@ -9,11 +9,15 @@
 // ARGV: [1] now, whole seconds (floor), or "" to read the server's TIME
 //       [2] now, nanoseconds within the second (0..999999999)
 //       [3] cost   [4] capacity   [5] emission interval (ns), window (ns) or leaky rate
-//       [6] leaky delay (-1: nodelay) or 0   [7] least PX in ms (the caller-time floor) or 0
+//       [6] leaky delay (-1: nodelay); for token bucket and GCRA 1 when the limit settles (the
+//           bucket then keeps "<tat> <since>": since when it owes, the settle stamp); else 0
+//       [7] least PX in ms (the caller-time floor) or 0
 //       with a budget: [8] slot lifetime in ms   [9] the key's scope member (the bucket key)
 //       and per level i: [8+2i] its cap, [9+2i] its fallback's member (the fallback key)
 // Reply: {reason (0 allowed, 1 over limit, 2 cost exceeds capacity), remaining, retryAfter ns,
-//         resetAfter ns, delay ns, charged level (0 the key, i level i's fallback)}; a time
+//         resetAfter ns, delay ns, charged level (0 the key, i level i's fallback), stamp
+//         (ConsumeResult::stamp: a settling rate bucket's since, a fixed window's end, else 0)};
+//         a time
 //         too large for a Lua number
 //         (beyond 2^53 ns, only when a caller's clock jumps back by months) comes as a decimal
 //         string, every other field as an integer.
@@ -33,8 +37,14 @@ enum class ScriptId : std::uint8_t {
     SlidingWindow,
     SlidingLog,
     LeakyBucket,
+    /// Store::settle on a token bucket, GCRA or fixed window (rate.h rateSettle, window.h
+    /// fixedWindowSettle). KEYS: [1] the charged bucket. ARGV: [1], [2] now as above, [3] the
+    /// signed cost, [4] capacity, [5] emission interval (ns) or window (ns), [6] "r" (rate) or
+    /// "f" (fixed window), [7] least PX as above, [8] the stamp (decimal). Reply: 1 applied,
+    /// 0 not (no bucket, another stamp, full or ended).
+    Settle,
 };
-inline constexpr std::size_t kScriptCount = 5;
+inline constexpr std::size_t kScriptCount = 6;
 
 ScriptId scriptFor(Algorithm algorithm);
 
@@ -44,7 +54,7 @@ struct Script {
     std::string sha1;       ///< lower-case hex SHA1 of `source`, as SCRIPT LOAD answers it
 };
 
-/// The five scripts, built and hashed once. Thread-safe (immutable after first use).
+/// The scripts, built and hashed once. Thread-safe (immutable after first use).
 const std::array<Script, kScriptCount>& scripts();
 
 inline const Script& script(ScriptId id) {

@@ -100,6 +100,19 @@ void appendKeyName(ArgWriter& w, std::string_view ns, std::string_view partition
     w.end();
 }
 
+// ARGV[1] and [2]: the caller's time as (floor seconds, nanoseconds), or "" for server TIME.
+void writeNow(ArgWriter& w, const EncodeSettings& settings, Nanos now) {
+    if (settings.callerTime) {
+        Nanos seconds = now / kNanosPerSecond;
+        if (now % kNanosPerSecond < 0) --seconds;  // floor
+        w.arg(seconds);
+        w.arg(now - seconds * kNanosPerSecond);
+    } else {
+        w.arg(std::string_view());
+        w.arg(std::string_view("0"));
+    }
+}
+
 bool readInteger(const redisReply& r, std::int64_t* out) {
     if (r.type == REDIS_REPLY_INTEGER) {
         *out = r.integer;
@@ -175,23 +188,14 @@ bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings
         appendKeyName(w, settings.keyNamespace, request.partition, request.limitName, "",
                       b->fallbackKey);
     }
-    if (settings.callerTime) {
-        const Nanos now = request.now;
-        Nanos seconds = now / kNanosPerSecond;
-        if (now % kNanosPerSecond < 0) --seconds;  // floor
-        w.arg(seconds);
-        w.arg(now - seconds * kNanosPerSecond);
-    } else {
-        w.arg(std::string_view());
-        w.arg(std::string_view("0"));
-    }
+    writeNow(w, settings, request.now);
     w.arg(request.cost);
     w.arg(l.capacity);
     switch (l.algorithm) {
         case Algorithm::TokenBucket:
         case Algorithm::Gcra:
             w.arg(l.emissionInterval);
-            w.arg(std::int64_t{0});
+            w.arg(std::int64_t{l.settles ? 1 : 0});
             break;
         case Algorithm::LeakyBucket:
             w.arg(algo::leakyRate(l));
@@ -220,9 +224,9 @@ bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings
 
 bool decodeReply(const redisReply& reply, const ConsumeRequest& request, ConsumeResult* out,
                  std::string* error) {
-    std::int64_t f[6];
-    bool ok = reply.type == REDIS_REPLY_ARRAY && reply.elements == 6;
-    for (std::size_t i = 0; ok && i < 6; ++i)
+    std::int64_t f[7];
+    bool ok = reply.type == REDIS_REPLY_ARRAY && reply.elements == 7;
+    for (std::size_t i = 0; ok && i < 7; ++i)
         ok = readInteger(*reply.element[i], &f[i]);
     std::int64_t levels = 0;
     for (const BucketBudget* b = request.budget; b; b = b->next)
@@ -242,6 +246,52 @@ bool decodeReply(const redisReply& reply, const ConsumeRequest& request, Consume
     d.delay = f[4];
     out->chargedLevel = static_cast<std::uint8_t>(f[5]);
     out->chargedFallback = f[5] != 0;
+    out->stamp = f[6];
+    return true;
+}
+
+bool encodeSettle(const SettleRequest& request, const EncodeSettings& settings,
+                  EncodedRequest* out, std::string* error) {
+    if (!request.limit || !request.limit->settles) {
+        *error = "settle without a limit that settles";
+        return false;
+    }
+    const Limit& l = *request.limit;
+    const bool rate = l.algorithm == Algorithm::TokenBucket || l.algorithm == Algorithm::Gcra;
+    if (!rate && l.algorithm != Algorithm::FixedWindow) {
+        *error = std::string(algorithmName(l.algorithm)) + " does not settle";
+        return false;
+    }
+    if (request.cost == 0 || request.cost <= -kExactBelow || request.cost >= kExactBelow) {
+        *error = "settle cost must be non-zero and below 2^53";
+        return false;
+    }
+    if (!limitSupported(l, error)) return false;
+    if (request.partition.empty() || request.partition.front() == '}') {
+        *error = "the partition must be non-empty and not start with '}' (it is the hash tag)";
+        return false;
+    }
+    out->script = ScriptId::Settle;
+    out->text.reserve(160 + request.key.size() + request.partition.size());
+    ArgWriter w(out);
+    w.arg(1);
+    appendKeyName(w, settings.keyNamespace, request.partition, request.limitName, "", request.key);
+    writeNow(w, settings, request.now);
+    w.arg(request.cost);
+    w.arg(l.capacity);
+    w.arg(rate ? l.emissionInterval : l.window);
+    w.arg(std::string_view(rate ? "r" : "f"));
+    w.arg(settings.callerTime ? settings.minKeyLifetimeMs : 0);
+    w.arg(request.stamp);
+    w.finish();
+    out->slot = keySlot(out->args[1]);
+    return true;
+}
+
+bool decodeSettleReply(const redisReply& reply, SettleResult* out) {
+    std::int64_t applied = 0;
+    if (!readInteger(reply, &applied) || applied < 0 || applied > 1) return false;
+    out->applied = applied == 1;
     return true;
 }
 

@@ -46,9 +46,18 @@ std::string scopeKeyName(std::string_view keyNamespace, std::string_view partiti
 bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings,
                    EncodedRequest* out, std::string* error);
 
-/// Reads a script's reply into out->decision and out->chargedFallback. False with the reason
-/// when the reply is not what the scripts send.
+/// Reads a script's reply into out->decision, out->chargedFallback and out->stamp. False with
+/// the reason when the reply is not what the scripts send.
 bool decodeReply(const redisReply& reply, const ConsumeRequest& request, ConsumeResult* out,
                  std::string* error);
+
+/// The settle script's call for `request` (ScriptId::Settle), checked like encodeRequest. False
+/// with the reason for a limit the script cannot settle (not token bucket, GCRA or fixed window,
+/// or without Limit::settles) or cannot compute exactly.
+bool encodeSettle(const SettleRequest& request, const EncodeSettings& settings,
+                  EncodedRequest* out, std::string* error);
+
+/// Reads the settle script's reply into out->applied. False when it is not 0 or 1.
+bool decodeSettleReply(const redisReply& reply, SettleResult* out);
 
 }  // namespace ratelab::redis

@@ -104,6 +104,45 @@ public:
         }
     }
 
+    SettleResult settle(const SettleRequest& request) override {
+        SettleResult result;
+        EncodedRequest encoded;
+        if (!encodeSettleCall(request, &encoded, &result)) return result;
+        const auto started = Clock::now();
+        Outcome outcome = client_.eval(encoded.call(), deadlineFor(request.timeout, started));
+        finishSettle(request, std::move(outcome), &result);
+        return result;
+    }
+
+    void settleBatch(std::span<const SettleRequest> requests,
+                     std::span<SettleResult> results) override {
+        const std::size_t n = requests.size();
+        if (n == 1) {
+            results[0] = settle(requests[0]);
+            return;
+        }
+        const auto started = Clock::now();
+        std::vector<EncodedRequest> encoded(n);  // never reallocated: views into their text
+        std::vector<ScriptCall> calls;
+        std::vector<std::size_t> sent;
+        calls.reserve(n);
+        sent.reserve(n);
+        Nanos timeout = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            results[i] = SettleResult{};
+            if (!encodeSettleCall(requests[i], &encoded[i], &results[i])) continue;
+            timeout = std::max(timeout,
+                               requests[i].timeout > 0 ? requests[i].timeout : options_.timeout);
+            calls.push_back(encoded[i].call());
+            sent.push_back(i);
+        }
+        if (calls.empty()) return;
+        std::vector<Outcome> outcomes(calls.size());
+        client_.evalMany(calls, outcomes, deadlineFor(timeout, started));
+        for (std::size_t k = 0; k < sent.size(); ++k)
+            finishSettle(requests[sent[k]], std::move(outcomes[k]), &results[sent[k]]);
+    }
+
     KeyspaceStats keyspace() const override {
         KeyspaceStats stats;
         const Deadline deadline = deadlineFor(0, Clock::now());
@@ -159,6 +198,39 @@ private:
         return false;
     }
 
+    bool encodeSettleCall(const SettleRequest& request, EncodedRequest* encoded,
+                          SettleResult* result) {
+        std::string error;
+        if (encodeSettle(request, settings_, encoded, &error)) return true;
+        result->status = StoreStatus::Refused;
+        result->error = "redis store: " + error;
+        refusals_.fetch_add(1, std::memory_order_relaxed);
+        return false;
+    }
+
+    void finishSettle(const SettleRequest& request, Outcome&& outcome, SettleResult* result) {
+        if (outcome.kind == Outcome::Kind::Reply && decodeSettleReply(*outcome.reply, result)) {
+            result->status = StoreStatus::Ok;
+            // A refund may admit what this replica's cache would still refuse.
+            if (cache_ && result->applied && request.cost < 0)
+                cache_->forget(fingerprintOf(request.limitId, *request.limit, request.partition,
+                                             request.key));
+            return;
+        }
+        result->applied = false;
+        if (outcome.kind == Outcome::Kind::Transport) {
+            result->status = StoreStatus::Transport;
+            transportErrors_.fetch_add(1, std::memory_order_relaxed);
+        } else {
+            result->status = outcome.kind == Outcome::Kind::Full ? StoreStatus::Full
+                                                                 : StoreStatus::Refused;
+            refusals_.fetch_add(1, std::memory_order_relaxed);
+        }
+        result->error = "redis store: " + (outcome.kind == Outcome::Kind::Reply
+                                               ? std::string("unexpected reply from the settle script")
+                                               : outcome.error);
+    }
+
     Deadline deadlineFor(Nanos timeout, Clock::time_point started) const {
         return started + std::chrono::nanoseconds(timeout > 0 ? timeout : options_.timeout);
     }
@@ -173,13 +245,16 @@ private:
     }
 
     std::uint64_t fingerprintOf(const ConsumeRequest& request) const {
-        const Limit& l = *request.limit;
-        const std::int64_t shape[] = {request.limitId, static_cast<std::int64_t>(l.algorithm),
-                                      l.capacity,      l.emissionInterval,
-                                      l.window,        l.delay};
+        return fingerprintOf(request.limitId, *request.limit, request.partition, request.key);
+    }
+    std::uint64_t fingerprintOf(std::uint32_t limitId, const Limit& l, std::string_view partition,
+                                std::string_view key) const {
+        const std::int64_t shape[] = {limitId,    static_cast<std::int64_t>(l.algorithm),
+                                      l.capacity, l.emissionInterval,
+                                      l.window,   l.delay};
         std::uint64_t h = XXH3_64bits_withSeed(shape, sizeof shape, seed_);
-        h = XXH3_64bits_withSeed(request.partition.data(), request.partition.size(), h);
-        h = XXH3_64bits_withSeed(request.key.data(), request.key.size(), h);
+        h = XXH3_64bits_withSeed(partition.data(), partition.size(), h);
+        h = XXH3_64bits_withSeed(key.data(), key.size(), h);
         return h | 1;  // 0 marks an empty cache entry
     }
 
