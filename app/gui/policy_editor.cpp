@@ -206,6 +206,8 @@ void PolicyEditor::buildForm() {
     budgetTtlMs_->setDecimals(0);
     budgetTtlMs_->setRange(0, kMaxDurationMs);
     budgetTtlMs_->setSuffix(tr(" ms"));
+    // 0 is the policy file's unwritten slot_ttl_ms: 60 s, or the time to refill when longer.
+    budgetTtlMs_->setSpecialValueText(tr("follows the refill"));
     budget->addRow(tr("Slot TTL"), budgetTtlMs_);
     ipv6Budget_ = new QLineEdit(budgetBox);
     ipv6Budget_->setPlaceholderText(tr("none, e.g. /48 1024, /32 65536"));

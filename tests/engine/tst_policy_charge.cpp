@@ -77,8 +77,7 @@ private slots:
             "must be one of \"always\", \"failures\", \"successes\"");
         row("rule not a string", "\"charge\": 1", 25, "/policies/0/charge", "a string");
         row("empty failure list", "\"charge\": \"failures\", \"failure_statuses\": []", 57,
-            "/policies/0/failure_statuses",
-            "\"failure_statuses\" needs at least one HTTP status");
+            "/policies/0/failure_statuses", "\"failure_statuses\" needs at least one HTTP status");
         row("status out of range", "\"failure_statuses\": [401, 99]", 41,
             "/policies/0/failure_statuses/1",
             "an HTTP status must be between 100 and 599, found 99");
@@ -87,16 +86,15 @@ private slots:
         row("status not whole", "\"failure_statuses\": [401.5]", 36,
             "/policies/0/failure_statuses/0", "must be a whole number");
         row("status listed twice", "\"failure_statuses\": [401, 403, 401]", 46,
-            "/policies/0/failure_statuses/2",
-            "status 401 is listed twice in \"failure_statuses\"");
-        row("statuses not a list", "\"failure_statuses\": 401", 35,
-            "/policies/0/failure_statuses", "an array");
+            "/policies/0/failure_statuses/2", "status 401 is listed twice in \"failure_statuses\"");
+        row("statuses not a list", "\"failure_statuses\": 401", 35, "/policies/0/failure_statuses",
+            "an array");
         row("negative penalty", "\"penalty\": -1", 26, "/policies/0/penalty",
             "must be between 0 and 1000000000, found -1");
         row("penalty without statuses", "\"penalty\": 5", 26, "/policies/0/penalty",
             "penalty 5 needs penalty_statuses: the response statuses it is charged for");
-        row("failures on a sliding log",
-            "\"algorithm\": \"sliding_log\", \"charge\": \"failures\"", 53, "/policies/0/charge",
+        row("failures on a sliding log", "\"algorithm\": \"sliding_log\", \"charge\": \"failures\"",
+            53, "/policies/0/charge",
             "charge \"failures\" needs an algorithm that holds each charge as an amount it can "
             "give back or add to (token_bucket, gcra or fixed_window); sliding_log keeps");
         row("successes on a sliding window",
@@ -133,10 +131,12 @@ private slots:
             << "/policies/0/charge"
             << "policy \"p\" counts failures only, but its route (\"/api\") is not a login";
         QTest::newRow("statuses without a rule")
-            << "\"failure_statuses\": [401]" << "/policies/0/failure_statuses"
+            << "\"failure_statuses\": [401]"
+            << "/policies/0/failure_statuses"
             << "failure_statuses has no effect with charge \"always\"";
         QTest::newRow("penalty statuses without a penalty")
-            << "\"penalty_statuses\": [422]" << "/policies/0/penalty_statuses"
+            << "\"penalty_statuses\": [422]"
+            << "/policies/0/penalty_statuses"
             << "penalty_statuses has no effect without a penalty";
     }
     void lintWarnings() {
@@ -196,16 +196,16 @@ private slots:
             parsePolicyText(onePolicy("\"capacity\": 20, \"refill_per_second\": 0.01"), "d.json");
         QVERIFY2(r.ok() && r.diagnostics.empty(), qPrintable(dump(r)));
         QCOMPARE(r.policies->policies[0].budget.slotTtl, Nanos{0});
-        PolicyLoadResult nulled = parsePolicyText(
-            onePolicy("\"capacity\": 20, \"refill_per_second\": 0.01, \"budget\": "
-                      "{\"slot_ttl_ms\": null}"),
-            "n.json");
+        PolicyLoadResult nulled =
+            parsePolicyText(onePolicy("\"capacity\": 20, \"refill_per_second\": 0.01, \"budget\": "
+                                      "{\"slot_ttl_ms\": null}"),
+                            "n.json");
         QVERIFY2(nulled.ok() && nulled.diagnostics.empty(), qPrintable(dump(nulled)));
         QVERIFY(*nulled.policies == *r.policies);
-        PolicyLoadResult written = parsePolicyText(
-            onePolicy("\"capacity\": 20, \"refill_per_second\": 0.01, \"budget\": "
-                      "{\"slot_ttl_ms\": 60000}"),
-            "w.json");
+        PolicyLoadResult written =
+            parsePolicyText(onePolicy("\"capacity\": 20, \"refill_per_second\": 0.01, \"budget\": "
+                                      "{\"slot_ttl_ms\": 60000}"),
+                            "w.json");
         QVERIFY(!written.ok());
         QCOMPARE(written.diagnostics.size(), std::size_t{1});
         QCOMPARE(written.diagnostics[0].line, 2);

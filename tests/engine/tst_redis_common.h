@@ -229,14 +229,13 @@ inline std::string difference(const ConsumeResult& expected, const ConsumeResult
         return {};
     char text[512];
     auto describe = [](const ConsumeResult& r, char* out, std::size_t size) {
-        std::snprintf(out, size,
-                      "status %d allowed %d reason %d limit %" PRId64 " remaining %" PRId64
-                      " retry %" PRId64 " reset %" PRId64 " delay %" PRId64
-                      " charged level %d stamp %" PRId64 " %s",
-                      int(r.status), int(r.decision.allowed), int(r.decision.reason),
-                      r.decision.limit, r.decision.remaining, r.decision.retryAfter,
-                      r.decision.resetAfter, r.decision.delay, int(r.chargedLevel), r.stamp,
-                      r.error.c_str());
+        std::snprintf(
+            out, size,
+            "status %d allowed %d reason %d limit %" PRId64 " remaining %" PRId64 " retry %" PRId64
+            " reset %" PRId64 " delay %" PRId64 " charged level %d stamp %" PRId64 " %s",
+            int(r.status), int(r.decision.allowed), int(r.decision.reason), r.decision.limit,
+            r.decision.remaining, r.decision.retryAfter, r.decision.resetAfter, r.decision.delay,
+            int(r.chargedLevel), r.stamp, r.error.c_str());
     };
     char left[240];
     char right[240];

@@ -201,11 +201,12 @@ void TestRedisEquivalence::sameSettlesAsMemoryStore() {
     auto compare = [&](const SettleRequest& s, const SettleResult& expected,
                        const SettleResult& actual, std::size_t at) {
         if (expected.status == actual.status && expected.applied == actual.applied) return true;
-        qWarning("settle after request %zu (key %s, cost %lld, stamp %lld): memory %d/%d, redis "
-                 "%d/%d %s",
-                 at, std::string(s.key).c_str(), static_cast<long long>(s.cost),
-                 static_cast<long long>(s.stamp), int(expected.status), int(expected.applied),
-                 int(actual.status), int(actual.applied), actual.error.c_str());
+        qWarning(
+            "settle after request %zu (key %s, cost %lld, stamp %lld): memory %d/%d, redis "
+            "%d/%d %s",
+            at, std::string(s.key).c_str(), static_cast<long long>(s.cost),
+            static_cast<long long>(s.stamp), int(expected.status), int(expected.applied),
+            int(actual.status), int(actual.applied), actual.error.c_str());
         return false;
     };
     std::vector<BucketBudget> chain(kMaxBudgetLevels);
@@ -215,7 +216,8 @@ void TestRedisEquivalence::sameSettlesAsMemoryStore() {
         const ConsumeResult expected = memory->consume(request);
         const ConsumeResult actual = redis->consume(request);
         const std::string diff = difference(expected, actual);
-        if (!diff.empty()) QFAIL(qPrintable(QString("request %1:\n   %2").arg(i).arg(diff.c_str())));
+        if (!diff.empty())
+            QFAIL(qPrintable(QString("request %1:\n   %2").arg(i).arg(diff.c_str())));
         if (expected.status != StoreStatus::Ok || !expected.decision.allowed) continue;
         const TraceItem& item = trace[i];
         Pending p;

@@ -136,6 +136,51 @@ private slots:
         QCOMPARE(check.retryAfter, 3 * kMinute - 5 * kSecond);
     }
 
+    // Only the policies that charge by outcome are settled: a site-wide limit of 100 that
+    // charges always keeps counting the logins the login limit gives back, and refuses the
+    // 101st.
+    void onlyPoliciesThatChargeByOutcomeAreSettled() {
+        Policy site = tokenBucketPolicy("site", 100, 1.0 / 3600);
+        Limiter limiter(policySet({site, loginPolicy()}), makeMemoryStore({}));
+        TestRequest request = loginFrom("198.51.100.7");
+        Check check;
+        for (int i = 0; i < 100; ++i) {
+            limiter.check(request.view(), 0, check);
+            QVERIFY(check.allowed);
+            QVERIFY(!check.policies()[0].charge.pending);
+            QVERIFY(check.policies()[1].charge.pending);
+            limiter.settle(check, 200, 0);
+        }
+        limiter.check(request.view(), 0, check);
+        QVERIFY(!check.allowed);
+        QCOMPARE(check.policies().size(), std::size_t{1});  // refused by "site"
+        QCOMPARE(check.policies()[0].outcome, PolicyOutcome::Throttled);
+    }
+
+    // A decision taken on the local store while the shared one is unreachable (on_store_error
+    // "local") is settled there: 100 successes given back, then 5 failures and the 6th refused.
+    void decidedLocallyIsSettledLocally() {
+        Policy p = loginPolicy();
+        p.onStoreError = StoreErrorRule::Local;
+        auto shared = std::make_shared<ScriptedStore>();
+        shared->failWith = StoreStatus::Transport;
+        Limiter limiter(policySet({p}), shared);
+        TestRequest request = loginFrom("198.51.100.7");
+        Check check;
+        for (int i = 0; i < 100; ++i) {
+            limiter.check(request.view(), i * kSecond, check);
+            QCOMPARE(check.policies()[0].outcome, PolicyOutcome::DecidedLocally);
+            QVERIFY(check.allowed && check.policies()[0].charge.local);
+            limiter.settle(check, 200, i * kSecond);
+        }
+        for (int i = 0; i < 5; ++i) {
+            limiter.check(request.view(), 100 * kSecond, check);
+            QVERIFY(check.allowed);
+            limiter.settle(check, 403, 100 * kSecond);
+        }
+        QCOMPARE(passes(limiter, request, 1, 100 * kSecond), 0);
+    }
+
     // Charges the limiter does not settle: charge "always" without a penalty records nothing,
     // and settling such a Check changes nothing.
     void alwaysWithoutPenaltyIsANoOp() {
@@ -242,7 +287,7 @@ private slots:
     // stamp changes nothing, even on the same bucket (it now owes a later request).
     void fullSinceTheChargeIsLeftAlone() {
         StoreProbe bucket(tokenBucket(2, kSecond));
-        const ConsumeResult first = bucket.consume(0);      // owes 1 s, since 0
+        const ConsumeResult first = bucket.consume(0);             // owes 1 s, since 0
         const ConsumeResult second = bucket.consume(2 * kSecond);  // full at 1 s: owes anew
         QVERIFY(first.stamp != second.stamp);
         QVERIFY(!bucket.settle(-1, first.stamp, 2 * kSecond).applied);

@@ -270,7 +270,8 @@ std::string headerComment(const PolicySet& set, std::string_view prefix) {
     if (!byOutcome.empty()) {
         out += commentLines(prefix,
                             "Not expressible: charging by outcome (charge \"failures\" or "
-                            "\"successes\", penalty) in " + byOutcome +
+                            "\"successes\", penalty) in " +
+                                byOutcome +
                                 ". The target charges every request when it is decided and "
                                 "never gives a charge back nor adds a penalty once the response "
                                 "is known: it counts every attempt, successful or not.");

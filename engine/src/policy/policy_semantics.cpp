@@ -173,8 +173,9 @@ void checkCharge(const Policy& p, const std::string& at, CheckContext& context) 
     const bool rule = c.rule != ChargeRule::Always;
     const std::string what = rule ? "charge " + quoted(nameOf(kChargeRules, c.rule)) : "a penalty";
     context.error(CheckLevel::Semantics, at + (rule ? "/charge" : "/penalty"),
-                  what + " needs an algorithm that holds each charge as an amount it can give "
-                         "back or add to (token_bucket, gcra or fixed_window); " +
+                  what +
+                      " needs an algorithm that holds each charge as an amount it can give "
+                      "back or add to (token_bucket, gcra or fixed_window); " +
                       std::string(algorithmName(p.algorithm)) +
                       " keeps admission times or weighted counts, where a refund has no exact "
                       "meaning");

@@ -250,8 +250,8 @@ bool decodeReply(const redisReply& reply, const ConsumeRequest& request, Consume
     return true;
 }
 
-bool encodeSettle(const SettleRequest& request, const EncodeSettings& settings,
-                  EncodedRequest* out, std::string* error) {
+bool encodeSettle(const SettleRequest& request, const EncodeSettings& settings, EncodedRequest* out,
+                  std::string* error) {
     if (!request.limit || !request.limit->settles) {
         *error = "settle without a limit that settles";
         return false;

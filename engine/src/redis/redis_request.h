@@ -54,8 +54,8 @@ bool decodeReply(const redisReply& reply, const ConsumeRequest& request, Consume
 /// The settle script's call for `request` (ScriptId::Settle), checked like encodeRequest. False
 /// with the reason for a limit the script cannot settle (not token bucket, GCRA or fixed window,
 /// or without Limit::settles) or cannot compute exactly.
-bool encodeSettle(const SettleRequest& request, const EncodeSettings& settings,
-                  EncodedRequest* out, std::string* error);
+bool encodeSettle(const SettleRequest& request, const EncodeSettings& settings, EncodedRequest* out,
+                  std::string* error);
 
 /// Reads the settle script's reply into out->applied. False when it is not 0 or 1.
 bool decodeSettleReply(const redisReply& reply, SettleResult* out);

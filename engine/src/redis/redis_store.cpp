@@ -131,8 +131,8 @@ public:
         for (std::size_t i = 0; i < n; ++i) {
             results[i] = SettleResult{};
             if (!encodeSettleCall(requests[i], &encoded[i], &results[i])) continue;
-            timeout = std::max(timeout,
-                               requests[i].timeout > 0 ? requests[i].timeout : options_.timeout);
+            timeout =
+                std::max(timeout, requests[i].timeout > 0 ? requests[i].timeout : options_.timeout);
             calls.push_back(encoded[i].call());
             sent.push_back(i);
         }
@@ -213,8 +213,8 @@ private:
             result->status = StoreStatus::Ok;
             // A refund may admit what this replica's cache would still refuse.
             if (cache_ && result->applied && request.cost < 0)
-                cache_->forget(fingerprintOf(request.limitId, *request.limit, request.partition,
-                                             request.key));
+                cache_->forget(
+                    fingerprintOf(request.limitId, *request.limit, request.partition, request.key));
             return;
         }
         result->applied = false;
@@ -222,13 +222,14 @@ private:
             result->status = StoreStatus::Transport;
             transportErrors_.fetch_add(1, std::memory_order_relaxed);
         } else {
-            result->status = outcome.kind == Outcome::Kind::Full ? StoreStatus::Full
-                                                                 : StoreStatus::Refused;
+            result->status =
+                outcome.kind == Outcome::Kind::Full ? StoreStatus::Full : StoreStatus::Refused;
             refusals_.fetch_add(1, std::memory_order_relaxed);
         }
-        result->error = "redis store: " + (outcome.kind == Outcome::Kind::Reply
-                                               ? std::string("unexpected reply from the settle script")
-                                               : outcome.error);
+        result->error =
+            "redis store: " + (outcome.kind == Outcome::Kind::Reply
+                                   ? std::string("unexpected reply from the settle script")
+                                   : outcome.error);
     }
 
     Deadline deadlineFor(Nanos timeout, Clock::time_point started) const {
