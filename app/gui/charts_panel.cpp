@@ -38,8 +38,15 @@ QColor roleColor(const SeriesSpec& spec) {
     return Qt::black;
 }
 
-Qt::PenStyle roleStyle(const SeriesSpec& spec) {
+// One policy: throttled dashed beside allowed. Compare mode: the dash means B, and allowed and
+// throttled tell apart by their shade alone.
+Qt::PenStyle roleStyle(const SeriesSpec& spec, bool comparing) {
+    if (comparing) return spec.lane == 1 ? Qt::DashLine : Qt::SolidLine;
     return spec.role == SeriesRole::ThrottledPerSecond ? Qt::DashLine : Qt::SolidLine;
+}
+
+QString trafficTitle() {
+    return ChartsPanel::tr("Requests per second by class");
 }
 
 }  // namespace
@@ -47,7 +54,7 @@ Qt::PenStyle roleStyle(const SeriesSpec& spec) {
 ChartsPanel::ChartsPanel(const RunSeries& series, QWidget* parent)
     : QWidget(parent), series_(series) {
     plots_[static_cast<std::size_t>(ChartKind::Traffic)] =
-        new TimePlot(tr("Requests per second by class"), tr("requests / s"), this);
+        new TimePlot(trafficTitle(), tr("requests / s"), this);
     plots_[static_cast<std::size_t>(ChartKind::Keyspace)] =
         new TimePlot(tr("Keyspace"), tr("keys"), this);
     plots_[static_cast<std::size_t>(ChartKind::StoreErrors)] =
@@ -82,9 +89,16 @@ void ChartsPanel::rebuild(const RunShape& shape) {
         p->setYMax(0);
         p->setBands(eventBands_);
     }
+    plot(ChartKind::Traffic)
+        ->setTitle(shape.comparing() ? tr("Requests per second by class: A %1 solid, B %2 dashed")
+                                           .arg(QString::fromStdString(shape.laneLabels[0]),
+                                                QString::fromStdString(shape.laneLabels[1]))
+                                     : trafficTitle());
     lines_.clear();
     for (const SeriesSpec& spec : series_.specs()) {
-        lines_.push_back(plot(spec.chart)->addLine(spec.name, roleColor(spec), roleStyle(spec)));
+        lines_.push_back(
+            plot(spec.chart)
+                ->addLine(spec.name, roleColor(spec), roleStyle(spec, series_.comparing())));
     }
 }
 
