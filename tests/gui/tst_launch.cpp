@@ -55,6 +55,7 @@ void TestLaunch::badOptionsExitWithTwo_data() {
     QTest::newRow("store") << QStringList{"--store", "mongodb://x"} << "--store";
     QTest::newRow("unknown option") << QStringList{"--frobnicate"} << "frobnicate";
     QTest::newRow("size") << QStringList{"--size", "10x10"} << "--size";
+    QTest::newRow("compare without a file") << QStringList{"--compare"} << "compare";
 }
 
 void TestLaunch::badOptionsExitWithTwo() {
@@ -70,13 +71,15 @@ void TestLaunch::badOptionsExitWithTwo() {
 
 void TestLaunch::parsesOptions() {
     QString error;
-    auto o = parseLaunchOptions(
-        {"ratelab", "--scenario", "s.json", "--policy", "p.json", "--run", "--speed", "max",
-         "--store", "redis://127.0.0.1:6390/2", "--screenshot", "x.png", "--quit-after", "2.5"},
-        error);
+    auto o =
+        parseLaunchOptions({"ratelab", "--scenario", "s.json", "--policy", "p.json", "--run",
+                            "--speed", "max", "--store", "redis://127.0.0.1:6390/2", "--screenshot",
+                            "x.png", "--quit-after", "2.5", "--compare", "b.json"},
+                           error);
     QVERIFY2(o.has_value(), qPrintable(error));
     QCOMPARE(o->scenario, QString("s.json"));
     QCOMPARE(o->policy, QString("p.json"));
+    QCOMPARE(o->compare, QString("b.json"));
     QVERIFY(o->run);
     QCOMPARE(o->speed, 0.0);
     QCOMPARE(o->store, QString("redis://127.0.0.1:6390/2"));
@@ -88,6 +91,7 @@ void TestLaunch::parsesOptions() {
     QCOMPARE(d->speed, 1.0);
     QVERIFY(!d->run);
     QVERIFY(!d->quitAfterSeconds.has_value());
+    QVERIFY(d->compare.isEmpty());
 }
 
 QTEST_MAIN(TestLaunch)
