@@ -49,6 +49,10 @@ QString trafficTitle() {
     return ChartsPanel::tr("Requests per second by class");
 }
 
+QString storeErrorsTitle() {
+    return ChartsPanel::tr("Store errors: fail-open, 503, decided locally");
+}
+
 }  // namespace
 
 ChartsPanel::ChartsPanel(const RunSeries& series, QWidget* parent)
@@ -58,7 +62,7 @@ ChartsPanel::ChartsPanel(const RunSeries& series, QWidget* parent)
     plots_[static_cast<std::size_t>(ChartKind::Keyspace)] =
         new TimePlot(tr("Keyspace"), tr("keys"), this);
     plots_[static_cast<std::size_t>(ChartKind::StoreErrors)] =
-        new TimePlot(tr("Store errors: fail-open, 503, decided locally"), tr("per second"), this);
+        new TimePlot(storeErrorsTitle(), tr("per second"), this);
     plots_[static_cast<std::size_t>(ChartKind::Latency)] =
         new TimePlot(tr("Decision latency (wall time)"), tr("ns / request"), this);
     auto* grid = new QGridLayout(this);
@@ -89,11 +93,14 @@ void ChartsPanel::rebuild(const RunShape& shape) {
         p->setYMax(0);
         p->setBands(eventBands_);
     }
-    plot(ChartKind::Traffic)
-        ->setTitle(shape.comparing() ? tr("Requests per second by class: A %1 solid, B %2 dashed")
-                                           .arg(QString::fromStdString(shape.laneLabels[0]),
-                                                QString::fromStdString(shape.laneLabels[1]))
-                                     : trafficTitle());
+    // Compare mode has four lines per class: a row of legend entries would elide every name,
+    // so the legend becomes a column. The banner above the charts names A's and B's files.
+    TimePlot* traffic = plot(ChartKind::Traffic);
+    traffic->setTitle(shape.comparing() ? tr("Requests per second by class: A solid, B dashed")
+                                        : trafficTitle());
+    traffic->setLegendAlignment(shape.comparing() ? Qt::AlignRight : Qt::AlignTop);
+    plot(ChartKind::StoreErrors)
+        ->setTitle(shape.comparing() ? storeErrorsTitle() + tr(" (A)") : storeErrorsTitle());
     lines_.clear();
     for (const SeriesSpec& spec : series_.specs()) {
         lines_.push_back(

@@ -52,8 +52,21 @@ CompareViews::CompareViews(Workbench& workbench, UserInteraction& ui, QTabWidget
     column->addWidget(summary);
     column->addWidget(table, 1);
     connect(&workbench_.flips(), &CompareFlipsModel::summaryChanged, summary, &QLabel::setText);
-    connect(&workbench_.comparedActors(), &QAbstractItemModel::modelReset, actorsView_,
-            [this] { actorsView_->resizeColumnsToContents(); });
+    // The flips arrive a few times a second: the columns fit the first rows and then stay where
+    // the user may have dragged them. Queued for the same reason as the actor table's below.
+    connect(
+        &workbench_.flips(), &QAbstractItemModel::modelReset, table,
+        [this, table] {
+            if (flipsSized_ || workbench_.flips().rowCount() == 0) return;
+            table->resizeColumnsToContents();
+            flipsSized_ = true;
+        },
+        Qt::QueuedConnection);
+    // Queued: the view learns of the new rows in its own modelReset slot, which runs after this
+    // one (it connects when the model is set, later than here).
+    connect(
+        &workbench_.comparedActors(), &QAbstractItemModel::modelReset, actorsView_,
+        [this] { actorsView_->resizeColumnsToContents(); }, Qt::QueuedConnection);
 
     connect(&workbench_, &Workbench::compareChanged, this, &CompareViews::showMode);
     connect(&workbench_.session(), &SimulationSession::runLoaded, this, &CompareViews::showLabels);
@@ -97,6 +110,7 @@ void CompareViews::chooseFile() {
 
 void CompareViews::showMode(bool comparing) {
     banner_->setVisible(comparing);
+    flipsSized_ = false;
     if (toggle_) {
         const QSignalBlocker block(toggle_);
         toggle_->setChecked(comparing);

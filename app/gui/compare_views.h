@@ -48,6 +48,7 @@ private:
     QWidget* flipsPage_ = nullptr;
     QAction* toggle_ = nullptr;
     QAction* leave_ = nullptr;
+    bool flipsSized_ = false;  // the flips table's columns were fitted to rows
 };
 
 }  // namespace ratelab::gui

@@ -25,26 +25,20 @@ void RunSeries::reset(const RunShape& shape) {
         specs_.push_back(
             {"live buckets" + lanes[lane], ChartKind::Keyspace, SeriesRole::Buckets, -1, {}, lane});
     }
-    // The rest are A's alone; the decision latency is both lanes' together (one pass decides a
-    // request in each).
-    const QString& a = lanes[0];
-    specs_.push_back({"budget slots" + a, ChartKind::Keyspace, SeriesRole::BudgetSlots, -1, {}});
+    // The rest are A's alone (the store errors' chart says so in its title); the decision
+    // latency is both lanes' together (one pass decides a request in each).
     specs_.push_back(
-        {"store errors" + a, ChartKind::StoreErrors, SeriesRole::StoreErrorsPerSecond, -1, {}});
+        {"budget slots" + lanes[0], ChartKind::Keyspace, SeriesRole::BudgetSlots, -1, {}});
     specs_.push_back(
-        {"failed open" + a, ChartKind::StoreErrors, SeriesRole::FailedOpenPerSecond, -1, {}});
-    specs_.push_back({"failed closed (503)" + a,
-                      ChartKind::StoreErrors,
-                      SeriesRole::FailedClosedPerSecond,
-                      -1,
-                      {}});
-    specs_.push_back({"decided locally" + a,
-                      ChartKind::StoreErrors,
-                      SeriesRole::DecidedLocallyPerSecond,
-                      -1,
-                      {}});
+        {"store errors", ChartKind::StoreErrors, SeriesRole::StoreErrorsPerSecond, -1, {}});
     specs_.push_back(
-        {"store full (503)" + a, ChartKind::StoreErrors, SeriesRole::StoreFullPerSecond, -1, {}});
+        {"failed open", ChartKind::StoreErrors, SeriesRole::FailedOpenPerSecond, -1, {}});
+    specs_.push_back(
+        {"failed closed (503)", ChartKind::StoreErrors, SeriesRole::FailedClosedPerSecond, -1, {}});
+    specs_.push_back(
+        {"decided locally", ChartKind::StoreErrors, SeriesRole::DecidedLocallyPerSecond, -1, {}});
+    specs_.push_back(
+        {"store full (503)", ChartKind::StoreErrors, SeriesRole::StoreFullPerSecond, -1, {}});
     specs_.push_back(
         {"ns per decision", ChartKind::Latency, SeriesRole::WallNanosPerRequest, -1, {}});
 

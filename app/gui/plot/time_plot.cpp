@@ -198,6 +198,10 @@ QString TimePlot::title() const {
     return impl_->chart->title();
 }
 
+void TimePlot::setLegendAlignment(Qt::Alignment alignment) {
+    impl_->chart->legend()->setAlignment(alignment);
+}
+
 int TimePlot::addLine(const QString& name, const QColor& color, Qt::PenStyle style) {
     Impl& m = *impl_;
     QPen pen(color, 2.0, style);

@@ -37,6 +37,9 @@ public:
 
     void setTitle(const QString& title);
     QString title() const;
+    /// Where the legend sits: Qt::AlignTop (the default, one row) or Qt::AlignRight (one
+    /// column, for more lines than a row has room to name).
+    void setLegendAlignment(Qt::Alignment alignment);
 
     /// Adds a line; returns its index for setPoints().
     int addLine(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine);
