@@ -16,6 +16,7 @@ class TestLaunch : public QObject {
 
 private slots:
     void screenshotOfARunningScenario();
+    void badCompareFileStillEndsTheScreenshotRun();
     void badOptionsExitWithTwo_data();
     void badOptionsExitWithTwo();
     void parsesOptions();
@@ -46,6 +47,25 @@ void TestLaunch::screenshotOfARunningScenario() {
             colours.insert(shot.pixel(x, y));
     }
     QVERIFY2(colours.size() > 50, qPrintable(QString::number(colours.size())));
+}
+
+// `--compare bad.json` in screenshot mode: the error's modal dialog does not hold the run
+// open; the picture is taken and the program ends on time.
+void TestLaunch::badCompareFileStillEndsTheScreenshotRun() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString policy = writeFile(dir, "p.json", policyJson("token_bucket", 20, 5.0));
+    const QString scenario = writeFile(dir, "s.json", attackScenarioJson("flood", 200, 60));
+    const QString bad =
+        writeFile(dir, "bad.json", R"({ "version": 1, "policies": [ { "capacity": "x" } ] })");
+    const QString out = dir.filePath("shot.png");
+    QProcess app;
+    app.start(RATELAB_GUI_EXE, {"--scenario", scenario, "--policy", policy, "--compare", bad,
+                                "--run", "--screenshot", out, "--quit-after", "1"});
+    QVERIFY(app.waitForFinished(30000));
+    QVERIFY2(app.exitStatus() == QProcess::NormalExit && app.exitCode() == 0,
+             app.readAllStandardError().constData());
+    QVERIFY(!QImage(out).isNull());
 }
 
 void TestLaunch::badOptionsExitWithTwo_data() {
