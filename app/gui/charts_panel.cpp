@@ -38,8 +38,19 @@ QColor roleColor(const SeriesSpec& spec) {
     return Qt::black;
 }
 
-Qt::PenStyle roleStyle(const SeriesSpec& spec) {
+// One policy: throttled dashed beside allowed. Compare mode: the dash means B, and allowed and
+// throttled tell apart by their shade alone.
+Qt::PenStyle roleStyle(const SeriesSpec& spec, bool comparing) {
+    if (comparing) return spec.lane == 1 ? Qt::DashLine : Qt::SolidLine;
     return spec.role == SeriesRole::ThrottledPerSecond ? Qt::DashLine : Qt::SolidLine;
+}
+
+QString trafficTitle() {
+    return ChartsPanel::tr("Requests per second by class");
+}
+
+QString storeErrorsTitle() {
+    return ChartsPanel::tr("Store errors: fail-open, 503, decided locally");
 }
 
 }  // namespace
@@ -47,11 +58,11 @@ Qt::PenStyle roleStyle(const SeriesSpec& spec) {
 ChartsPanel::ChartsPanel(const RunSeries& series, QWidget* parent)
     : QWidget(parent), series_(series) {
     plots_[static_cast<std::size_t>(ChartKind::Traffic)] =
-        new TimePlot(tr("Requests per second by class"), tr("requests / s"), this);
+        new TimePlot(trafficTitle(), tr("requests / s"), this);
     plots_[static_cast<std::size_t>(ChartKind::Keyspace)] =
         new TimePlot(tr("Keyspace"), tr("keys"), this);
     plots_[static_cast<std::size_t>(ChartKind::StoreErrors)] =
-        new TimePlot(tr("Store errors: fail-open, 503, decided locally"), tr("per second"), this);
+        new TimePlot(storeErrorsTitle(), tr("per second"), this);
     plots_[static_cast<std::size_t>(ChartKind::Latency)] =
         new TimePlot(tr("Decision latency (wall time)"), tr("ns / request"), this);
     auto* grid = new QGridLayout(this);
@@ -82,9 +93,19 @@ void ChartsPanel::rebuild(const RunShape& shape) {
         p->setYMax(0);
         p->setBands(eventBands_);
     }
+    // Compare mode has four lines per class: a row of legend entries would elide every name,
+    // so the legend becomes a column. The banner above the charts names A's and B's files.
+    TimePlot* traffic = plot(ChartKind::Traffic);
+    traffic->setTitle(shape.comparing() ? tr("Requests per second by class: A solid, B dashed")
+                                        : trafficTitle());
+    traffic->setLegendAlignment(shape.comparing() ? Qt::AlignRight : Qt::AlignTop);
+    plot(ChartKind::StoreErrors)
+        ->setTitle(shape.comparing() ? storeErrorsTitle() + tr(" (A)") : storeErrorsTitle());
     lines_.clear();
     for (const SeriesSpec& spec : series_.specs()) {
-        lines_.push_back(plot(spec.chart)->addLine(spec.name, roleColor(spec), roleStyle(spec)));
+        lines_.push_back(
+            plot(spec.chart)
+                ->addLine(spec.name, roleColor(spec), roleStyle(spec, series_.comparing())));
     }
 }
 

@@ -26,6 +26,11 @@ std::optional<LaunchOptions> parseLaunchOptions(const QStringList& arguments, QS
                                     "P");
     const QCommandLineOption log("access-log", "Access log to replay instead of a scenario.",
                                  "LOG");
+    const QCommandLineOption compare(
+        "compare",
+        "Compare mode: policy B (opened in the editor, tuned live) beside the policy opened "
+        "(A, fixed) on the very same requests.",
+        "B.json");
     const QCommandLineOption run("run", "Start the run at once.");
     const QCommandLineOption speed(
         "speed", "Times real time, 1 to 1000, or 'max' for as fast as possible (default 1).", "X",
@@ -38,7 +43,7 @@ std::optional<LaunchOptions> parseLaunchOptions(const QStringList& arguments, QS
     const QCommandLineOption gl("opengl",
                                 "Draw chart lines with OpenGL where the platform has it.");
     const QCommandLineOption size("size", "Window size, WIDTHxHEIGHT (default 1600x1000).", "WxH");
-    parser.addOptions({scenario, policy, log, run, speed, store, shot, quit, gl, size});
+    parser.addOptions({scenario, policy, log, compare, run, speed, store, shot, quit, gl, size});
     if (!parser.parse(arguments)) {
         error = parser.errorText();
         return std::nullopt;
@@ -55,6 +60,7 @@ std::optional<LaunchOptions> parseLaunchOptions(const QStringList& arguments, QS
     o.scenario = parser.value(scenario);
     o.policy = parser.value(policy);
     o.accessLog = parser.value(log);
+    o.compare = parser.value(compare);
     o.run = parser.isSet(run);
     const QString s = parser.value(speed);
     bool ok = true;
@@ -122,7 +128,11 @@ bool applyLaunchOptions(const LaunchOptions& options, Workbench& workbench, RunC
             ? findDataFile(kDefaultPolicy)
             : options.policy;
     if (!policy.isEmpty() && !workbench.openPolicy(policy)) return false;
+    // B goes into the editor once A is there: A is the policy opened, or the one the scenario
+    // names, so for a scenario B comes after it.
+    const bool compare = !options.compare.isEmpty();
     if (!options.accessLog.isEmpty()) {
+        if (compare && !workbench.compareAgainst(options.compare)) return false;
         if (options.run) {
             QObject::connect(&workbench, &Workbench::accessLogOpened, &workbench,
                              [&workbench](const QString&, bool ok) {
@@ -134,9 +144,10 @@ bool applyLaunchOptions(const LaunchOptions& options, Workbench& workbench, RunC
     }
     const QString scenario =
         options.scenario.isEmpty() ? findDataFile(kDefaultScenario) : options.scenario;
-    if (scenario.isEmpty()) return true;  // nothing shipped: the user opens one
-    if (!workbench.openScenario(scenario)) return false;
-    if (options.run) workbench.run();
+    // Nothing shipped: the user opens a scenario later.
+    if (!scenario.isEmpty() && !workbench.openScenario(scenario)) return false;
+    if (compare && !workbench.compareAgainst(options.compare)) return false;
+    if (options.run && workbench.hasScenario()) workbench.run();
     return true;
 }
 

@@ -2,6 +2,7 @@
 
 // The workbench's command line: what to open, whether to run, and the screenshot mode used for
 // the docs and tests: `ratelab --scenario S --policy P --run --screenshot OUT.png --quit-after 5`.
+// `--compare B.json` opens in compare mode: the policy opened (A) beside B, in the editor.
 
 #include <QSize>
 #include <QString>
@@ -20,6 +21,7 @@ struct LaunchOptions {
     QString scenario;   ///< empty: the default scenario
     QString policy;     ///< empty: the scenario's policy, else the default policy
     QString accessLog;  ///< replayed instead of a scenario when set
+    QString compare;    ///< policy B of compare mode (A: the policy opened); empty: no compare
     bool run = false;
     double speed = 1;  ///< times real time; <= 0 as fast as possible
     QString store;     ///< "memory" or a redis:// URL; empty: memory
@@ -32,8 +34,9 @@ struct LaunchOptions {
 /// Parses the arguments; on a usage error returns nullopt with `error` set.
 std::optional<LaunchOptions> parseLaunchOptions(const QStringList& arguments, QString& error);
 
-/// Opens what the options name (or the defaults), applies the store and speed, and starts the
-/// run when asked. Returns false when nothing could be opened.
+/// Opens what the options name (or the defaults), enters compare mode when asked, applies the
+/// store and speed, and starts the run when asked. Returns false when a file could not be
+/// opened (the error was shown).
 bool applyLaunchOptions(const LaunchOptions& options, Workbench& workbench, RunControls& controls);
 
 /// Schedules the screenshot and the exit: after `quitAfterSeconds` (3 s when only a

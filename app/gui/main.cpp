@@ -2,6 +2,7 @@
 // the production engine, watch the result live, and export what works.
 
 #include <QApplication>
+#include <QTimer>
 
 #include <cstdio>
 
@@ -34,8 +35,12 @@ int main(int argc, char* argv[]) {
     window.show();
 
     // In screenshot mode a file that cannot be opened still leaves a picture of the error state;
-    // interactively the user has seen the dialog and carries on.
-    ratelab::gui::applyLaunchOptions(*options, workbench, *window.runControls());
+    // interactively the user has seen the dialog and carries on. The files open once the event
+    // loop runs, after the screenshot's timer is set: an error's modal dialog would otherwise
+    // wait for a click before the timer existed, and a headless run would never end.
     ratelab::gui::scheduleScreenshotAndQuit(*options, window);
+    QTimer::singleShot(0, &window, [&] {
+        ratelab::gui::applyLaunchOptions(*options, workbench, *window.runControls());
+    });
     return QApplication::exec();
 }

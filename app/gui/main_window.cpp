@@ -17,6 +17,7 @@
 
 #include "actor_table_model.h"
 #include "charts_panel.h"
+#include "compare_views.h"
 #include "event_log_model.h"
 #include "policy_editor.h"
 #include "resource_locator.h"
@@ -80,6 +81,7 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
     QTableView* logView = tableOn(&workbench_.log(), "logTable", tabs);
     tabs->addTab(actorsView, tr("Actors"));
     tabs->addTab(logView, tr("Limit hits and store failures"));
+    compare_ = new CompareViews(workbench_, ui_, tabs, actorsView);
 
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(charts_);
@@ -92,9 +94,11 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
     column->setContentsMargins(0, 0, 0, 0);
     column->setSpacing(2);
     column->addWidget(scenario_);
+    column->addWidget(compare_->banner());
     column->addWidget(split, 1);
     setCentralWidget(centre);
     buildMenus();
+    compare_->addActions(menuBar(), bar);
 
     SimulationSession& session = workbench_.session();
     connect(&session, &SimulationSession::runLoaded, this, [this](const RunShape& shape) {

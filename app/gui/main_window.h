@@ -8,6 +8,7 @@
 namespace ratelab::gui {
 
 class ChartsPanel;
+class CompareViews;
 class PolicyEditor;
 class RunControls;
 class ScenarioPanel;
@@ -38,6 +39,7 @@ private:
     ChartsPanel* charts_ = nullptr;
     RunControls* controls_ = nullptr;
     ScenarioPanel* scenario_ = nullptr;
+    CompareViews* compare_ = nullptr;
 };
 
 }  // namespace ratelab::gui

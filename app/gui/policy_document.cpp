@@ -18,6 +18,7 @@ bool PolicyDocument::hasErrors() const {
 
 void PolicyDocument::reset(PolicySet set, const QString& path) {
     set_ = std::move(set);
+    original_ = set_;
     path_ = path;
     revalidate();
     const bool wasModified = modified_;
@@ -47,6 +48,7 @@ void PolicyDocument::setTrustedProxies(TrustedProxies proxies) {
 
 void PolicyDocument::markSaved(const QString& path) {
     path_ = path;
+    original_ = set_;
     if (modified_) {
         modified_ = false;
         emit modifiedChanged(false);

@@ -23,6 +23,9 @@ public:
 
     /// The user's values, limits compiled.
     const PolicySet& policies() const { return set_; }
+    /// The values as last loaded or saved (what the file holds; the starting point the edits
+    /// are compared with).
+    const PolicySet& original() const { return original_; }
     /// The file it was loaded from or saved to; empty for a new set. May be a ":/" resource.
     const QString& path() const { return path_; }
     /// The name shown in titles and diagnostics.
@@ -56,6 +59,7 @@ private:
     void revalidate();
 
     PolicySet set_;
+    PolicySet original_;
     QString path_;
     bool modified_ = false;
     std::vector<Diagnostic> diagnostics_;

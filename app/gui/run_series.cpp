@@ -1,21 +1,34 @@
 #include "run_series.h"
 
+#include <limits>
+
 namespace ratelab::gui {
 
 RunSeries::RunSeries(QObject* parent) : QObject(parent) {}
 
 void RunSeries::reset(const RunShape& shape) {
     specs_.clear();
+    comparing_ = shape.comparing();
+    // Compare mode names the lane in every legend entry it overlays: "legit allowed (A)".
+    const auto lanes = comparing_ ? QStringList{" (A)", " (B)"} : QStringList{""};
     for (std::size_t c = 0; c < shape.classNames.size(); ++c) {
         const QString cls = QString::fromStdString(shape.classNames[c]);
         const int index = static_cast<int>(c);
-        specs_.push_back(
-            {cls + " allowed", ChartKind::Traffic, SeriesRole::AllowedPerSecond, index, cls});
-        specs_.push_back(
-            {cls + " throttled", ChartKind::Traffic, SeriesRole::ThrottledPerSecond, index, cls});
+        for (int lane = 0; lane < lanes.size(); ++lane) {
+            specs_.push_back({cls + " allowed" + lanes[lane], ChartKind::Traffic,
+                              SeriesRole::AllowedPerSecond, index, cls, lane});
+            specs_.push_back({cls + " throttled" + lanes[lane], ChartKind::Traffic,
+                              SeriesRole::ThrottledPerSecond, index, cls, lane});
+        }
     }
-    specs_.push_back({"live buckets", ChartKind::Keyspace, SeriesRole::Buckets, -1, {}});
-    specs_.push_back({"budget slots", ChartKind::Keyspace, SeriesRole::BudgetSlots, -1, {}});
+    for (int lane = 0; lane < lanes.size(); ++lane) {
+        specs_.push_back(
+            {"live buckets" + lanes[lane], ChartKind::Keyspace, SeriesRole::Buckets, -1, {}, lane});
+    }
+    // The rest are A's alone (the store errors' chart says so in its title); the decision
+    // latency is both lanes' together (one pass decides a request in each).
+    specs_.push_back(
+        {"budget slots" + lanes[0], ChartKind::Keyspace, SeriesRole::BudgetSlots, -1, {}});
     specs_.push_back(
         {"store errors", ChartKind::StoreErrors, SeriesRole::StoreErrorsPerSecond, -1, {}});
     specs_.push_back(
@@ -98,14 +111,23 @@ void RunSeries::noteStoreFull(const sim::Sample& s) {
     }
 }
 
-void RunSeries::append(const std::vector<sim::Sample>& samples) {
+void RunSeries::append(const std::vector<sim::Sample>& samples,
+                       const std::vector<sim::Sample>& samplesB) {
     if (samples.empty()) return;
-    for (const sim::Sample& s : samples) {
+    // Both lanes close the same intervals in the same calls. Were they ever to differ, B is
+    // left out (a gap: decimation skips NaN) rather than drawn against the wrong times.
+    const bool withB = comparing_ && samplesB.size() == samples.size();
+    for (std::size_t k = 0; k < samples.size(); ++k) {
+        const sim::Sample& s = samples[k];
         if (s.end <= s.start) continue;
         const double seconds = static_cast<double>(s.end - s.start) / 1e9;
         xs_.push_back(static_cast<double>(s.end) / 1e9);
-        for (std::size_t i = 0; i < specs_.size(); ++i)
-            ys_[i].push_back(valueOf(specs_[i], s, seconds));
+        for (std::size_t i = 0; i < specs_.size(); ++i) {
+            const bool b = specs_[i].lane == 1;
+            ys_[i].push_back(!b      ? valueOf(specs_[i], s, seconds)
+                             : withB ? valueOf(specs_[i], samplesB[k], seconds)
+                                     : std::numeric_limits<double>::quiet_NaN());
+        }
         storeCap_ = static_cast<double>(s.keyspace.maxBuckets);
         noteStoreFull(s);
     }

@@ -42,6 +42,8 @@ struct SeriesSpec {
     SeriesRole role = SeriesRole::AllowedPerSecond;
     int classIndex = -1;  ///< per-class roles; -1 otherwise
     QString className;
+    /// Compare mode: 0 for A (the reference), 1 for B (the editor's). Always 0 otherwise.
+    int lane = 0;
 };
 
 /// GUI thread only. Keeps at most kMaxSamples samples per series (the oldest go first).
@@ -53,11 +55,15 @@ public:
 
     explicit RunSeries(QObject* parent = nullptr);
 
-    /// Defines the series for a new run and drops every value.
+    /// Defines the series for a new run and drops every value. In compare mode every series is
+    /// A's, and the per-class traffic and the live buckets have a twin for B.
     void reset(const RunShape& shape);
-    /// Adds samples in time order.
-    void append(const std::vector<sim::Sample>& samples);
+    /// Adds samples in time order; `samplesB` are lane B's over the same intervals (compare mode,
+    /// where the worker sends both lanes' samples together; ignored otherwise).
+    void append(const std::vector<sim::Sample>& samples,
+                const std::vector<sim::Sample>& samplesB = {});
 
+    bool comparing() const { return comparing_; }
     const std::vector<SeriesSpec>& specs() const { return specs_; }
     /// Sample times (the end of each interval), seconds of virtual time, ascending.
     std::span<const double> xs() const { return xs_; }
@@ -83,6 +89,7 @@ private:
     void noteStoreFull(const sim::Sample& sample);
 
     std::vector<SeriesSpec> specs_;
+    bool comparing_ = false;
     std::vector<double> xs_;
     std::vector<std::vector<double>> ys_;
     double durationSeconds_ = 0;

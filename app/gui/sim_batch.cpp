@@ -11,6 +11,8 @@ void SimBatch::absorb(SimBatch&& next, std::size_t logCapacity) {
     }
     samples.insert(samples.end(), std::make_move_iterator(next.samples.begin()),
                    std::make_move_iterator(next.samples.end()));
+    samplesB.insert(samplesB.end(), std::make_move_iterator(next.samplesB.begin()),
+                    std::make_move_iterator(next.samplesB.end()));
     log.insert(log.end(), std::make_move_iterator(next.log.begin()),
                std::make_move_iterator(next.log.end()));
     if (log.size() > logCapacity) {
@@ -18,6 +20,7 @@ void SimBatch::absorb(SimBatch&& next, std::size_t logCapacity) {
     }
     state = next.state;
     if (!next.actors.empty()) actors = std::move(next.actors);
+    if (next.comparison) comparison = std::move(next.comparison);
     now = next.now;
     requests = next.requests;
     wallSeconds = next.wallSeconds;

@@ -59,7 +59,8 @@ void SimulationWorker::load(RunSetup setup, std::uint64_t generation) {
     sim::RunnerOptions options;
     options.seed = setup.seed;
     options.logCapacity = kLogPerBatch;
-    options.store = makeChosenStore(setup.store, setup.policies.store.keyNamespace, error);
+    if (!setup.compare)
+        options.store = makeChosenStore(setup.store, setup.policies.store.keyNamespace, error);
     if (!error.empty()) {
         state_ = RunState::Failed;
         batch.state = state_;
@@ -67,13 +68,27 @@ void SimulationWorker::load(RunSetup setup, std::uint64_t generation) {
         emit batchReady(std::move(batch));
         return;
     }
-    shape.storeKind = setup.store.kind == StoreChoice::Kind::Redis ? "redis" : "memory";
-    runner_ = std::make_unique<sim::ScenarioRunner>(std::move(setup.scenario),
-                                                    std::move(setup.policies), std::move(options));
+    shape.storeKind = options.store ? "redis" : "memory";
+    if (setup.compare) {
+        shape.laneLabels = {setup.compare->labelA, setup.compare->labelB};
+        std::vector<PolicySet> lanes;
+        lanes.push_back(std::move(setup.compare->reference));
+        lanes.push_back(std::move(setup.policies));
+        runner_ = std::make_unique<sim::ScenarioRunner>(std::move(setup.scenario), std::move(lanes),
+                                                        std::move(options));
+    } else {
+        runner_ = std::make_unique<sim::ScenarioRunner>(
+            std::move(setup.scenario), std::move(setup.policies), std::move(options));
+    }
     state_ = RunState::Ready;
     batch.state = state_;
-    batch.actors = runner_->actorRows();
+    batch.actors = runner_->actorRows(editedLane());
+    if (runner_->laneCount() > 1) {
+        batch.comparison = std::make_shared<const sim::Comparison>(
+            sim::buildComparison(*runner_, kComparisonTop, sim::Timing{}));
+    }
     lastEmit_ = clock_();
+    nextComparison_ = lastEmit_ + kComparisonInterval;
     emit batchReady(std::move(batch));
 }
 
@@ -112,8 +127,8 @@ void SimulationWorker::setSpeed(double multiple) {
 }
 
 void SimulationWorker::retune(std::size_t policyIndex, const PolicyTuning& tuning) {
-    if (!runner_ || policyIndex >= runner_->policies().policies.size()) return;
-    runner_->retune(policyIndex, tuning);
+    if (!runner_ || policyIndex >= runner_->policies(editedLane()).policies.size()) return;
+    runner_->retune(policyIndex, tuning, editedLane());
 }
 
 void SimulationWorker::tick() {
@@ -158,19 +173,33 @@ void SimulationWorker::advanceTowards(Nanos until, Nanos deadline) {
 
 void SimulationWorker::setState(RunState state) {
     state_ = state;
-    emitBatch();
+    emitBatch(true);
 }
 
-void SimulationWorker::emitBatch() {
+void SimulationWorker::emitBatch(bool stateChanged) {
     SimBatch batch;
     batch.generation = generation_;
     batch.state = state_;
     if (runner_) {
-        batch.samples = runner_->takeSamples();
-        batch.actors = runner_->actorRows();
-        batch.log = runner_->takeLog();
+        const std::size_t lane = editedLane();
+        batch.samples = runner_->takeSamples(0);
+        if (lane > 0) batch.samplesB = runner_->takeSamples(lane);
+        batch.actors = runner_->actorRows(lane);
+        batch.log = runner_->takeLog(lane);
         batch.now = runner_->now();
         batch.requests = runner_->requests();
+        // A pause, a step or the end shows exact figures at once; while running, a few a second.
+        if (lane > 0 && (stateChanged || clock_() >= nextComparison_)) {
+            const Nanos before = clock_();
+            const double wall = static_cast<double>(wallSpent_) / 1e9;
+            const sim::Timing timing{
+                wall, wall > 0 ? static_cast<double>(runner_->requests()) / wall : 0};
+            batch.comparison = std::make_shared<const sim::Comparison>(
+                sim::buildComparison(*runner_, kComparisonTop, timing));
+            const Nanos after = clock_();
+            nextComparison_ =
+                after + std::max(kComparisonInterval, (after - before) * kComparisonShare);
+        }
     }
     batch.wallSeconds = static_cast<double>(wallSpent_) / 1e9;
     lastEmit_ = clock_();

@@ -21,13 +21,23 @@
 
 namespace ratelab::gui {
 
+/// Compare mode: a fixed reference A decided beside the run's own policies (B) on the very same
+/// requests, each on its own engine and memory stores (runner lanes 0 and 1).
+struct CompareSetup {
+    PolicySet reference;
+    std::string
+        labelA;  ///< how legends and banners name A ("naive.json", "default.json as loaded")
+    std::string labelB;
+};
+
 /// What a run is made of. Copied to the worker; the scenario's recorded traffic (a replayed
 /// access log) is shared read-only.
 struct RunSetup {
     sim::Scenario scenario;
-    PolicySet policies;
-    StoreChoice store;
+    PolicySet policies;  ///< the editor's: B in compare mode, and what retune() changes
+    StoreChoice store;   ///< must be memory in compare mode (lanes never share a store)
     std::optional<std::uint64_t> seed;
+    std::optional<CompareSetup> compare;
 };
 
 /// Monotonic wall time in nanoseconds; injected so tests drive pacing with a manual clock.
@@ -48,6 +58,13 @@ public:
     static constexpr Nanos kSliceBudget = 20 * kNanosPerMilli;
     /// Limit hits and store failures kept between two batches (the newest win).
     static constexpr std::size_t kLogPerBatch = 200;
+    /// Compare mode: the comparison (which walks every instance) is built at most this often
+    /// while running, and never more than 1/kComparisonShare of the wall time, so a replay of
+    /// many clients does not slow its own run down.
+    static constexpr Nanos kComparisonInterval = 250 * kNanosPerMilli;
+    static constexpr Nanos kComparisonShare = 20;
+    /// Collateral instances and changed clients a comparison lists.
+    static constexpr std::size_t kComparisonTop = 50;
 
     explicit SimulationWorker(WallClock clock = steadyNanos);
     ~SimulationWorker() override;
@@ -66,7 +83,8 @@ public:
     void step();
     /// `multiple` times real time (1 to 1000), or as fast as possible when <= 0.
     void setSpeed(double multiple);
-    /// Applies a policy's tunable fields to the running engine (ScenarioRunner::retune).
+    /// Applies a policy's tunable fields to the running engine (ScenarioRunner::retune): in
+    /// compare mode to B's lane, A staying as it was built.
     void retune(std::size_t policyIndex, const PolicyTuning& tuning);
 
 signals:
@@ -77,8 +95,9 @@ private:
     void setState(RunState state);
     /// Advances towards `until`, in chunks, until it is reached or `deadline` (wall) passes.
     void advanceTowards(Nanos until, Nanos deadline);
-    void emitBatch();
+    void emitBatch(bool stateChanged = false);
     void anchorPace();
+    std::size_t editedLane() const { return runner_->laneCount() - 1; }
 
     WallClock clock_;
     QTimer ticker_;
@@ -89,6 +108,7 @@ private:
     Nanos anchorWall_ = 0;
     Nanos anchorVirtual_ = 0;
     Nanos lastEmit_ = 0;
+    Nanos nextComparison_ = 0;  // wall time after which a running batch carries a comparison
     Nanos wallSpent_ = 0;
     std::int64_t chunk_ = 4096;  // requests per advance() call, adapted to ~2 ms of work
     std::atomic<bool> interrupted_{false};

@@ -130,11 +130,19 @@ Workbench::Workbench(UserInteraction& ui, WallClock clock, QObject* parent)
     connect(&session_, &SimulationSession::runLoaded, this, [this](const RunShape& shape) {
         series_.reset(shape);
         log_.clear();
+        if (!shape.comparing()) {
+            comparedActors_.setComparison(nullptr);
+            flips_.setComparison(nullptr);
+        }
     });
     connect(&session_, &SimulationSession::frame, this, [this](const SimBatch& batch) {
-        series_.append(batch.samples);
+        series_.append(batch.samples, batch.samplesB);
         if (!batch.actors.empty() || batch.fresh) actors_.setRows(batch.actors);
         log_.append(batch.log);
+        if (batch.comparison) {
+            comparedActors_.setComparison(batch.comparison);
+            flips_.setComparison(batch.comparison);
+        }
     });
     connect(&session_, &SimulationSession::message, this, &Workbench::statusMessage);
     connect(&session_, &SimulationSession::failed, this, [this](const QString& reason) {
@@ -422,6 +430,8 @@ bool Workbench::reset() {
     }
     if (problems.empty())
         problems = sim::checkScenarioAgainstPolicy(*scenario_, document_.policies());
+    if (problems.empty() && reference_)
+        problems = sim::checkScenarioAgainstPolicy(*scenario_, reference_->policies);
     if (hasErrors(problems)) {
         ui_.showError(tr("Cannot run"), tr("The scenario cannot run with these policies:\n\n%1")
                                             .arg(diagnosticsText(problems)));
@@ -431,6 +441,17 @@ bool Workbench::reset() {
     setup.scenario = *scenario_;
     setup.policies = document_.policies();
     setup.store = store_;
+    if (reference_) {
+        setup.compare = CompareSetup{reference_->policies, reference_->label.toStdString(),
+                                     document_.displayName().toStdString()};
+        if (store_.kind != StoreChoice::Kind::Memory) {
+            // Each lane needs counters of its own; one Redis namespace would mix A's and B's.
+            setup.store = StoreChoice{};
+            emit statusMessage(
+                tr("Compare mode runs A and B on memory stores of their own; the Redis store "
+                   "applies again when you leave compare mode."));
+        }
+    }
     runPolicies_ = setup.policies;
     structuralEdit_ = false;
     session_.load(std::move(setup));

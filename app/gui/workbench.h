@@ -13,6 +13,8 @@
 #include <optional>
 
 #include "actor_table_model.h"
+#include "compare_actor_model.h"
+#include "compare_flips_model.h"
 #include "event_log_model.h"
 #include "policy_document.h"
 #include "run_series.h"
@@ -43,8 +45,12 @@ public:
     PolicyDocument& document() { return document_; }
     SimulationSession& session() { return session_; }
     RunSeries& series() { return series_; }
+    /// The actors under the editor's policies (B's in compare mode).
     ActorTableModel& actors() { return actors_; }
     EventLogModel& log() { return log_; }
+    /// Compare mode: per actor A, B and B - A; the most affected instances and actors.
+    CompareActorModel& comparedActors() { return comparedActors_; }
+    CompareFlipsModel& flips() { return flips_; }
 
     bool hasScenario() const { return scenario_.has_value(); }
     /// REQUIRES: hasScenario().
@@ -84,6 +90,22 @@ public:
     /// discarded them.
     bool confirmDiscardChanges();
 
+    /// Compare mode: a fixed reference A runs beside the editor's policies, B, on the very same
+    /// requests in the same worker run; edits to B are tuned live as ever, A never changes.
+    /// Here A is the editor's policy set as loaded or saved, so every edit is compared with
+    /// where the user started. Returns false (and says why) when there is no policy yet.
+    bool compareWithLoaded();
+    /// Compare mode with the file `path` as B: A is the policy set in the editor (as loaded or
+    /// saved, once unsaved edits are saved or discarded as the user chooses), and `path` is
+    /// opened into the editor. A file with errors is reported like openPolicy's
+    /// (FILE:LINE:COLUMN each) and nothing changes. Returns true when comparing.
+    bool compareAgainst(const QString& path);
+    /// Back to a run of the editor's policies alone.
+    void leaveCompare();
+    bool isComparing() const { return reference_.has_value(); }
+    /// How the banner and legends name A. REQUIRES: isComparing().
+    const QString& referenceLabel() const { return reference_->label; }
+
     /// Builds a fresh run from the scenario, the edited policies and the store choice.
     /// Returns false (and reports why) when there is no scenario or the policies have errors.
     bool reset();
@@ -101,6 +123,8 @@ signals:
     /// While a log is parsed: the fraction of its bytes read, 0..1.
     void accessLogProgress(double fraction);
     void fitFinished(const QString& scenarioPath, bool ok);
+    /// Compare mode was entered, left, or given another reference.
+    void compareChanged(bool comparing);
     void exportFinished(const QString& path, bool ok, const QString& message);
 
 private:
@@ -109,6 +133,13 @@ private:
     bool settleUnsavedEdits();
     void sendLiveEdit(std::size_t policyIndex);
     void useScenario(sim::Scenario scenario, const QString& path, const QString& notes);
+    /// Rebuilds the run for a new reference (or none), playing on when it was playing.
+    void restartForCompare();
+
+    struct Reference {
+        PolicySet policies;
+        QString label;
+    };
 
     UserInteraction& ui_;
     PolicyDocument document_;
@@ -116,8 +147,11 @@ private:
     RunSeries series_;
     ActorTableModel actors_;
     EventLogModel log_;
+    CompareActorModel comparedActors_;
+    CompareFlipsModel flips_;
 
     std::optional<sim::Scenario> scenario_;
+    std::optional<Reference> reference_;  // compare mode's A
     QString scenarioPath_;
     QString scenarioNotes_;
     StoreChoice store_;

@@ -3,6 +3,8 @@
 
 #include <QtTest>
 
+#include <cmath>
+
 #include "actor_table_model.h"
 #include "event_log_model.h"
 #include "policy_text_fields.h"
@@ -50,7 +52,9 @@ private slots:
     void seriesAreRatesPerSecond();
     void storeFullAndLocalDecisionsAreChartedAndBanded();
     void seriesStayBounded();
+    void compareModeSeriesTakeBFromItsOwnSamples();
     void batchesMerge();
+    void comparedBatchesMerge();
     void textFields_data();
     void textFields();
     void sliderScales();
@@ -175,6 +179,45 @@ void TestGuiModels::seriesStayBounded() {
     QCOMPARE(series.ys(0).size(), series.size());
 }
 
+// Compare mode: per class an A and a B twin for allowed and throttled, and for the live
+// buckets; B's values come from B's samples of the same intervals. Without compare mode, B's
+// samples are ignored and the names carry no lane.
+void TestGuiModels::compareModeSeriesTakeBFromItsOwnSamples() {
+    RunSeries series;
+    RunShape shape = oneClass(kNanosPerSecond);
+    shape.laneLabels = {"a.json", "b.json"};
+    series.reset(shape);
+    QVERIFY(series.comparing());
+    QStringList names;
+    for (const SeriesSpec& spec : series.specs())
+        names << spec.name;
+    QCOMPARE(names.mid(0, 6),
+             (QStringList{"attacker allowed (A)", "attacker throttled (A)", "attacker allowed (B)",
+                          "attacker throttled (B)", "live buckets (A)", "live buckets (B)"}));
+    QCOMPARE(series.specs()[2].lane, 1);
+    QCOMPARE(series.specs()[6].lane, 0);  // budget slots: A's only
+    QVERIFY(!names.contains("store errors (B)"));
+    sim::Sample b = sample(0, 100 * kNanosPerMilli, 4, 6);
+    b.keyspace.buckets = 7;
+    series.append({sample(0, 100 * kNanosPerMilli, 9, 1)}, {b});
+    QCOMPARE(series.ys(0)[0], 90.0);  // 9 allowed in 0.1 s under A
+    QCOMPARE(series.ys(1)[0], 10.0);
+    QCOMPARE(series.ys(2)[0], 40.0);  // 4 under B
+    QCOMPARE(series.ys(3)[0], 60.0);
+    QCOMPARE(series.ys(4)[0], 42.0);
+    QCOMPARE(series.ys(5)[0], 7.0);
+    // B's samples missing: a gap (NaN, which decimation skips), never a made-up zero.
+    series.append({sample(100 * kNanosPerMilli, 200 * kNanosPerMilli, 1, 0)}, {});
+    QVERIFY(std::isnan(series.ys(2)[1]));
+    QCOMPARE(series.ys(0)[1], 10.0);
+
+    series.reset(oneClass(kNanosPerSecond));
+    QVERIFY(!series.comparing());
+    QCOMPARE(series.specs()[0].name, QString("attacker allowed"));
+    series.append({sample(0, 100 * kNanosPerMilli, 9, 1)}, {b});
+    QCOMPARE(series.ys(0)[0], 90.0);
+}
+
 void TestGuiModels::batchesMerge() {
     SimBatch a;
     a.generation = 3;
@@ -201,6 +244,32 @@ void TestGuiModels::batchesMerge() {
     a.absorb(std::move(c), 5);
     QCOMPARE(a.generation, std::uint64_t(4));
     QVERIFY(a.samples.empty());
+}
+
+// B's samples accumulate like A's; the newest comparison wins, and a batch without one keeps
+// the one before.
+void TestGuiModels::comparedBatchesMerge() {
+    SimBatch a;
+    a.generation = 1;
+    a.samples = {sample(0, 1, 1, 0)};
+    a.samplesB = {sample(0, 1, 0, 1)};
+    a.comparison = std::make_shared<const sim::Comparison>();
+    SimBatch b;
+    b.generation = 1;
+    b.samples = {sample(1, 2, 1, 0)};
+    b.samplesB = {sample(1, 2, 0, 1)};
+    auto newest = std::make_shared<sim::Comparison>();
+    newest->scenario = "newest";
+    b.comparison = newest;
+    a.absorb(std::move(b), 10);
+    QCOMPARE(a.samplesB.size(), std::size_t(2));
+    QCOMPARE(a.samplesB[1].end, Nanos(2));
+    QCOMPARE(a.comparison->scenario, std::string("newest"));
+    SimBatch c;
+    c.generation = 1;
+    a.absorb(std::move(c), 10);
+    QVERIFY(a.comparison);
+    QCOMPARE(a.comparison->scenario, std::string("newest"));
 }
 
 void TestGuiModels::textFields_data() {

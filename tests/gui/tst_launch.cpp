@@ -16,6 +16,7 @@ class TestLaunch : public QObject {
 
 private slots:
     void screenshotOfARunningScenario();
+    void badCompareFileStillEndsTheScreenshotRun();
     void badOptionsExitWithTwo_data();
     void badOptionsExitWithTwo();
     void parsesOptions();
@@ -48,6 +49,25 @@ void TestLaunch::screenshotOfARunningScenario() {
     QVERIFY2(colours.size() > 50, qPrintable(QString::number(colours.size())));
 }
 
+// `--compare bad.json` in screenshot mode: the error's modal dialog does not hold the run
+// open; the picture is taken and the program ends on time.
+void TestLaunch::badCompareFileStillEndsTheScreenshotRun() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString policy = writeFile(dir, "p.json", policyJson("token_bucket", 20, 5.0));
+    const QString scenario = writeFile(dir, "s.json", attackScenarioJson("flood", 200, 60));
+    const QString bad =
+        writeFile(dir, "bad.json", R"({ "version": 1, "policies": [ { "capacity": "x" } ] })");
+    const QString out = dir.filePath("shot.png");
+    QProcess app;
+    app.start(RATELAB_GUI_EXE, {"--scenario", scenario, "--policy", policy, "--compare", bad,
+                                "--run", "--screenshot", out, "--quit-after", "1"});
+    QVERIFY(app.waitForFinished(30000));
+    QVERIFY2(app.exitStatus() == QProcess::NormalExit && app.exitCode() == 0,
+             app.readAllStandardError().constData());
+    QVERIFY(!QImage(out).isNull());
+}
+
 void TestLaunch::badOptionsExitWithTwo_data() {
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<QString>("message");
@@ -55,6 +75,7 @@ void TestLaunch::badOptionsExitWithTwo_data() {
     QTest::newRow("store") << QStringList{"--store", "mongodb://x"} << "--store";
     QTest::newRow("unknown option") << QStringList{"--frobnicate"} << "frobnicate";
     QTest::newRow("size") << QStringList{"--size", "10x10"} << "--size";
+    QTest::newRow("compare without a file") << QStringList{"--compare"} << "compare";
 }
 
 void TestLaunch::badOptionsExitWithTwo() {
@@ -70,13 +91,15 @@ void TestLaunch::badOptionsExitWithTwo() {
 
 void TestLaunch::parsesOptions() {
     QString error;
-    auto o = parseLaunchOptions(
-        {"ratelab", "--scenario", "s.json", "--policy", "p.json", "--run", "--speed", "max",
-         "--store", "redis://127.0.0.1:6390/2", "--screenshot", "x.png", "--quit-after", "2.5"},
-        error);
+    auto o =
+        parseLaunchOptions({"ratelab", "--scenario", "s.json", "--policy", "p.json", "--run",
+                            "--speed", "max", "--store", "redis://127.0.0.1:6390/2", "--screenshot",
+                            "x.png", "--quit-after", "2.5", "--compare", "b.json"},
+                           error);
     QVERIFY2(o.has_value(), qPrintable(error));
     QCOMPARE(o->scenario, QString("s.json"));
     QCOMPARE(o->policy, QString("p.json"));
+    QCOMPARE(o->compare, QString("b.json"));
     QVERIFY(o->run);
     QCOMPARE(o->speed, 0.0);
     QCOMPARE(o->store, QString("redis://127.0.0.1:6390/2"));
@@ -88,6 +111,7 @@ void TestLaunch::parsesOptions() {
     QCOMPARE(d->speed, 1.0);
     QVERIFY(!d->run);
     QVERIFY(!d->quitAfterSeconds.has_value());
+    QVERIFY(d->compare.isEmpty());
 }
 
 QTEST_MAIN(TestLaunch)

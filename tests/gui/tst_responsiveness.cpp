@@ -1,6 +1,8 @@
 // The GUI thread never stalls: a run of 10^7 requests as fast as possible, with the whole
 // window drawing, while a watchdog timer on the GUI thread measures the largest gap between
-// its ticks. Prints the figures (gap, frame times, wall time, decisions per second).
+// its ticks; once with one policy, once in compare mode (every request decided by A and B, the
+// charts drawing both, the compared tables refreshed). Prints the figures (gap, frame times,
+// wall time, decisions per second).
 
 #include <QElapsedTimer>
 #include <QtTest>
@@ -19,13 +21,21 @@ class TestResponsiveness : public QObject {
     Q_OBJECT
 
 private slots:
+    void tenMillionRequestsNeverStallTheGui_data();
     void tenMillionRequestsNeverStallTheGui();
 };
+
+void TestResponsiveness::tenMillionRequestsNeverStallTheGui_data() {
+    QTest::addColumn<bool>("compare");
+    QTest::newRow("one policy") << false;
+    QTest::newRow("compare mode") << true;
+}
 
 // 50 s of virtual time: one client rotating its Authorization header at 150 000 requests per
 // second (every request a new credential, so the budget and the keyspace work), one flooding
 // from a single address at 49 000 per second, and 1000 users: 10^7 requests in all.
 void TestResponsiveness::tenMillionRequestsNeverStallTheGui() {
+    QFETCH(bool, compare);
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     const QString policy = writeFile(dir, "api.json", R"({
@@ -65,6 +75,13 @@ void TestResponsiveness::tenMillionRequestsNeverStallTheGui() {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QVERIFY(workbench.openPolicy(policy));
     QVERIFY(workbench.openScenario(scenario));
+    if (compare) {
+        // B refills twice as fast, so the lanes differ and flips and collateral are counted.
+        Policy b = workbench.document().policies().policies[0];
+        b.refillPerSecond = 10.0;
+        workbench.document().setPolicy(0, b);
+        QVERIFY(workbench.compareWithLoaded());
+    }
     SimulationSession& session = workbench.session();
     QVERIFY(waitForFrames(session, [&] { return session.state() == RunState::Ready; }));
     // One sample interval first, so that every view has drawn a frame once (first-use costs such
@@ -95,12 +112,18 @@ void TestResponsiveness::tenMillionRequestsNeverStallTheGui() {
 
     QVERIFY(session.requests() >= 10'000'000);
     QCOMPARE(workbench.series().size(), std::size_t(500));
+    QCOMPARE(workbench.series().comparing(), compare);
+    if (compare) {
+        // The end's comparison covers every request.
+        QVERIFY(workbench.comparedActors().comparison());
+        QCOMPARE(workbench.comparedActors().comparison()->a.requests, session.requests());
+    }
     const SimulationSession::FrameStats& frames = session.frameStats();
     qInfo(
-        "10^7 run: %lld requests in %.2f s wall (%.2f s in the engine, %.0f decisions/s); "
+        "10^7 run (%s): %lld requests in %.2f s wall (%.2f s in the engine, %.0f decisions/s); "
         "%lld frames, mean %.2f ms, max %.2f ms each; watchdog largest gap %.2f ms",
-        static_cast<long long>(session.requests()), wall, session.wallSeconds(),
-        static_cast<double>(session.requests()) / session.wallSeconds(),
+        compare ? "compare mode" : "one policy", static_cast<long long>(session.requests()), wall,
+        session.wallSeconds(), static_cast<double>(session.requests()) / session.wallSeconds(),
         static_cast<long long>(frames.frames),
         static_cast<double>(frames.totalNanos) / static_cast<double>(frames.frames) / 1e6,
         static_cast<double>(frames.maxNanos) / 1e6, static_cast<double>(largestGap) / 1e6);

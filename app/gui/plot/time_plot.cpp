@@ -190,6 +190,18 @@ bool TimePlot::openGLActive() {
     return platform == "xcb" || platform == "wayland";
 }
 
+void TimePlot::setTitle(const QString& title) {
+    impl_->chart->setTitle(title);
+}
+
+QString TimePlot::title() const {
+    return impl_->chart->title();
+}
+
+void TimePlot::setLegendAlignment(Qt::Alignment alignment) {
+    impl_->chart->legend()->setAlignment(alignment);
+}
+
 int TimePlot::addLine(const QString& name, const QColor& color, Qt::PenStyle style) {
     Impl& m = *impl_;
     QPen pen(color, 2.0, style);
@@ -293,6 +305,14 @@ int TimePlot::plotColumns() const {
 
 qsizetype TimePlot::pointCount(int line) const {
     return impl_->lines.at(static_cast<std::size_t>(line))->count();
+}
+
+QString TimePlot::lineName(int line) const {
+    return impl_->lines.at(static_cast<std::size_t>(line))->name();
+}
+
+Qt::PenStyle TimePlot::lineStyle(int line) const {
+    return impl_->lines.at(static_cast<std::size_t>(line))->pen().style();
 }
 
 }  // namespace ratelab::gui

@@ -35,6 +35,12 @@ public:
     static void setOpenGLRequested(bool requested);
     static bool openGLActive();
 
+    void setTitle(const QString& title);
+    QString title() const;
+    /// Where the legend sits: Qt::AlignTop (the default, one row) or Qt::AlignRight (one
+    /// column, for more lines than a row has room to name).
+    void setLegendAlignment(Qt::Alignment alignment);
+
     /// Adds a line; returns its index for setPoints().
     int addLine(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine);
     /// Removes every line, the threshold and the bands.
@@ -52,8 +58,10 @@ public:
     double yMax() const;
     /// The plot area's width in device-independent pixels: how many columns to decimate to.
     int plotColumns() const;
-    /// Number of points a line holds now (for tests).
+    /// Number of points a line holds now, its legend name and its dash (for tests).
     qsizetype pointCount(int line) const;
+    QString lineName(int line) const;
+    Qt::PenStyle lineStyle(int line) const;
 
 private:
     struct Impl;
