@@ -8,6 +8,7 @@
 #include "launch_options.h"
 #include "main_window.h"
 #include "plot/time_plot.h"
+#include "tradeoff_panel.h"
 #include "user_interaction.h"
 #include "workbench.h"
 
@@ -35,7 +36,14 @@ int main(int argc, char* argv[]) {
 
     // In screenshot mode a file that cannot be opened still leaves a picture of the error state;
     // interactively the user has seen the dialog and carries on.
-    ratelab::gui::applyLaunchOptions(*options, workbench, *window.runControls());
-    ratelab::gui::scheduleScreenshotAndQuit(*options, window);
+    const bool opened =
+        ratelab::gui::applyLaunchOptions(*options, workbench, *window.runControls());
+    const ratelab::gui::TradeoffRun* map = nullptr;
+    if (!options->tradeoff.empty()) {
+        window.showTradeoff();
+        window.tradeoffPanel()->setAxes(options->tradeoff);
+        if (opened && window.tradeoffPanel()->startMap()) map = &window.tradeoffPanel()->run();
+    }
+    ratelab::gui::scheduleScreenshotAndQuit(*options, window, map);
     return QApplication::exec();
 }

@@ -23,6 +23,7 @@
 #include "run_controls.h"
 #include "scenario_panel.h"
 #include "timeline_widget.h"
+#include "tradeoff_panel.h"
 #include "user_interaction.h"
 #include "workbench.h"
 
@@ -94,6 +95,13 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
     column->addWidget(scenario_);
     column->addWidget(split, 1);
     setCentralWidget(centre);
+
+    tradeoff_ = new TradeoffPanel(workbench_, ui_, this);
+    tradeoffDock_ = new QDockWidget(tr("Trade-off map"), this);
+    tradeoffDock_->setObjectName("tradeoffDock");
+    tradeoffDock_->setWidget(tradeoff_);
+    addDockWidget(Qt::RightDockWidgetArea, tradeoffDock_);
+    tradeoffDock_->hide();
     buildMenus();
 
     SimulationSession& session = workbench_.session();
@@ -186,6 +194,19 @@ void MainWindow::buildMenus() {
     run->addAction(tr("&Step"), QKeySequence(Qt::Key_F10), &workbench_, &Workbench::step);
     run->addAction(tr("R&eset"), QKeySequence(Qt::CTRL | Qt::Key_R), &workbench_,
                    &Workbench::reset);
+    run->addSeparator();
+    run->addAction(tr("&Trade-off map"), QKeySequence(Qt::CTRL | Qt::Key_M), this,
+                   &MainWindow::showTradeoff);
+    run->addAction(tr("S&uggest limits"), this, [this] {
+        showTradeoff();
+        tradeoff_->suggest();
+    });
+}
+
+void MainWindow::showTradeoff() {
+    tradeoffDock_->show();
+    tradeoffDock_->raise();
+    resizeDocks({tradeoffDock_}, {width() * 2 / 5}, Qt::Horizontal);
 }
 
 void MainWindow::updateTitle() {

@@ -5,12 +5,15 @@
 
 #include <QMainWindow>
 
+class QDockWidget;
+
 namespace ratelab::gui {
 
 class ChartsPanel;
 class PolicyEditor;
 class RunControls;
 class ScenarioPanel;
+class TradeoffPanel;
 class UserInteraction;
 class Workbench;
 
@@ -24,6 +27,9 @@ public:
     ChartsPanel* charts() const { return charts_; }
     RunControls* runControls() const { return controls_; }
     ScenarioPanel* scenarioPanel() const { return scenario_; }
+    TradeoffPanel* tradeoffPanel() const { return tradeoff_; }
+    /// Shows the trade-off map's dock (hidden until asked for).
+    void showTradeoff();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -38,6 +44,8 @@ private:
     ChartsPanel* charts_ = nullptr;
     RunControls* controls_ = nullptr;
     ScenarioPanel* scenario_ = nullptr;
+    TradeoffPanel* tradeoff_ = nullptr;
+    QDockWidget* tradeoffDock_ = nullptr;
 };
 
 }  // namespace ratelab::gui
