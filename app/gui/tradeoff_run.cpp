@@ -4,6 +4,11 @@
 
 #include <algorithm>
 
+#ifdef __linux__
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
+
 #include "policy_document.h"
 #include "sim/metrics.h"
 
@@ -18,6 +23,23 @@ struct TradeoffRun::Job {
     std::vector<std::vector<double>> grid;
     std::atomic<bool> cancel{false};
 };
+
+namespace {
+
+// The cells yield to the GUI thread: on Linux a thread's nice value is its own, and at 10 the
+// cells' threads weigh a tenth of the GUI thread's when both want a core, so the window keeps
+// drawing while every core runs cells. An idle machine runs the cells as fast either way.
+void yieldToTheGuiThread() {
+#ifdef __linux__
+    static thread_local bool done = false;
+    if (!done) {
+        setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+        done = true;
+    }
+#endif
+}
+
+}  // namespace
 
 TradeoffRun::TradeoffRun(int threads, QObject* parent) : QObject(parent) {
     pool_.setMaxThreadCount(std::max(1, threads));
@@ -62,6 +84,7 @@ bool TradeoffRun::start(sim::Scenario scenario, PolicySet policies,
     for (std::size_t i = 0; i < job->grid.size(); ++i) {
         pool_.start([this, job, i] {
             if (job->cancel.load(std::memory_order_relaxed)) return;
+            yieldToTheGuiThread();
             std::optional<sim::SweepCell> cell = sim::runSweepCell(
                 job->scenario, job->policies, job->axes, job->grid[i], &job->cancel);
             if (!cell) return;
