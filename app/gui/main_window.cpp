@@ -82,8 +82,14 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
     tabs->addTab(actorsView, tr("Actors"));
     tabs->addTab(logView, tr("Limit hits and store failures"));
 
+    // The trade-off map shares the charts' room: it wants the same width.
+    tradeoff_ = new TradeoffPanel(workbench_, ui_, this);
+    views_ = new QTabWidget(this);
+    views_->setObjectName("viewTabs");
+    views_->addTab(charts_, tr("Charts"));
+    views_->addTab(tradeoff_, tr("Trade-off map"));
     auto* split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(charts_);
+    split->addWidget(views_);
     split->addWidget(tabs);
     split->setStretchFactor(0, 5);
     split->setStretchFactor(1, 1);
@@ -95,13 +101,6 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
     column->addWidget(scenario_);
     column->addWidget(split, 1);
     setCentralWidget(centre);
-
-    tradeoff_ = new TradeoffPanel(workbench_, ui_, this);
-    tradeoffDock_ = new QDockWidget(tr("Trade-off map"), this);
-    tradeoffDock_->setObjectName("tradeoffDock");
-    tradeoffDock_->setWidget(tradeoff_);
-    addDockWidget(Qt::RightDockWidgetArea, tradeoffDock_);
-    tradeoffDock_->hide();
     buildMenus();
 
     SimulationSession& session = workbench_.session();
@@ -204,9 +203,7 @@ void MainWindow::buildMenus() {
 }
 
 void MainWindow::showTradeoff() {
-    tradeoffDock_->show();
-    tradeoffDock_->raise();
-    resizeDocks({tradeoffDock_}, {width() * 2 / 5}, Qt::Horizontal);
+    views_->setCurrentWidget(tradeoff_);
 }
 
 void MainWindow::updateTitle() {

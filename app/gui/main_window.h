@@ -5,7 +5,7 @@
 
 #include <QMainWindow>
 
-class QDockWidget;
+class QTabWidget;
 
 namespace ratelab::gui {
 
@@ -28,7 +28,7 @@ public:
     RunControls* runControls() const { return controls_; }
     ScenarioPanel* scenarioPanel() const { return scenario_; }
     TradeoffPanel* tradeoffPanel() const { return tradeoff_; }
-    /// Shows the trade-off map's dock (hidden until asked for).
+    /// Brings the trade-off map's tab to the front (the charts' tab is in front at first).
     void showTradeoff();
 
 protected:
@@ -45,7 +45,7 @@ private:
     RunControls* controls_ = nullptr;
     ScenarioPanel* scenario_ = nullptr;
     TradeoffPanel* tradeoff_ = nullptr;
-    QDockWidget* tradeoffDock_ = nullptr;
+    QTabWidget* views_ = nullptr;
 };
 
 }  // namespace ratelab::gui

@@ -44,8 +44,14 @@ TradeoffPanel::TradeoffPanel(Workbench& workbench, UserInteraction& ui, QWidget*
     , ui_(ui)
     , run_(std::max(1, QThread::idealThreadCount())) {
     setObjectName("tradeoffPanel");
-    auto* column = new QVBoxLayout(this);
-    column->setContentsMargins(4, 4, 4, 4);
+    // The controls and what the map says in a column on the left, the map on the right.
+    auto* whole = new QHBoxLayout(this);
+    whole->setContentsMargins(4, 4, 4, 4);
+    auto* controls = new QWidget(this);
+    controls->setMaximumWidth(420);
+    auto* column = new QVBoxLayout(controls);
+    column->setContentsMargins(0, 0, 0, 0);
+    whole->addWidget(controls, 0);
     auto* form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     policy_ = new QComboBox(this);
@@ -107,17 +113,18 @@ TradeoffPanel::TradeoffPanel(Workbench& workbench, UserInteraction& ui, QWidget*
     buttons->addWidget(mapButton_);
     buttons->addWidget(cancelButton_);
     buttons->addWidget(suggestButton_);
-    buttons->addWidget(progress_, 1);
     column->addLayout(buttons);
+    column->addWidget(progress_);
 
     map_ = new TradeoffMapView(run_, this);
-    column->addWidget(map_, 1);
+    whole->addWidget(map_, 1);
     message_ = new QLabel(this);
     message_->setObjectName("tradeoffMessage");
     message_->setWordWrap(true);
     message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     message_->setText(tr("Click a cell to load its numbers into the editor."));
     column->addWidget(message_);
+    column->addStretch(1);
 
     connect(mapButton_, &QPushButton::clicked, this, [this] { startMap(); });
     connect(cancelButton_, &QPushButton::clicked, this, &TradeoffPanel::cancelMap);
