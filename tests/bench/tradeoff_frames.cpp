@@ -18,6 +18,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <sys/resource.h>
+
 #include "decide_scenario.h"
 #include "main_window.h"
 #include "tradeoff_panel.h"
@@ -25,6 +27,15 @@
 #include "workbench.h"
 
 namespace {
+
+double cpuSeconds() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    auto seconds = [](const timeval& t) {
+        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+    };
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 QString loadAverage() {
     QFile f("/proc/loadavg");
@@ -84,20 +95,23 @@ int main(int argc, char* argv[]) {
         last = now;
     });
     const QString loadBefore = loadAverage();
+    double cpuBefore = 0;
     QObject::connect(&panel.run(), &gui::TradeoffRun::finished, [&] {
         const double wall = static_cast<double>(clock.nsecsElapsed()) / 1e9;
         const sim::TradeoffMap& map = *panel.run().decision();
         std::printf(
             "tradeoff_map cells=%zu requests_per_cell=%lld passing=%zu wall_s=%.2f "
-            "largest_gui_gap_ms=%.2f gaps_over_50ms=%d threads=%d load_before=%s load_after=%s\n",
+            "cpu_s=%.2f largest_gui_gap_ms=%.2f gaps_over_50ms=%d threads=%d load_before=%s "
+            "load_after=%s\n",
             map.result.cells.size(),
             static_cast<long long>(map.result.cells.front().totals.requests), map.passing, wall,
-            static_cast<double>(largestGap) / 1e6, longGaps, QThread::idealThreadCount(),
-            qPrintable(loadBefore), qPrintable(loadAverage()));
+            cpuSeconds() - cpuBefore, static_cast<double>(largestGap) / 1e6, longGaps,
+            QThread::idealThreadCount(), qPrintable(loadBefore), qPrintable(loadAverage()));
         QCoreApplication::exit(0);
     });
     // Once the window has drawn, as a user would press Map.
     QTimer::singleShot(200, [&] {
+        cpuBefore = cpuSeconds();
         clock.start();
         watchdog.start();
         if (!panel.startMap()) QCoreApplication::exit(1);
