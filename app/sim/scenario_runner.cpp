@@ -504,7 +504,7 @@ std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) 
         if (at >= before) break;
         times[n] = at;
         lastRequestAt = at;
-        const int actor = mix.emit(slots[n]);
+        const int actor = mix.writeNext(slots[n]);
         actors[n] = actor;
         if (static_cast<std::size_t>(slots[n].instance) >=
             sharedIn[static_cast<std::size_t>(actor)].size()) {

@@ -246,7 +246,7 @@ void ActorTraffic::writePeer(std::int64_t instance, IpAddress& out) {
     }
 }
 
-void ActorTraffic::emit(RequestSlot& slot) {
+void ActorTraffic::writeNext(RequestSlot& slot) {
     slot.headerCount = 0;
     slot.principal = {};
     slot.clientText = {};
@@ -431,10 +431,10 @@ void TrafficMix::siftDown(std::size_t i) {
     }
 }
 
-int TrafficMix::emit(RequestSlot& slot) {
+int TrafficMix::writeNext(RequestSlot& slot) {
     const int actor = heap_.front().actor;
     ActorTraffic& traffic = *actors_[static_cast<std::size_t>(actor)];
-    traffic.emit(slot);
+    traffic.writeNext(slot);
     const Nanos next = traffic.nextTime();
     if (next == ActorTraffic::kNever) {
         heap_.front() = heap_.back();

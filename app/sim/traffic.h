@@ -87,7 +87,7 @@ public:
     Nanos nextTime() const { return next_; }
     /// Writes the next arrival's request into `slot` and moves to the following arrival.
     /// REQUIRES: nextTime() != kNever.
-    void emit(RequestSlot& slot);
+    void writeNext(RequestSlot& slot);
 
     static constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 
@@ -158,7 +158,7 @@ public:
     Nanos nextTime() const { return heap_.empty() ? ActorTraffic::kNever : heap_.front().at; }
     /// Writes the next request into `slot`; returns its actor's index.
     /// REQUIRES: nextTime() != kNever.
-    int emit(RequestSlot& slot);
+    int writeNext(RequestSlot& slot);
 
 private:
     struct Entry {

@@ -131,63 +131,52 @@ private slots:
         QCOMPARE(sink.requests.size(), std::size_t(1));
     }
 
+    // Each input ends in an error with its status, whole or a byte at a time. `requests` is how
+    // many requests came out before it (a request with a body, then an unknown method).
+    // A method the parser does not know is 501 once its whole line has arrived: methods are
+    // case-sensitive, so "get" is one of them, and "POS" only begins one the parser knows.
     void errors_data() {
         QTest::addColumn<QByteArray>("input");
         QTest::addColumn<int>("status");
+        QTest::addColumn<int>("requests");
         QTest::newRow("binary") << QByteArray("\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03", 11)
-                                << 400;
-        QTest::newRow("not HTTP") << QByteArray("hello\r\n\r\n") << 400;
+                                << 400 << 0;
+        QTest::newRow("not HTTP") << QByteArray("hello\r\n\r\n") << 400 << 0;
         QTest::newRow("xchunked") << QByteArray(
                                          "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: "
                                          "xchunked\r\nContent-Length: 0\r\n\r\n")
-                                  << 501;
+                                  << 501 << 0;
         QTest::newRow("chunked then gzip")
             << QByteArray("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n")
-            << 400;
+            << 400 << 0;
         QTest::newRow("bad length")
-            << QByteArray("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 12a\r\n\r\n") << 400;
+            << QByteArray("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 12a\r\n\r\n") << 400 << 0;
         QTest::newRow("declared over limit")
-            << QByteArray("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 65537\r\n\r\n") << 413;
+            << QByteArray("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 65537\r\n\r\n") << 413
+            << 0;
         QTest::newRow("two hosts")
-            << QByteArray("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n") << 400;
+            << QByteArray("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n") << 400 << 0;
         QTest::newRow("NUL in value") << QByteArray(
                                              "GET / HTTP/1.1\r\nHost: a\r\nX: a\x01"
                                              "b\r\n\r\n")
-                                      << 400;
+                                      << 400 << 0;
         QTest::newRow("folded header")
-            << QByteArray("GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n b\r\n\r\n") << 400;
-        QTest::newRow("HTTP/3") << QByteArray("GET / HTTP/3.0\r\nHost: a\r\n\r\n") << 505;
+            << QByteArray("GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n b\r\n\r\n") << 400 << 0;
+        QTest::newRow("HTTP/3") << QByteArray("GET / HTTP/3.0\r\nHost: a\r\n\r\n") << 505 << 0;
         QTest::newRow("target over limit")
-            << QByteArray(("GET /" + std::string(8200, 'x') + " HTTP/1.1\r\n").c_str()) << 414;
+            << QByteArray(("GET /" + std::string(8200, 'x') + " HTTP/1.1\r\n").c_str()) << 414 << 0;
         QTest::newRow("head over limit")
             << QByteArray(("GET / HTTP/1.1\r\nHost: h\r\nA: " + std::string(16400, 'y')).c_str())
-            << 431;
-    }
-    // A method the parser does not know is 501 once its whole line has arrived (methods are
-    // case-sensitive, so "get" is one of them), whole or a byte at a time, also when its first
-    // bytes match a method the parser knows and when it follows a request with a body.
-    void unknownMethods_data() {
-        QTest::addColumn<QByteArray>("input");
-        QTest::addColumn<int>("status");
-        QTest::newRow("FETCH") << QByteArray("FETCH /x HTTP/1.1\r\nHost: h\r\n\r\n") << 501;
-        QTest::newRow("lower case") << QByteArray("get / HTTP/1.1\r\nHost: h\r\n\r\n") << 501;
-        QTest::newRow("prefix of POST") << QByteArray("POS /x HTTP/1.1\r\nHost: h\r\n\r\n") << 501;
-        QTest::newRow("no target") << QByteArray("FETCH HTTP/1.1\r\n\r\n") << 400;
+            << 431 << 0;
+        QTest::newRow("FETCH") << QByteArray("FETCH /x HTTP/1.1\r\nHost: h\r\n\r\n") << 501 << 0;
+        QTest::newRow("lower case") << QByteArray("get / HTTP/1.1\r\nHost: h\r\n\r\n") << 501 << 0;
+        QTest::newRow("prefix of POST")
+            << QByteArray("POS /x HTTP/1.1\r\nHost: h\r\n\r\n") << 501 << 0;
+        QTest::newRow("no target") << QByteArray("FETCH HTTP/1.1\r\n\r\n") << 400 << 0;
         QTest::newRow("after a body") << QByteArray(
                                              "POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n"
                                              "\r\nbodyPOS /c HTTP/1.1\r\nHost: h\r\n\r\n")
-                                      << 501;
-    }
-    void unknownMethods() {
-        QFETCH(QByteArray, input);
-        QFETCH(int, status);
-        for (bool byteByByte : {false, true}) {
-            RequestParser parser(RequestLimits{});
-            Collector sink;
-            const RequestParser::Status s = feedAll(parser, sink, input, byteByByte);
-            QCOMPARE(s, RequestParser::Status::Error);
-            QCOMPARE(parser.error().status, status);
-        }
+                                      << 501 << 1;
     }
     // A line cut inside an unknown method is not answered until it ends (or grows past what a
     // target may be): the request is still arriving, so the head timeout applies.
@@ -201,13 +190,15 @@ private slots:
         QCOMPARE(parser.error().status, 501);
 
         RequestParser endless(RequestLimits{});
-        QCOMPARE(endless.feed("FETCH /" + std::string(8300, 'x'), sink), RequestParser::Status::Error);
+        QCOMPARE(endless.feed("FETCH /" + std::string(8300, 'x'), sink),
+                 RequestParser::Status::Error);
         QCOMPARE(endless.error().status, 400);
     }
 
     void errors() {
         QFETCH(QByteArray, input);
         QFETCH(int, status);
+        QFETCH(int, requests);
         // Whole, and one byte at a time: the verdict does not depend on how bytes arrive.
         for (bool byteByByte : {false, true}) {
             RequestParser parser(RequestLimits{});
@@ -216,7 +207,7 @@ private slots:
             QCOMPARE(s, RequestParser::Status::Error);
             QCOMPARE(parser.error().status, status);
             QVERIFY(!parser.error().reason.empty());
-            QCOMPARE(sink.requests.size(), std::size_t(0));
+            QCOMPARE(sink.requests.size(), std::size_t(requests));
         }
     }
 
@@ -255,7 +246,7 @@ private slots:
         QTest::newRow("absolute, no path") << "https://example.com"
                                            << "/";
         QTest::newRow("escaped query mark stays escaped") << "/a%3fb?q"
-                                                         << "/a%3Fb";
+                                                          << "/a%3Fb";
         QTest::newRow("escaped hash and percent stay escaped") << "/a%23b%25c"
                                                                << "/a%23b%25c";
         QTest::newRow("asterisk") << "*"

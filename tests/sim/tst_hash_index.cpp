@@ -6,20 +6,11 @@
 #include <vector>
 
 #include "sim/hash_index.h"
+#include "sim/traffic.h"
 
 using ratelab::sim::HashIndex;
-
-namespace {
-
-// SplitMix64's finalizer over (stream, i): well-mixed 64-bit hashes, distinct for distinct i.
-std::uint64_t mixSeed(std::uint64_t stream, std::uint64_t i) {
-    std::uint64_t z = stream * 0x9e3779b97f4a7c15ULL + i + 1;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-}  // namespace
+// Well-mixed hashes, distinct for distinct salts of one seed (a bijection of the salt).
+using ratelab::sim::mixSeed;
 
 class TestHashIndex : public QObject {
     Q_OBJECT
