@@ -11,6 +11,7 @@
 #include "ratelab/redis_url.h"
 #include "resource_locator.h"
 #include "run_controls.h"
+#include "tradeoff_run.h"
 #include "workbench.h"
 
 namespace ratelab::gui {
@@ -43,7 +44,13 @@ std::optional<LaunchOptions> parseLaunchOptions(const QStringList& arguments, QS
     const QCommandLineOption gl("opengl",
                                 "Draw chart lines with OpenGL where the platform has it.");
     const QCommandLineOption size("size", "Window size, WIDTHxHEIGHT (default 1600x1000).", "WxH");
-    parser.addOptions({scenario, policy, log, compare, run, speed, store, shot, quit, gl, size});
+    const QCommandLineOption tradeoff(
+        "tradeoff",
+        "Open the trade-off map and start it: [POLICY.]FIELD=FROM:TO:STEP, once or twice "
+        "(FIELD as ratelab-cli sweep --vary takes it).",
+        "AXIS");
+    parser.addOptions(
+        {scenario, policy, log, compare, run, speed, store, shot, quit, gl, size, tradeoff});
     if (!parser.parse(arguments)) {
         error = parser.errorText();
         return std::nullopt;
@@ -104,6 +111,26 @@ std::optional<LaunchOptions> parseLaunchOptions(const QStringList& arguments, QS
         }
         o.size = QSize(w, h);
     }
+    const QStringList axes = parser.values(tradeoff);
+    if (axes.size() > 2) {
+        error = QCoreApplication::tr("--tradeoff: a map varies one or two fields, found %1")
+                    .arg(axes.size());
+        return std::nullopt;
+    }
+    for (const QString& text : axes) {
+        std::optional<sim::SweepAxis> axis =
+            sim::parseSweepAxis(text.toStdString(), why, "--tradeoff");
+        if (!axis) {
+            error = QString::fromStdString(why);
+            return std::nullopt;
+        }
+        o.tradeoff.push_back(std::move(*axis));
+    }
+    if (o.tradeoff.size() == 2 && o.tradeoff[0].field == o.tradeoff[1].field) {
+        error = QCoreApplication::tr("--tradeoff: both axes vary %1")
+                    .arg(QString::fromStdString(o.tradeoff[0].field));
+        return std::nullopt;
+    }
     if (!parser.positionalArguments().isEmpty()) {
         error = QCoreApplication::tr("unexpected argument \"%1\"")
                     .arg(parser.positionalArguments().first());
@@ -151,11 +178,11 @@ bool applyLaunchOptions(const LaunchOptions& options, Workbench& workbench, RunC
     return true;
 }
 
-void scheduleScreenshotAndQuit(const LaunchOptions& options, QWidget& window) {
+void scheduleScreenshotAndQuit(const LaunchOptions& options, QWidget& window,
+                               const TradeoffRun* map) {
     if (options.screenshot.isEmpty() && !options.quitAfterSeconds) return;
-    const double seconds = options.quitAfterSeconds.value_or(3.0);
     const QString path = options.screenshot;
-    QTimer::singleShot(static_cast<int>(seconds * 1000), &window, [&window, path] {
+    auto grabAndQuit = [&window, path] {
         int code = 0;
         if (!path.isEmpty()) {
             const QPixmap picture = window.grab();
@@ -166,7 +193,21 @@ void scheduleScreenshotAndQuit(const LaunchOptions& options, QWidget& window) {
             }
         }
         QCoreApplication::exit(code);
-    });
+    };
+    if (map) {
+        // Queued: the map's last cell is drawn before the picture is taken.
+        QObject::connect(map, &TradeoffRun::finished, &window, grabAndQuit, Qt::QueuedConnection);
+        if (!options.quitAfterSeconds) {
+            // A map that never started (a file that did not open, a bad range) is pictured
+            // with its error after the default wait; a dialog still open does not hold it.
+            QTimer::singleShot(3000, &window, [map, grabAndQuit] {
+                if (map->state() == TradeoffRun::State::Empty) grabAndQuit();
+            });
+            return;
+        }
+    }
+    const double seconds = options.quitAfterSeconds.value_or(3.0);
+    QTimer::singleShot(static_cast<int>(seconds * 1000), &window, grabAndQuit);
 }
 
 }  // namespace ratelab::gui

@@ -9,12 +9,16 @@
 #include <QStringList>
 
 #include <optional>
+#include <vector>
+
+#include "sim/sweep.h"
 
 class QWidget;
 
 namespace ratelab::gui {
 
 class RunControls;
+class TradeoffRun;
 class Workbench;
 
 struct LaunchOptions {
@@ -25,6 +29,8 @@ struct LaunchOptions {
     bool run = false;
     double speed = 1;  ///< times real time; <= 0 as fast as possible
     QString store;     ///< "memory" or a redis:// URL; empty: memory
+    /// --tradeoff FIELD=FROM:TO:STEP, once or twice: open the trade-off map and start it.
+    std::vector<sim::SweepAxis> tradeoff;
     QString screenshot;
     std::optional<double> quitAfterSeconds;
     bool openGL = false;
@@ -41,7 +47,9 @@ bool applyLaunchOptions(const LaunchOptions& options, Workbench& workbench, RunC
 
 /// Schedules the screenshot and the exit: after `quitAfterSeconds` (3 s when only a
 /// screenshot is asked for), grabs `window` into the PNG and quits the application with exit
-/// code 0, or 1 when the picture cannot be written.
-void scheduleScreenshotAndQuit(const LaunchOptions& options, QWidget& window);
+/// code 0, or 1 when the picture cannot be written. With `map` (a trade-off map that started),
+/// the picture is taken once the map is complete, or at `quitAfterSeconds` if that comes first.
+void scheduleScreenshotAndQuit(const LaunchOptions& options, QWidget& window,
+                               const TradeoffRun* map = nullptr);
 
 }  // namespace ratelab::gui

@@ -9,6 +9,7 @@
 #include "launch_options.h"
 #include "main_window.h"
 #include "plot/time_plot.h"
+#include "tradeoff_panel.h"
 #include "user_interaction.h"
 #include "workbench.h"
 
@@ -37,10 +38,19 @@ int main(int argc, char* argv[]) {
     // In screenshot mode a file that cannot be opened still leaves a picture of the error state;
     // interactively the user has seen the dialog and carries on. The files open once the event
     // loop runs, after the screenshot's timer is set: an error's modal dialog would otherwise
-    // wait for a click before the timer existed, and a headless run would never end.
-    ratelab::gui::scheduleScreenshotAndQuit(*options, window);
+    // wait for a click before the timer existed, and a headless run would never end. With
+    // --tradeoff the picture waits for the map (scheduleScreenshotAndQuit falls back to its
+    // timer when the map never starts).
+    const ratelab::gui::TradeoffRun* map =
+        options->tradeoff.empty() ? nullptr : &window.tradeoffPanel()->run();
+    ratelab::gui::scheduleScreenshotAndQuit(*options, window, map);
     QTimer::singleShot(0, &window, [&] {
-        ratelab::gui::applyLaunchOptions(*options, workbench, *window.runControls());
+        const bool opened =
+            ratelab::gui::applyLaunchOptions(*options, workbench, *window.runControls());
+        if (!map) return;
+        window.showTradeoff();
+        window.tradeoffPanel()->setAxes(options->tradeoff);
+        if (opened) window.tradeoffPanel()->startMap();
     });
     return QApplication::exec();
 }

@@ -24,6 +24,7 @@
 #include "run_controls.h"
 #include "scenario_panel.h"
 #include "timeline_widget.h"
+#include "tradeoff_panel.h"
 #include "user_interaction.h"
 #include "workbench.h"
 
@@ -83,8 +84,14 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
     tabs->addTab(logView, tr("Limit hits and store failures"));
     compare_ = new CompareViews(workbench_, ui_, tabs, actorsView);
 
+    // The trade-off map shares the charts' room: it wants the same width.
+    tradeoff_ = new TradeoffPanel(workbench_, ui_, this);
+    views_ = new QTabWidget(this);
+    views_->setObjectName("viewTabs");
+    views_->addTab(charts_, tr("Charts"));
+    views_->addTab(tradeoff_, tr("Trade-off map"));
     auto* split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(charts_);
+    split->addWidget(views_);
     split->addWidget(tabs);
     split->setStretchFactor(0, 5);
     split->setStretchFactor(1, 1);
@@ -190,6 +197,17 @@ void MainWindow::buildMenus() {
     run->addAction(tr("&Step"), QKeySequence(Qt::Key_F10), &workbench_, &Workbench::step);
     run->addAction(tr("R&eset"), QKeySequence(Qt::CTRL | Qt::Key_R), &workbench_,
                    &Workbench::reset);
+    run->addSeparator();
+    run->addAction(tr("&Trade-off map"), QKeySequence(Qt::CTRL | Qt::Key_M), this,
+                   &MainWindow::showTradeoff);
+    run->addAction(tr("S&uggest limits"), this, [this] {
+        showTradeoff();
+        tradeoff_->suggest();
+    });
+}
+
+void MainWindow::showTradeoff() {
+    views_->setCurrentWidget(tradeoff_);
 }
 
 void MainWindow::updateTitle() {

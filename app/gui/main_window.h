@@ -5,6 +5,8 @@
 
 #include <QMainWindow>
 
+class QTabWidget;
+
 namespace ratelab::gui {
 
 class ChartsPanel;
@@ -12,6 +14,7 @@ class CompareViews;
 class PolicyEditor;
 class RunControls;
 class ScenarioPanel;
+class TradeoffPanel;
 class UserInteraction;
 class Workbench;
 
@@ -25,6 +28,9 @@ public:
     ChartsPanel* charts() const { return charts_; }
     RunControls* runControls() const { return controls_; }
     ScenarioPanel* scenarioPanel() const { return scenario_; }
+    TradeoffPanel* tradeoffPanel() const { return tradeoff_; }
+    /// Brings the trade-off map's tab to the front (the charts' tab is in front at first).
+    void showTradeoff();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -40,6 +46,8 @@ private:
     RunControls* controls_ = nullptr;
     ScenarioPanel* scenario_ = nullptr;
     CompareViews* compare_ = nullptr;
+    TradeoffPanel* tradeoff_ = nullptr;
+    QTabWidget* views_ = nullptr;
 };
 
 }  // namespace ratelab::gui

@@ -73,6 +73,11 @@ PolicyEditor::PolicyEditor(PolicyDocument& document, QWidget* parent)
     buildForm();
     connect(&document_, &PolicyDocument::reloaded, this, &PolicyEditor::showDocument);
     connect(&document_, &PolicyDocument::diagnosticsChanged, this, &PolicyEditor::showDiagnostics);
+    // An edit made elsewhere (a trade-off map cell, Suggest) shows in the form; the editor's
+    // own commits come back here with updating_ set and leave the form as the user typed it.
+    connect(&document_, &PolicyDocument::policyEdited, this, [this](std::size_t index) {
+        if (!updating_ && static_cast<int>(index) == currentPolicy()) showPolicy();
+    });
     showDocument();
 }
 
@@ -529,7 +534,9 @@ void PolicyEditor::commitPolicy() {
         }
         p.tiers = std::move(tiers);
     }
+    updating_ = true;
     document_.setPolicy(static_cast<std::size_t>(index), std::move(p));
+    updating_ = false;
     if (policyPicker_->itemText(index) != name_->text().trimmed()) {
         policyPicker_->setItemText(index, name_->text().trimmed());
     }

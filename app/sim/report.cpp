@@ -359,15 +359,7 @@ std::string reportText(const Report& report) {
     out += line;
     int met = 0;
     for (const ExpectationResult& e : report.expectations) {
-        std::string bounds;
-        if (e.expectation.min) bounds += "min " + formatNumber(*e.expectation.min);
-        if (e.expectation.max) {
-            if (!bounds.empty()) bounds += ", ";
-            bounds += "max " + formatNumber(*e.expectation.max);
-        }
-        std::snprintf(line, sizeof line, "  %s %s = %s (%s)\n", e.pass ? "PASS" : "FAIL",
-                      e.expectation.metric.c_str(), formatNumber(e.actual).c_str(), bounds.c_str());
-        out += line;
+        out += "  " + expectationText(e) + "\n";
         met += e.pass ? 1 : 0;
     }
     std::snprintf(line, sizeof line, "%d of %zu expectations met; %s s wall, %s requests/s\n",
@@ -375,6 +367,17 @@ std::string reportText(const Report& report) {
                   formatNumber(std::round(report.timing.requestsPerSecond)).c_str());
     out += line;
     return out;
+}
+
+std::string expectationText(const ExpectationResult& e) {
+    std::string bounds;
+    if (e.expectation.min) bounds += "min " + formatNumber(*e.expectation.min);
+    if (e.expectation.max) {
+        if (!bounds.empty()) bounds += ", ";
+        bounds += "max " + formatNumber(*e.expectation.max);
+    }
+    return std::string(e.pass ? "PASS " : "FAIL ") + e.expectation.metric + " = " +
+           formatNumber(e.actual) + " (" + bounds + ")";
 }
 
 }  // namespace ratelab::sim

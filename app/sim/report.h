@@ -107,4 +107,7 @@ PolicySet withValidation(PolicySet policies, const Report& report, const std::st
 /// Human summary for a terminal: one line per class and per expectation.
 std::string reportText(const Report& report);
 
+/// One expectation and how it fared: "PASS attacker.allowed_per_s = 1.5 (max 2)".
+std::string expectationText(const ExpectationResult& result);
+
 }  // namespace ratelab::sim

@@ -1,5 +1,6 @@
 #include "sim/sweep.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -105,6 +106,35 @@ std::optional<double> sweepFieldValue(const Policy& p, std::string_view field) {
     return std::nullopt;
 }
 
+SweepAxis axisAround(const Policy& policy, std::string_view field) {
+    SweepAxis axis;
+    axis.field = std::string(field);
+    const double value = sweepFieldValue(policy, field).value_or(1);
+    if (field == "ipv4_prefix" || field == "ipv6_prefix") {
+        // Four steps either side, within the address: /28../32 for IPv4 at 32, /48../80 at 64.
+        const double width = field == "ipv4_prefix" ? 32 : 128;
+        axis.step = width / 32;
+        axis.from = std::max(axis.step, value - 4 * axis.step);
+        axis.to = std::min(width, value + 4 * axis.step);
+        return axis;
+    }
+    // Ten values from a fifth of the current one to twice it, the current one the fifth.
+    if (field == "refill") {
+        const double fifth = value / 5;
+        const double magnitude = std::pow(10.0, std::floor(std::log10(fifth)) - 1);
+        axis.step = std::round(fifth / magnitude) * magnitude;  // two significant digits
+        axis.from = axis.step;
+    } else {
+        axis.step = std::max(1.0, std::round(value / 5));
+        // A delay or a leaky bucket's capacity may be 0; every other whole field starts at 1.
+        axis.from = value == 0 ? 0 : axis.step;
+    }
+    // Rounded as values() rounds, so that the range reads back as it was written.
+    axis.step = std::round(axis.step * 1e9) / 1e9;
+    axis.to = std::round((axis.from + 9 * axis.step) * 1e9) / 1e9;
+    return axis;
+}
+
 std::vector<double> SweepAxis::values() const {
     std::vector<double> out;
     // Values are computed as from + i * step, not by accumulation, so 0.1 steps do not drift.
@@ -117,11 +147,13 @@ std::vector<double> SweepAxis::values() const {
     return out;
 }
 
-std::optional<SweepAxis> parseSweepAxis(std::string_view text, std::string& error) {
+std::optional<SweepAxis> parseSweepAxis(std::string_view text, std::string& error,
+                                        std::string_view option) {
+    const std::string quoted = std::string(option) + " \"" + std::string(text) + "\": ";
     SweepAxis axis;
     const std::size_t eq = text.find('=');
     if (eq == std::string_view::npos) {
-        error = "--vary \"" + std::string(text) + "\": expected FIELD=FROM:TO:STEP";
+        error = quoted + "expected FIELD=FROM:TO:STEP";
         return std::nullopt;
     }
     std::string_view name = text.substr(0, eq);
@@ -131,8 +163,7 @@ std::optional<SweepAxis> parseSweepAxis(std::string_view text, std::string& erro
     }
     if (name == "refill_per_second") name = "refill";
     if (!findField(name)) {
-        error = "--vary \"" + std::string(text) + "\": cannot vary \"" + std::string(name) +
-                "\"; use " + sweepFieldList();
+        error = quoted + "cannot vary \"" + std::string(name) + "\"; use " + sweepFieldList();
         return std::nullopt;
     }
     axis.field = std::string(name);
@@ -142,16 +173,15 @@ std::optional<SweepAxis> parseSweepAxis(std::string_view text, std::string& erro
     if (c2 == std::string_view::npos || !parseDouble(range.substr(0, c1), axis.from) ||
         !parseDouble(range.substr(c1 + 1, c2 - c1 - 1), axis.to) ||
         !parseDouble(range.substr(c2 + 1), axis.step)) {
-        error = "--vary \"" + std::string(text) + "\": expected FROM:TO:STEP numbers";
+        error = quoted + "expected FROM:TO:STEP numbers";
         return std::nullopt;
     }
     if (!(axis.step > 0) || axis.from > axis.to) {
-        error = "--vary \"" + std::string(text) + "\": needs FROM <= TO and STEP > 0";
+        error = quoted + "needs FROM <= TO and STEP > 0";
         return std::nullopt;
     }
     if ((axis.to - axis.from) / axis.step >= static_cast<double>(kMaxSweepValues)) {
-        error = "--vary \"" + std::string(text) + "\": more than " +
-                std::to_string(kMaxSweepValues) + " values";
+        error = quoted + "more than " + std::to_string(kMaxSweepValues) + " values";
         return std::nullopt;
     }
     return axis;
@@ -201,8 +231,10 @@ std::vector<std::vector<double>> sweepGrid(const std::vector<SweepAxis>& axes, s
     return grid;
 }
 
-SweepCell runSweepCell(const Scenario& scenario, const PolicySet& policies,
-                       const std::vector<SweepAxis>& axes, const std::vector<double>& values) {
+std::optional<SweepCell> runSweepCell(const Scenario& scenario, const PolicySet& policies,
+                                      const std::vector<SweepAxis>& axes,
+                                      const std::vector<double>& values,
+                                      const std::atomic<bool>* cancel) {
     SweepCell cell;
     cell.values = values;
     // An invalid cell reports nothing: zero counts for every class.
@@ -222,7 +254,10 @@ SweepCell runSweepCell(const Scenario& scenario, const PolicySet& policies,
     RunnerOptions runnerOptions;
     runnerOptions.measureWallTime = false;
     ScenarioRunner runner(scenario, std::move(*set), runnerOptions);
-    runner.runToEnd();
+    while (!runner.finished()) {
+        if (cancel && cancel->load(std::memory_order_relaxed)) return std::nullopt;
+        runner.advance(runner.duration(), kSweepCancelSlice);
+    }
     cell.totals = runner.totals();
     for (const ExpectationResult& e :
          evaluateExpectations(scenario, runner.classNames(), cell.totals)) {
@@ -251,7 +286,8 @@ SweepResult runSweep(const Scenario& scenario, const PolicySet& policies,
             if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return;
             const std::size_t i = next.fetch_add(1);
             if (i >= cells) return;
-            done[i] = runSweepCell(scenario, policies, axes, grid[i]);
+            done[i] = runSweepCell(scenario, policies, axes, grid[i], options.cancel);
+            if (!done[i]) return;
             const std::size_t n = finished.fetch_add(1) + 1;
             if (options.progress) options.progress(n, cells);
         }

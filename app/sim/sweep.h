@@ -58,8 +58,16 @@ struct SweepAxis {
 inline constexpr std::size_t kMaxSweepValues = 10'000;
 inline constexpr std::size_t kMaxSweepCells = 100'000;
 
-/// Parses "capacity=5:100:5" or "login.refill=0.5:10:0.5". Nullopt with `error` set otherwise.
-std::optional<SweepAxis> parseSweepAxis(std::string_view text, std::string& error);
+/// Parses "capacity=5:100:5" or "login.refill=0.5:10:0.5". Nullopt with `error` set otherwise,
+/// the message starting with `option` and the text ("--vary \"capacity=5\": ...").
+std::optional<SweepAxis> parseSweepAxis(std::string_view text, std::string& error,
+                                        std::string_view option = "--vary");
+
+/// A range of about ten values around `policy`'s value of `field` (kSweepFields), the value
+/// among them: capacity 20 gives 4:40:4, refill 2.5 gives 0.5:5:0.5, an IPv6 prefix of 64
+/// gives 48:80:4. What the workbench proposes before the user types a range of their own.
+/// REQUIRES: `field` is one of kSweepFields.
+SweepAxis axisAround(const Policy& policy, std::string_view field);
 
 /// `policies` with every axis applied at `values` (one value per axis) and limits recompiled.
 /// Fails with `error` when a value is out of range (capacity < 1, refill <= 0, a prefix beyond
@@ -82,7 +90,8 @@ struct SweepOptions {
     int threads = 2;
     /// Called from worker threads after each cell with (cells done, cells in all).
     std::function<void(std::size_t, std::size_t)> progress;
-    const std::atomic<bool>* cancel = nullptr;  ///< set to stop early; unfinished cells are absent
+    /// Set to stop early, within a slice of a cell (runSweepCell); unfinished cells are absent.
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 struct SweepResult {
@@ -96,9 +105,15 @@ struct SweepResult {
 std::vector<std::vector<double>> sweepGrid(const std::vector<SweepAxis>& axes, std::string& error);
 
 /// Runs one cell: `policies` at `values`, the scenario to its end, expectations evaluated.
-/// REQUIRES: applySweepValues succeeds for these values.
-SweepCell runSweepCell(const Scenario& scenario, const PolicySet& policies,
-                       const std::vector<SweepAxis>& axes, const std::vector<double>& values);
+/// Nullopt when `cancel` (may be null) was set before the run ended: it is read between
+/// slices of kSweepCancelSlice requests, so a cancelled cell stops within milliseconds.
+/// REQUIRES: applySweepValues succeeds for these values. Thread-safe (each call its own run).
+std::optional<SweepCell> runSweepCell(const Scenario& scenario, const PolicySet& policies,
+                                      const std::vector<SweepAxis>& axes,
+                                      const std::vector<double>& values,
+                                      const std::atomic<bool>* cancel = nullptr);
+
+inline constexpr std::int64_t kSweepCancelSlice = 65'536;
 
 /// Runs every cell of the grid. REQUIRES: the scenario checks against `policies`.
 SweepResult runSweep(const Scenario& scenario, const PolicySet& policies,

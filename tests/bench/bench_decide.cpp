@@ -8,6 +8,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "decide_scenario.h"
 #include "sim/comparison.h"
 #include "sim/report.h"
 #include "sim/scenario_runner.h"
@@ -18,26 +19,11 @@
 namespace ratelab::bench {
 namespace {
 
-// 10 s of virtual time: 1000 users at 1/s with their own tokens, one client rotating its
-// Authorization header at 60,000/s and one flooding from one address at 39,000/s: 10^6 requests.
+// decide_scenario.h: 10^6 requests in 10 s of virtual time.
 const sim::Scenario& scenario() {
     static const sim::Scenario s = [] {
-        const char* json = R"({ "name": "decide-bench", "seed": 3, "duration_s": 10,
-          "actors": [
-            { "name": "users", "class": "legit", "count": 1000,
-              "arrival": { "kind": "constant", "rate_per_s": 1 },
-              "identity": { "peer": { "kind": "ipv4_pool", "cidr": "10.1.0.0/16" },
-                            "authorization": "fixed" } },
-            { "name": "rotator", "class": "attacker",
-              "arrival": { "kind": "constant", "rate_per_s": 60000 },
-              "identity": { "peer": { "kind": "ipv4", "address": "203.0.113.7" },
-                            "authorization": "rotate" } },
-            { "name": "flood", "class": "attacker",
-              "arrival": { "kind": "constant", "rate_per_s": 39000 },
-              "identity": { "peer": { "kind": "ipv4", "address": "203.0.113.8" } } } ],
-          "expect": [ { "metric": "legit.throttled_fraction", "max": 0.01 },
-                      { "metric": "attacker.allowed_per_s", "max": 400 } ] })";
-        sim::ScenarioLoadResult r = sim::parseScenarioText(json, "decide-bench.json");
+        sim::ScenarioLoadResult r =
+            sim::parseScenarioText(kDecideScenarioJson, "decide-bench.json");
         if (!r.ok()) std::abort();
         return std::move(*r.scenario);
     }();

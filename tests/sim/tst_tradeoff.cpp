@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "clients_log.h"
+#include "ratelab/number_text.h"
 #include "recorded_log.h"
 #include "sim/access_log.h"
 #include "sim/log_tuning.h"
@@ -72,6 +73,9 @@ private slots:
     void toleranceHolds_data();
     void toleranceHolds();
     void toleranceRefusals();
+    void axisAround_data();
+    void axisAround();
+    void cancelStopsACellWithinASlice();
 };
 
 // (legit throttled, attacker admitted): c0 (0, 9), c1 (0.1, 5), c2 (0.1, 7) dominated by c1,
@@ -242,6 +246,66 @@ void TestTradeoff::toleranceRefusals() {
     QVERIFY(!tuneToTolerance(replay, peerPolicy(Algorithm::TokenBucket), "", 1.5, 10, error));
     QVERIFY(!tuneToTolerance(shipped("page-load"), peerPolicy(Algorithm::TokenBucket), "", 0.99, 10,
                              error));
+}
+
+void TestTradeoff::axisAround_data() {
+    QTest::addColumn<QString>("field");
+    QTest::addColumn<double>("value");
+    QTest::addColumn<QString>("range");
+    QTest::newRow("capacity 20") << "capacity" << 20.0 << "4:40:4";
+    QTest::newRow("capacity 3") << "capacity" << 3.0 << "1:10:1";
+    QTest::newRow("refill 2.5") << "refill" << 2.5 << "0.5:5:0.5";
+    QTest::newRow("refill 0.3") << "refill" << 0.3 << "0.06:0.6:0.06";
+    QTest::newRow("window 60000") << "window_ms" << 60000.0 << "12000:120000:12000";
+    QTest::newRow("delay 0") << "delay" << 0.0 << "0:9:1";
+    QTest::newRow("ipv4 32") << "ipv4_prefix" << 32.0 << "28:32:1";
+    QTest::newRow("ipv6 64") << "ipv6_prefix" << 64.0 << "48:80:4";
+    QTest::newRow("ipv6 128") << "ipv6_prefix" << 128.0 << "112:128:4";
+}
+
+// The range proposed around a policy's number: parsed back by the sweep's own parser, it holds
+// the number itself.
+void TestTradeoff::axisAround() {
+    QFETCH(QString, field);
+    QFETCH(double, value);
+    QFETCH(QString, range);
+    Policy p = tokenBucket("api", 10, 1.0);
+    p.algorithm = field == "window_ms" ? Algorithm::FixedWindow
+                  : field == "delay"   ? Algorithm::LeakyBucket
+                                       : Algorithm::TokenBucket;
+    if (field == "capacity") p.capacity = static_cast<std::int64_t>(value);
+    if (field == "refill") p.refillPerSecond = value;
+    if (field == "window_ms") p.windowMs = static_cast<std::int64_t>(value);
+    if (field == "delay") p.delay = static_cast<std::int64_t>(value);
+    if (field == "ipv4_prefix") p.key.ipv4Prefix = static_cast<int>(value);
+    if (field == "ipv6_prefix") p.key.ipv6Prefix = static_cast<int>(value);
+    const SweepAxis a = sim::axisAround(p, field.toStdString());
+    const QString text = QString::fromStdString(numberText(a.from) + ":" + numberText(a.to) + ":" +
+                                                numberText(a.step));
+    QCOMPARE(text, range);
+    const std::vector<double> values = axis(qPrintable(field + "=" + range)).values();
+    QVERIFY(std::any_of(values.begin(), values.end(),
+                        [&](double v) { return std::abs(v - value) < 1e-9; }));
+}
+
+// runSweepCell reads the cancel flag between slices of kSweepCancelSlice requests: set, the cell
+// returns no result; clear, the same cell runs to its end; a sweep cancelled before its first
+// cell has none.
+void TestTradeoff::cancelStopsACellWithinASlice() {
+    const Scenario s = shipped("replicas-shared");
+    PolicyLoadResult loaded = loadPolicyFile(s.policyPath);
+    QVERIFY(loaded.ok());
+    const std::vector<SweepAxis> axes{axis("capacity=4:4:1")};
+    std::atomic<bool> cancel{true};
+    QVERIFY(!runSweepCell(s, *loaded.policies, axes, {4.0}, &cancel).has_value());
+    cancel = false;
+    const std::optional<SweepCell> cell = runSweepCell(s, *loaded.policies, axes, {4.0}, &cancel);
+    QVERIFY(cell.has_value());
+    QVERIFY(cell->totals.requests > 0);
+    SweepOptions options;
+    options.cancel = &cancel;
+    cancel = true;
+    QCOMPARE(runSweep(s, *loaded.policies, axes, options).cells.size(), std::size_t(0));
 }
 
 QTEST_APPLESS_MAIN(TestTradeoff)

@@ -1,0 +1,36 @@
+#include "suggest_message.h"
+
+#include <QLocale>
+#include <QObject>
+#include <QStringList>
+
+#include "sim/report.h"
+
+namespace ratelab::gui {
+
+QString suggestionMessage(const sim::Scenario& scenario, const sim::TradeoffMap& map) {
+    QStringList lines{QString::fromStdString(sim::recommendationText(scenario, map))};
+    if (!map.recommended) return lines.join('\n');
+    const std::size_t i = *map.recommended;
+    const sim::SweepCell& cell = map.result.cells[i];
+    const sim::TradeoffPoint& p = map.points[i];
+    const QLocale locale;
+    lines << QObject::tr(
+                 "At %1: %2 % of legitimate requests throttled, %3 attacker requests "
+                 "admitted per second.")
+                 .arg(QString::fromStdString(sim::cellValuesText(map.axes, cell.values)),
+                      locale.toString(p.legitThrottled * 100, 'g', 4),
+                      locale.toString(p.attackerAdmitted, 'g', 5));
+    const std::vector<sim::ExpectationResult> results =
+        sim::evaluateExpectations(scenario, map.result.classNames, cell.totals);
+    if (results.empty()) {
+        lines << QObject::tr("The scenario states no expectations, so every cell passes.");
+    } else {
+        lines << QObject::tr("Expectations at this cell:");
+        for (const sim::ExpectationResult& e : results)
+            lines << QStringLiteral("  ") + QString::fromStdString(sim::expectationText(e));
+    }
+    return lines.join('\n');
+}
+
+}  // namespace ratelab::gui
