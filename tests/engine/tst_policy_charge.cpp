@@ -74,7 +74,7 @@ private slots:
             QTest::newRow(name) << members << column << pointer << message;
         };
         row("unknown rule", "\"charge\": \"never\"", 25, "/policies/0/charge",
-            "must be one of \"always\", \"failures\", \"successes\"");
+            "\"never\" is not one of \"always\", \"failures\", \"successes\"");
         row("rule not a string", "\"charge\": 1", 25, "/policies/0/charge", "a string");
         row("empty failure list", "\"charge\": \"failures\", \"failure_statuses\": []", 57,
             "/policies/0/failure_statuses", "\"failure_statuses\" needs at least one HTTP status");

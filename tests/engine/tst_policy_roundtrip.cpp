@@ -263,7 +263,8 @@ private slots:
         QVERIFY(text.find("\"refill_per_second\": 1.0,") != std::string::npos);
         QVERIFY(text.find("\"path_pattern\": null,") != std::string::npos);
         QVERIFY(text.find("\"slot_ttl_ms\": null,") != std::string::npos);  // follows the refill
-        QVERIFY(text.find("\"tiers\": null\n") != std::string::npos);
+        QVERIFY(text.find("\"tiers\": null,") != std::string::npos);
+        QVERIFY(text.find("\"penalty_statuses\": []\n") != std::string::npos);
         QVERIFY(text.find("\"validation\": null\n}\n") != std::string::npos);
     }
 
