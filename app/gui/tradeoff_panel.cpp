@@ -75,15 +75,7 @@ TradeoffPanel::TradeoffPanel(Workbench& workbench, UserInteraction& ui, QWidget*
         line->addWidget(row.field, 1);
         line->addWidget(row.range, 1);
         form->addRow(tr(rowNames[r]), line);
-        connect(row.field, &QComboBox::currentIndexChanged, this, [this, r] {
-            const PolicySet& set = workbench_.document().policies();
-            if (set.policies.empty()) return;
-            const int chosen = std::max(0, policy_->currentIndex() - 1);
-            const Policy& p = set.policies[static_cast<std::size_t>(
-                std::min<int>(chosen, static_cast<int>(set.policies.size()) - 1))];
-            rows_[r].range->setText(rangeText(
-                sim::axisAround(p, rows_[r].field->currentData().toString().toStdString())));
-        });
+        connect(row.field, &QComboBox::currentIndexChanged, this, [this, r] { proposeRange(r); });
     }
     rows_[0].field->setCurrentIndex(0);  // capacity
     rows_[1].field->setCurrentIndex(1);  // refill
@@ -187,15 +179,20 @@ TradeoffPanel::TradeoffPanel(Workbench& workbench, UserInteraction& ui, QWidget*
 }
 
 void TradeoffPanel::proposeRanges() {
+    proposeRange(0);
+    proposeRange(1);
+}
+
+void TradeoffPanel::proposeRange(int row) {
     const PolicySet& set = workbench_.document().policies();
     if (set.policies.empty()) return;
+    // Around the chosen policy's number; for "every policy", the first policy's.
     const int chosen = std::max(0, policy_->currentIndex() - 1);
     const Policy& p = set.policies[static_cast<std::size_t>(
         std::min<int>(chosen, static_cast<int>(set.policies.size()) - 1))];
-    for (AxisRow& row : rows_) {
-        row.range->setText(
-            rangeText(sim::axisAround(p, row.field->currentData().toString().toStdString())));
-    }
+    AxisRow& r = rows_[row];
+    r.range->setText(
+        rangeText(sim::axisAround(p, r.field->currentData().toString().toStdString())));
 }
 
 void TradeoffPanel::setAxes(const std::vector<sim::SweepAxis>& axes) {

@@ -57,6 +57,7 @@ private:
     };
     /// The form read as axes; empty with `error` set when a range does not parse.
     std::vector<sim::SweepAxis> formAxes(std::string& error) const;
+    void proposeRange(int row);
     bool mapMatchesInputs() const;
     void applySuggestion();
     void fail(const QString& text);

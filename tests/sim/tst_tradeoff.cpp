@@ -75,7 +75,7 @@ private slots:
     void toleranceRefusals();
     void axisAround_data();
     void axisAround();
-    void cancelStopsACellWithinASlice();
+    void cancelledCellsReturnNothing();
 };
 
 // (legit throttled, attacker admitted): c0 (0, 9), c1 (0.1, 5), c2 (0.1, 7) dominated by c1,
@@ -291,7 +291,7 @@ void TestTradeoff::axisAround() {
 // runSweepCell reads the cancel flag between slices of kSweepCancelSlice requests: set, the cell
 // returns no result; clear, the same cell runs to its end; a sweep cancelled before its first
 // cell has none.
-void TestTradeoff::cancelStopsACellWithinASlice() {
+void TestTradeoff::cancelledCellsReturnNothing() {
     const Scenario s = shipped("replicas-shared");
     PolicyLoadResult loaded = loadPolicyFile(s.policyPath);
     QVERIFY(loaded.ok());
