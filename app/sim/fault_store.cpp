@@ -24,18 +24,17 @@ FaultStore::FaultStore(std::shared_ptr<Store> inner, const std::vector<ScenarioE
     }
 }
 
-const FaultStore::Window* FaultStore::activeFault(const ConsumeRequest& request) const {
+const FaultStore::Window* FaultStore::activeFault(Nanos now, Nanos timeout) const {
     for (const Window& w : windows_) {
-        if (request.now < w.from || request.now >= w.to) continue;
+        if (now < w.from || now >= w.to) continue;
         // A slow store that still answers in time changes nothing a decision can see.
-        if (w.latency && w.added <= timeoutOf(request)) continue;
+        if (w.latency && w.added <= timeout) continue;
         return &w;
     }
     return nullptr;
 }
 
-ConsumeResult FaultStore::injected(const Window& w, const ConsumeRequest& request) {
-    const Nanos timeout = timeoutOf(request);
+ConsumeResult FaultStore::injected(const Window& w, Nanos timeout) const {
     ConsumeResult result;
     if (w.latency) {
         result.status = StoreStatus::Transport;
@@ -60,26 +59,58 @@ ConsumeResult FaultStore::injected(const Window& w, const ConsumeRequest& reques
     return result;
 }
 
-ConsumeResult FaultStore::consume(const ConsumeRequest& request) {
-    if (const Window* fault = activeFault(request)) return injected(*fault, request);
-    return inner_->consume(request);
-}
-
-void FaultStore::consumeBatch(std::span<const ConsumeRequest> requests,
-                              std::span<ConsumeResult> results) {
+template <class Request, class Result, class Pass, class Fail>
+void FaultStore::splitBatch(std::span<const Request> requests, std::span<Result> results, Pass pass,
+                            Fail fail) const {
     std::size_t i = 0;
     while (i < requests.size()) {
         if (const Window* fault = activeFault(requests[i])) {
-            results[i] = injected(*fault, requests[i]);
+            results[i] = fail(*fault, requests[i]);
             ++i;
             continue;
         }
         std::size_t end = i + 1;
         while (end < requests.size() && !activeFault(requests[end]))
             ++end;
-        inner_->consumeBatch(requests.subspan(i, end - i), results.subspan(i, end - i));
+        pass(requests.subspan(i, end - i), results.subspan(i, end - i));
         i = end;
     }
+}
+
+ConsumeResult FaultStore::consume(const ConsumeRequest& request) {
+    if (const Window* fault = activeFault(request)) return injected(*fault, timeoutOf(request));
+    return inner_->consume(request);
+}
+
+void FaultStore::consumeBatch(std::span<const ConsumeRequest> requests,
+                              std::span<ConsumeResult> results) {
+    splitBatch(
+        requests, results,
+        [this](std::span<const ConsumeRequest> run, std::span<ConsumeResult> out) {
+            inner_->consumeBatch(run, out);
+        },
+        [this](const Window& w, const ConsumeRequest& r) { return injected(w, timeoutOf(r)); });
+}
+
+SettleResult FaultStore::settle(const SettleRequest& request) {
+    if (const Window* fault = activeFault(request)) {
+        ConsumeResult failed = injected(*fault, timeoutOf(request));
+        return SettleResult{failed.status, false, std::move(failed.error)};
+    }
+    return inner_->settle(request);
+}
+
+void FaultStore::settleBatch(std::span<const SettleRequest> requests,
+                             std::span<SettleResult> results) {
+    splitBatch(
+        requests, results,
+        [this](std::span<const SettleRequest> run, std::span<SettleResult> out) {
+            inner_->settleBatch(run, out);
+        },
+        [this](const Window& w, const SettleRequest& r) {
+            ConsumeResult failed = injected(w, timeoutOf(r));
+            return SettleResult{failed.status, false, std::move(failed.error)};
+        });
 }
 
 }  // namespace ratelab::sim

@@ -25,6 +25,11 @@ public:
     /// Runs of requests outside every fault window go to the wrapped store's batch path.
     void consumeBatch(std::span<const ConsumeRequest> requests,
                       std::span<ConsumeResult> results) override;
+    /// A settle inside a fault window fails as a consumption there would (never applied);
+    /// outside every window it reaches the wrapped store.
+    SettleResult settle(const SettleRequest& request) override;
+    void settleBatch(std::span<const SettleRequest> requests,
+                     std::span<SettleResult> results) override;
     KeyspaceStats keyspace() const override { return inner_->keyspace(); }
     std::string_view kind() const override { return inner_->kind(); }
 
@@ -40,11 +45,22 @@ private:
         StoreFailure failure;
         Nanos added;
     };
-    Nanos timeoutOf(const ConsumeRequest& r) const {
+    // Consumptions and settles alike: both carry the caller's time and timeout.
+    template <class Request>
+    Nanos timeoutOf(const Request& r) const {
         return r.timeout > 0 ? r.timeout : defaultTimeout_;
     }
-    const Window* activeFault(const ConsumeRequest& request) const;
-    ConsumeResult injected(const Window& w, const ConsumeRequest& request);
+    template <class Request>
+    const Window* activeFault(const Request& request) const {
+        return activeFault(request.now, timeoutOf(request));
+    }
+    const Window* activeFault(Nanos now, Nanos timeout) const;
+    ConsumeResult injected(const Window& w, Nanos timeout) const;
+    // Runs of requests outside every fault window go to `pass` (the wrapped store's batch);
+    // each one inside a window is answered by `fail`.
+    template <class Request, class Result, class Pass, class Fail>
+    void splitBatch(std::span<const Request> requests, std::span<Result> results, Pass pass,
+                    Fail fail) const;
 
     std::shared_ptr<Store> inner_;
     std::vector<Window> windows_;
