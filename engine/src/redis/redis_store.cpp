@@ -68,40 +68,27 @@ public:
 
     void consumeBatch(std::span<const ConsumeRequest> requests,
                       std::span<ConsumeResult> results) override {
-        const std::size_t n = requests.size();
-        if (n == 1) {  // no pipeline to build
+        if (requests.size() == 1) {  // no pipeline to build
             results[0] = consume(requests[0]);
             return;
         }
         const auto started = Clock::now();
-        std::vector<EncodedRequest> encoded(n);  // never reallocated: views into their text
-        std::vector<ScriptCall> calls;
-        std::vector<std::size_t> sent;
-        std::vector<std::uint64_t> fingerprints(cache_ ? n : 0);
-        calls.reserve(n);
-        sent.reserve(n);
-        Nanos timeout = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            const ConsumeRequest& request = requests[i];
-            results[i] = ConsumeResult{};
-            if (!encode(request, &encoded[i], &results[i])) continue;
-            if (cache_) {
+        std::vector<std::uint64_t> fingerprints(cache_ ? requests.size() : 0);
+        pipeline(
+            requests, started,
+            [&](std::size_t i, EncodedRequest* encoded) {
+                const ConsumeRequest& request = requests[i];
+                results[i] = ConsumeResult{};
+                if (!encode(request, encoded, &results[i])) return false;
+                if (!cache_) return true;
                 fingerprints[i] = fingerprintOf(request);
-                if (fromCache(request, fingerprints[i], cacheClock(request, started), &results[i]))
-                    continue;
-            }
-            timeout = std::max(timeout, request.timeout > 0 ? request.timeout : options_.timeout);
-            calls.push_back(encoded[i].call());
-            sent.push_back(i);
-        }
-        if (calls.empty()) return;
-        std::vector<Outcome> outcomes(calls.size());
-        client_.evalMany(calls, outcomes, deadlineFor(timeout, started));
-        for (std::size_t k = 0; k < sent.size(); ++k) {
-            const std::size_t i = sent[k];
-            finish(requests[i], std::move(outcomes[k]), cache_ ? fingerprints[i] : 0,
-                   cacheClock(requests[i], started), &results[i]);
-        }
+                return !fromCache(request, fingerprints[i], cacheClock(request, started),
+                                  &results[i]);
+            },
+            [&](std::size_t i, Outcome outcome) {
+                finish(requests[i], std::move(outcome), cache_ ? fingerprints[i] : 0,
+                       cacheClock(requests[i], started), &results[i]);
+            });
     }
 
     SettleResult settle(const SettleRequest& request) override {
@@ -116,31 +103,19 @@ public:
 
     void settleBatch(std::span<const SettleRequest> requests,
                      std::span<SettleResult> results) override {
-        const std::size_t n = requests.size();
-        if (n == 1) {
+        if (requests.size() == 1) {
             results[0] = settle(requests[0]);
             return;
         }
-        const auto started = Clock::now();
-        std::vector<EncodedRequest> encoded(n);  // never reallocated: views into their text
-        std::vector<ScriptCall> calls;
-        std::vector<std::size_t> sent;
-        calls.reserve(n);
-        sent.reserve(n);
-        Nanos timeout = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            results[i] = SettleResult{};
-            if (!encodeSettleCall(requests[i], &encoded[i], &results[i])) continue;
-            timeout =
-                std::max(timeout, requests[i].timeout > 0 ? requests[i].timeout : options_.timeout);
-            calls.push_back(encoded[i].call());
-            sent.push_back(i);
-        }
-        if (calls.empty()) return;
-        std::vector<Outcome> outcomes(calls.size());
-        client_.evalMany(calls, outcomes, deadlineFor(timeout, started));
-        for (std::size_t k = 0; k < sent.size(); ++k)
-            finishSettle(requests[sent[k]], std::move(outcomes[k]), &results[sent[k]]);
+        pipeline(
+            requests, Clock::now(),
+            [&](std::size_t i, EncodedRequest* encoded) {
+                results[i] = SettleResult{};
+                return encodeSettleCall(requests[i], encoded, &results[i]);
+            },
+            [&](std::size_t i, Outcome outcome) {
+                finishSettle(requests[i], std::move(outcome), &results[i]);
+            });
     }
 
     KeyspaceStats keyspace() const override {
@@ -230,6 +205,33 @@ private:
             "redis store: " + (outcome.kind == Outcome::Kind::Reply
                                    ? std::string("unexpected reply from the settle script")
                                    : outcome.error);
+    }
+
+    /// Sends one pipeline of script calls for a batch. `prepare(i, encoded)` encodes request i
+    /// or answers it without Redis (false: refused, or served from the over-limit cache);
+    /// `finish(i, outcome)` takes the reply of each request sent. The pipeline's deadline is the
+    /// longest of the sent requests' timeouts.
+    template <typename Request, typename Prepare, typename Finish>
+    void pipeline(std::span<const Request> requests, Clock::time_point started, Prepare prepare,
+                  Finish finish) {
+        const std::size_t n = requests.size();
+        std::vector<EncodedRequest> encoded(n);  // never reallocated: views into their text
+        std::vector<ScriptCall> calls;
+        std::vector<std::size_t> sent;
+        calls.reserve(n);
+        sent.reserve(n);
+        Nanos timeout = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!prepare(i, &encoded[i])) continue;
+            timeout = std::max(timeout,
+                               requests[i].timeout > 0 ? requests[i].timeout : options_.timeout);
+            calls.push_back(encoded[i].call());
+            sent.push_back(i);
+        }
+        if (calls.empty()) return;
+        std::vector<Outcome> outcomes(calls.size());
+        client_.evalMany(calls, outcomes, deadlineFor(timeout, started));
+        for (std::size_t k = 0; k < sent.size(); ++k) finish(sent[k], std::move(outcomes[k]));
     }
 
     Deadline deadlineFor(Nanos timeout, Clock::time_point started) const {
