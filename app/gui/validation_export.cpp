@@ -23,8 +23,7 @@ ValidatedExport buildValidatedExport(const sim::Scenario& scenario, const Policy
         if (d.severity == Diagnostic::Severity::Error) problems.push_back(d);
     }
     if (!problems.empty()) {
-        for (const Diagnostic& d : problems)
-            out.error += formatDiagnostic(d) + "\n";
+        out.error = formatDiagnostics(problems);
         return out;
     }
 

@@ -15,6 +15,12 @@ std::string formatDiagnostic(const Diagnostic& d) {
     return out;
 }
 
+std::string formatDiagnostics(const std::vector<Diagnostic>& diagnostics) {
+    std::string out;
+    for (const Diagnostic& d : diagnostics) out += formatDiagnostic(d) + "\n";
+    return out;
+}
+
 bool hasErrors(const std::vector<Diagnostic>& diagnostics) {
     return std::any_of(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& d) {
         return d.severity == Diagnostic::Severity::Error;

@@ -19,10 +19,7 @@ std::string onePolicy(const std::string& members) {
 }
 
 QString dump(const PolicyLoadResult& r) {
-    QString out;
-    for (const Diagnostic& d : r.diagnostics)
-        out += QString::fromStdString(formatDiagnostic(d)) + "\n";
-    return out;
+    return QString::fromStdString(formatDiagnostics(r.diagnostics));
 }
 
 }  // namespace

@@ -37,10 +37,7 @@ std::vector<Diagnostic> warningsOf(const PolicyLoadResult& r) {
 }
 
 QString dump(const PolicyLoadResult& r) {
-    QString out;
-    for (const Diagnostic& d : r.diagnostics)
-        out += QString::fromStdString(formatDiagnostic(d)) + "\n";
-    return out;
+    return QString::fromStdString(formatDiagnostics(r.diagnostics));
 }
 
 }  // namespace

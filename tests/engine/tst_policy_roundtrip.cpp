@@ -22,10 +22,7 @@ std::string readFile(const QString& path) {
 }
 
 QString dump(const PolicyLoadResult& r) {
-    QString out;
-    for (const Diagnostic& d : r.diagnostics)
-        out += QString::fromStdString(formatDiagnostic(d)) + "\n";
-    return out;
+    return QString::fromStdString(formatDiagnostics(r.diagnostics));
 }
 
 // A random policy set that validates without errors (warnings allowed).

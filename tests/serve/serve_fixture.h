@@ -241,8 +241,7 @@ public:
         if (tune) tune(options);
         std::vector<Diagnostic> diagnostics;
         sidecar = serve::Sidecar::open(options, &diagnostics, &error);
-        for (const Diagnostic& d : diagnostics)
-            error += formatDiagnostic(d) + "\n";
+        error += formatDiagnostics(diagnostics);
         if (sidecar) sidecar->start();
     }
     ~SidecarUnderTest() {

@@ -28,10 +28,7 @@ inline Policy tokenBucket(std::string name, std::int64_t capacity, double refill
 inline sim::Scenario scenarioFrom(std::string_view json, std::string_view name = "test.json") {
     sim::ScenarioLoadResult r = sim::parseScenarioText(json, name);
     if (!r.ok()) {
-        std::string all;
-        for (const Diagnostic& d : r.diagnostics)
-            all += formatDiagnostic(d) + "\n";
-        qFatal("scenario does not parse:\n%s", all.c_str());
+        qFatal("scenario does not parse:\n%s", formatDiagnostics(r.diagnostics).c_str());
     }
     return std::move(*r.scenario);
 }
@@ -40,10 +37,8 @@ inline sim::Scenario scenarioFrom(std::string_view json, std::string_view name =
 inline PolicySet policyFile(const std::string& relative) {
     PolicyLoadResult r = loadPolicyFile(std::string(RATELAB_SOURCE_DIR) + "/" + relative);
     if (!r.ok()) {
-        std::string all;
-        for (const Diagnostic& d : r.diagnostics)
-            all += formatDiagnostic(d) + "\n";
-        qFatal("policy %s does not load:\n%s", relative.c_str(), all.c_str());
+        qFatal("policy %s does not load:\n%s", relative.c_str(),
+               formatDiagnostics(r.diagnostics).c_str());
     }
     return std::move(*r.policies);
 }

@@ -70,10 +70,7 @@ std::vector<ClassCounters> replayByClass(std::shared_ptr<const RecordedTraffic> 
 RunTotals runFitted(const FitResult& fit, const PolicySet& policies, Scenario* loaded = nullptr) {
     ScenarioLoadResult r = parseScenarioText(scenarioJson(fit.scenario), "fitted.json");
     if (!r.ok()) {
-        std::string all;
-        for (const Diagnostic& d : r.diagnostics)
-            all += formatDiagnostic(d) + "\n";
-        qFatal("the fitted scenario does not load:\n%s", all.c_str());
+        qFatal("the fitted scenario does not load:\n%s", formatDiagnostics(r.diagnostics).c_str());
     }
     if (loaded) *loaded = *r.scenario;
     RunnerOptions options;

@@ -27,10 +27,7 @@ const std::string kRoot = RATELAB_SOURCE_DIR;
 Scenario load(const std::string& path) {
     ScenarioLoadResult r = loadScenarioFile(path);
     if (!r.ok()) {
-        std::string all;
-        for (const Diagnostic& d : r.diagnostics)
-            all += formatDiagnostic(d) + "\n";
-        qFatal("%s", all.c_str());
+        qFatal("%s", formatDiagnostics(r.diagnostics).c_str());
     }
     return std::move(*r.scenario);
 }

@@ -119,10 +119,7 @@ private slots:
         QVERIFY2(py["verdict"].toString() == "valid", qPrintable(testing::describeJudgement(py)));
         sim::ScenarioLoadResult loaded =
             sim::loadScenarioFile(testing::sourcePath(file).toStdString());
-        std::string all;
-        for (const Diagnostic& d : loaded.diagnostics)
-            all += formatDiagnostic(d) + "\n";
-        QVERIFY2(loaded.ok(), all.c_str());
+        QVERIFY2(loaded.ok(), formatDiagnostics(loaded.diagnostics).c_str());
     }
 
     void malformedFilesAreRefused_data() {

@@ -27,6 +27,8 @@ struct Diagnostic {
 
 /// "FILE:LINE:COLUMN: error: message (at /json/pointer)".
 std::string formatDiagnostic(const Diagnostic& diagnostic);
+/// Every diagnostic formatted as above, each on its own line ending in "\n".
+std::string formatDiagnostics(const std::vector<Diagnostic>& diagnostics);
 
 bool hasErrors(const std::vector<Diagnostic>& diagnostics);
 
