@@ -5,6 +5,8 @@ set -euo pipefail
 
 packages=(
     cmake ninja-build g++ pkgconf
+    ccache               # build_engine_only compiles the engine and its suites a second time with
+                         # the Release tree's flags: ccache serves that tree from the first
     qt6-base-dev qt6-charts-dev qt6-httpserver-dev
     qt6-websockets-dev   # Qt6HttpServer's CMake package needs it but the package does not depend on it
     libqt6opengl6-dev    # Qt6Charts' CMake package needs Qt6OpenGL; not pulled in without recommends
