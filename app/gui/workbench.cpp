@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "diagnostics_text.h"
 #include "ratelab/policy_file.h"
 #include "ratelab/policy_tuning.h"
 #include "resource_locator.h"
@@ -25,17 +26,6 @@
 namespace ratelab::gui {
 
 namespace {
-
-QString diagnosticsText(const std::vector<Diagnostic>& diagnostics) {
-    QStringList lines;
-    for (const Diagnostic& d : diagnostics)
-        lines << QString::fromStdString(formatDiagnostic(d));
-    return lines.join('\n');
-}
-
-bool isResource(const QString& path) {
-    return path.startsWith(":/");
-}
 
 PolicyLoadResult loadPolicyAt(const QString& path, qint64 maxBytes) {
     if (!isResource(path)) return loadPolicyFile(QDir::toNativeSeparators(path).toStdString());
