@@ -23,6 +23,7 @@
 #include "resource_locator.h"
 #include "run_controls.h"
 #include "scenario_panel.h"
+#include "target_export.h"
 #include "timeline_widget.h"
 #include "tradeoff_panel.h"
 #include "user_interaction.h"
@@ -188,6 +189,15 @@ void MainWindow::buildMenus() {
             tr("Export validated policy"), "validated-policy.json", tr("Policy files (*.json)"));
         if (!path.isEmpty()) workbench_.exportValidated(path);
     });
+    QMenu* exportTo = file->addMenu(tr("Export &to"));
+    exportTo->setObjectName("exportToMenu");
+    for (ExportTarget target : kExportTargets) {
+        const std::string_view name = exportTargetName(target);
+        QAction* action = exportTo->addAction(tr("%1...").arg(exportTargetTitle(target)), this,
+                                              [this, target] { workbench_.exportTo(target); });
+        action->setObjectName(
+            QStringLiteral("exportTo-%1").arg(QString::fromLatin1(name.data(), name.size())));
+    }
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 

@@ -17,6 +17,7 @@
 #include "sim/log_fit.h"
 #include "sim/report.h"
 #include "sim/scenario_json.h"
+#include "target_export.h"
 #include "validation_export.h"
 
 #ifndef RATELAB_VERSION
@@ -403,6 +404,12 @@ void Workbench::exportValidated(const QString& path) {
         [scenario = *scenario_, policies = document_.policies(), generator, cancel = cancelJobs_] {
             return buildValidatedExport(scenario, policies, std::nullopt, generator, cancel.get());
         }));
+}
+
+bool Workbench::exportTo(ExportTarget target) {
+    const TargetExportOutcome outcome = exportPolicyTo(document_, target, ui_);
+    emit statusMessage(outcome.message);
+    return outcome.written;
 }
 
 bool Workbench::confirmDiscardChanges() {
