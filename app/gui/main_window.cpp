@@ -16,6 +16,7 @@
 #include <QVBoxLayout>
 
 #include "actor_table_model.h"
+#include "chart_export.h"
 #include "charts_panel.h"
 #include "compare_views.h"
 #include "event_log_model.h"
@@ -77,6 +78,7 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
 
     scenario_ = new ScenarioPanel(workbench_, this);
     charts_ = new ChartsPanel(workbench_.series(), this);
+    chartExport_ = new ChartExport(*charts_, workbench_.series(), ui_, this);
     auto* tabs = new QTabWidget(this);
     tabs->setObjectName("resultTabs");
     QTableView* actorsView = tableOn(&workbench_.actors(), "actorTable", tabs);
@@ -121,6 +123,8 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
     connect(&workbench_.actors(), &QAbstractItemModel::modelReset, actorsView,
             [actorsView] { actorsView->resizeColumnsToContents(); });
     connect(&workbench_, &Workbench::statusMessage, this,
+            [this](const QString& text) { statusBar()->showMessage(text, 10000); });
+    connect(chartExport_, &ChartExport::statusMessage, this,
             [this](const QString& text) { statusBar()->showMessage(text, 10000); });
     connect(&workbench_.document(), &PolicyDocument::modifiedChanged, this,
             &MainWindow::updateTitle);

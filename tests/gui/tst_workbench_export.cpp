@@ -1,18 +1,28 @@
 // Exports from the workbench: File > Export to nginx, Envoy and HAProxy
 // (app/gui/target_export.cpp), with what the target approximates confirmed before anything is
-// written and what it refuses shown as an error.
+// written and what it refuses shown as an error, and each chart's context menu saving the plot as
+// PNG and its series as CSV (app/gui/chart_export.cpp).
 
 #include <QAction>
 #include <QApplication>
+#include <QContextMenuEvent>
 #include <QDialog>
+#include <QGraphicsView>
+#include <QImage>
+#include <QMenu>
 #include <QMessageBox>
 #include <QtTest>
 
+#include <clocale>
+#include <cstdio>
 #include <string>
 
+#include "chart_export.h"
+#include "charts_panel.h"
 #include "engine/nginx_fixture.h"
 #include "gui_fixture.h"
 #include "main_window.h"
+#include "plot/time_plot.h"
 #include "ratelab/policy_export.h"
 #include "target_export.h"
 #include "workbench.h"
@@ -35,6 +45,12 @@ struct Bench {
         QVERIFY2(action, target);
         action->trigger();
     }
+    // A chart's context-menu entry, as the user picks it.
+    void chartAction(ChartKind kind, const char* name) {
+        QAction* action = window.charts()->plot(kind)->findChild<QAction*>(name);
+        QVERIFY2(action, name);
+        action->trigger();
+    }
 };
 
 QByteArray contents(const QString& path) {
@@ -47,6 +63,25 @@ QByteArray exported(Workbench& workbench, ExportTarget target) {
     const std::string text = exportPolicySet(workbench.document().policies(), target).text;
     return QByteArray(text.data(), static_cast<qsizetype>(text.size()));
 }
+
+// The German locale, for Qt (QLocale) and for the C library (printf's LC_NUMERIC), while alive.
+class GermanLocale {
+public:
+    GermanLocale() : qt_(QLocale()), c_(std::setlocale(LC_NUMERIC, nullptr)) {
+        QLocale::setDefault(QLocale(QLocale::German, QLocale::Germany));
+        cApplied_ = std::setlocale(LC_NUMERIC, "de_DE.UTF-8") != nullptr;
+    }
+    ~GermanLocale() {
+        QLocale::setDefault(qt_);
+        std::setlocale(LC_NUMERIC, c_.c_str());
+    }
+    bool cApplied() const { return cApplied_; }
+
+private:
+    QLocale qt_;
+    std::string c_;
+    bool cApplied_ = false;
+};
 
 }  // namespace
 
@@ -61,13 +96,35 @@ private slots:
     void refusedExportWritesNothing();
     void documentWithErrorsIsNotExported();
     void theRealDialogListsTheApproximations();
+    void csvHoldsTheFullSeriesWithDots();
+    void pngIsThePlotAsShown();
+    void rightClickOffersBothEntries();
 
 private:
+    // Runs the flood scenario (20 samples of 1.5 s) to its end.
+    void runToTheEnd(Bench& b);
+
     QTemporaryDir dir_;
+    QString scenario_;
 };
 
 void TestWorkbenchExport::init() {
     QVERIFY(dir_.isValid());
+    // Samples of 1.5 s: times and rates with a fractional part, where a comma could slip in.
+    scenario_ = writeFile(
+        dir_, "flood.json",
+        attackScenarioJson("flood", 100, 30).replace("\"sample_ms\": 1000", "\"sample_ms\": 1500"));
+}
+
+void TestWorkbenchExport::runToTheEnd(Bench& b) {
+    QVERIFY(
+        b.workbench.openPolicy(writeFile(dir_, "bucket.json", policyJson("token_bucket", 10, 5))));
+    QVERIFY(b.workbench.openScenario(scenario_));
+    b.workbench.setSpeed(0);
+    b.workbench.run();
+    SimulationSession& session = b.workbench.session();
+    QVERIFY(waitForFrames(session, [&] { return session.state() == RunState::Finished; }));
+    QCOMPARE(b.workbench.series().size(), std::size_t(20));
 }
 
 // The file holds, byte for byte, what the engine's exporter returns for the document's
@@ -245,6 +302,115 @@ void TestWorkbenchExport::theRealDialogListsTheApproximations() {
     for (const ExportNote& note : result.notes) {
         const QString escaped = QString::fromStdString(note.message).toHtmlEscaped();
         QVERIFY2(shown.contains(escaped), qPrintable(shown));
+    }
+}
+
+// After a run, the traffic chart's CSV has the header t_s and the chart's series names, one
+// row per sample, every value equal to RunSeries' value, and dots although the locale (Qt's
+// and the C library's) writes commas.
+void TestWorkbenchExport::csvHoldsTheFullSeriesWithDots() {
+    GermanLocale german;
+    QCOMPARE(QLocale().toString(1.5), QString("1,5"));
+    if (german.cApplied()) {
+        char buffer[16];
+        std::snprintf(buffer, sizeof buffer, "%.1f", 1.5);
+        QCOMPARE(QByteArray(buffer), QByteArray("1,5"));  // printf would write a comma
+    }
+    Bench b;
+    runToTheEnd(b);
+    if (QTest::currentTestFailed()) return;
+    const RunSeries& series = b.workbench.series();
+    std::vector<std::size_t> traffic;
+    QStringList names;
+    for (std::size_t i = 0; i < series.specs().size(); ++i) {
+        if (series.specs()[i].chart != ChartKind::Traffic) continue;
+        traffic.push_back(i);
+        names << series.specs()[i].name;
+    }
+    QCOMPARE(names, QStringList({"legit allowed", "legit throttled", "attacker allowed",
+                                 "attacker throttled"}));
+
+    const QString out = dir_.filePath("traffic.csv");
+    b.ui.saveAnswer = out;
+    QSignalSpy saved(b.window.chartExport(), &ChartExport::saved);
+    b.chartAction(ChartKind::Traffic, "saveSeriesCsvAction");
+    QVERIFY(saved.wait(10000));
+    QCOMPARE(saved.at(0).at(0).toString(), out);
+    QCOMPARE(saved.at(0).at(1).toBool(), true);
+    QVERIFY(b.ui.errors.isEmpty());
+
+    const QStringList lines = QString::fromUtf8(contents(out)).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), static_cast<qsizetype>(series.size()) + 1);
+    QCOMPARE(lines[0], "t_s," + names.join(','));
+    const QLocale c = QLocale::c();  // reads dots only
+    bool fractional = false;
+    for (std::size_t k = 0; k < series.size(); ++k) {
+        const QStringList fields = lines[static_cast<qsizetype>(k) + 1].split(',');
+        QCOMPARE(fields.size(), names.size() + 1);
+        bool ok = false;
+        QCOMPARE(c.toDouble(fields[0], &ok), series.xs()[k]);
+        QVERIFY2(ok, qPrintable(fields[0]));
+        for (std::size_t j = 0; j < traffic.size(); ++j) {
+            const QString& field = fields[static_cast<qsizetype>(j) + 1];
+            QCOMPARE(c.toDouble(field, &ok), series.ys(traffic[j])[k]);
+            QVERIFY2(ok, qPrintable(field));
+            fractional = fractional || field.contains('.');
+        }
+    }
+    QCOMPARE(lines[1].section(',', 0, 0), QString("1.5"));  // the first sample ends at 1.5 s
+    QVERIFY(fractional);  // rates per 1.5 s: some have a fractional part, written with a dot
+}
+
+// The PNG is the plot widget as shown: it loads, at the plot's size.
+void TestWorkbenchExport::pngIsThePlotAsShown() {
+    Bench b;
+    b.window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&b.window));
+    runToTheEnd(b);
+    if (QTest::currentTestFailed()) return;
+    const QString out = dir_.filePath("keyspace.png");
+    b.ui.saveAnswer = out;
+    QSignalSpy saved(b.window.chartExport(), &ChartExport::saved);
+    b.chartAction(ChartKind::Keyspace, "saveChartPngAction");
+    QVERIFY(saved.wait(10000));
+    QCOMPARE(saved.at(0).at(1).toBool(), true);
+    QVERIFY(b.ui.errors.isEmpty());
+    QImage image;
+    QVERIFY(image.load(out, "PNG"));
+    TimePlot* plot = b.window.charts()->plot(ChartKind::Keyspace);
+    QCOMPARE(image.size(), plot->size() * plot->devicePixelRatio());
+    QVERIFY(plot->width() > 100 && plot->height() > 100);
+
+    // A file that cannot be written is an error and says where.
+    b.ui.saveAnswer = dir_.filePath("missing/folder/keyspace.png");
+    b.chartAction(ChartKind::Keyspace, "saveChartPngAction");
+    QVERIFY(saved.wait(10000));
+    QCOMPARE(saved.at(1).at(1).toBool(), false);
+    QCOMPARE(b.ui.errors.size(), 1);
+    QVERIFY2(b.ui.errors[0].text.contains("missing/folder/keyspace.png"),
+             qPrintable(b.ui.errors[0].text));
+}
+
+// A right-click inside a chart opens a menu with both entries.
+void TestWorkbenchExport::rightClickOffersBothEntries() {
+    Bench b;
+    b.window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&b.window));
+    for (ChartKind kind : kChartKinds) {
+        QWidget* viewport = b.window.charts()->plot(kind)->findChild<QGraphicsView*>()->viewport();
+        QStringList entries;
+        QObject scope;  // the check below never outlives this round
+        QTimer::singleShot(0, &scope, [&entries] {
+            if (auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget())) {
+                for (QAction* a : menu->actions())
+                    entries << a->text();
+                menu->close();
+            }
+        });
+        const QPoint at = viewport->rect().center();
+        QContextMenuEvent event(QContextMenuEvent::Mouse, at, viewport->mapToGlobal(at));
+        QApplication::sendEvent(viewport, &event);
+        QCOMPARE(entries, QStringList({"Save chart as PNG...", "Save series as CSV..."}));
     }
 }
 
