@@ -243,9 +243,17 @@ void TestWorkbenchExport::refusedExportWritesNothing() {
     QCOMPARE(contents(out), exported(b.workbench, ExportTarget::Haproxy));
 }
 
-// Edited values with an error are not exported to any target: the error says why.
+// Edited values with an error are not exported to any target: the error says why. Nor is an
+// empty editor, before any policy was opened.
 void TestWorkbenchExport::documentWithErrorsIsNotExported() {
     Bench b;
+    b.ui.saveAnswer = dir_.filePath("empty.conf");
+    b.exportTo("nginx");
+    QCOMPARE(b.ui.errors.size(), 1);
+    QCOMPARE(b.ui.errors[0].text, QString("Open a policy file first: there is nothing to export."));
+    QVERIFY(!QFile::exists(b.ui.saveAnswer));
+    b.ui.errors.clear();
+
     QVERIFY(
         b.workbench.openPolicy(writeFile(dir_, "bucket.json", policyJson("token_bucket", 10, 5))));
     Policy edited = b.workbench.document().policies().policies[0];
