@@ -15,18 +15,6 @@ namespace ratelab::cli {
 
 namespace {
 
-Diagnostic located(const ExportNote& note, const std::string& path,
-                   const PolicySourceMap& sources) {
-    SourceLocation at = sources.locate(note.pointer);
-    return Diagnostic{note.kind == ExportNote::Kind::Refused ? Diagnostic::Severity::Error
-                                                             : Diagnostic::Severity::Warning,
-                      path,
-                      at.line,
-                      at.column,
-                      note.pointer,
-                      note.message};
-}
-
 int runExport(const Arguments& args) {
     std::optional<ExportTarget> target = parseExportTarget(args.value("to"));
     if (!target) {
@@ -44,7 +32,10 @@ int runExport(const Arguments& args) {
     }
     ExportResult result = exportPolicySet(*loaded.policies, *target);
     for (const ExportNote& note : result.notes) {
-        std::fprintf(stderr, "%s\n", formatDiagnostic(located(note, name, loaded.sources)).c_str());
+        const SourceLocation at = loaded.sources.locate(note.pointer);
+        std::fprintf(
+            stderr, "%s\n",
+            formatDiagnostic(exportNoteDiagnostic(note, name, at.line, at.column)).c_str());
     }
     if (!result.ok()) {
         return fail(kInvalidInput, std::string(exportTargetName(*target)) +

@@ -16,6 +16,7 @@
 #include <QVBoxLayout>
 
 #include "actor_table_model.h"
+#include "chart_export.h"
 #include "charts_panel.h"
 #include "compare_views.h"
 #include "event_log_model.h"
@@ -23,6 +24,7 @@
 #include "resource_locator.h"
 #include "run_controls.h"
 #include "scenario_panel.h"
+#include "target_export.h"
 #include "timeline_widget.h"
 #include "tradeoff_panel.h"
 #include "user_interaction.h"
@@ -76,6 +78,7 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
 
     scenario_ = new ScenarioPanel(workbench_, this);
     charts_ = new ChartsPanel(workbench_.series(), this);
+    chartExport_ = new ChartExport(*charts_, workbench_.series(), ui_, this);
     auto* tabs = new QTabWidget(this);
     tabs->setObjectName("resultTabs");
     QTableView* actorsView = tableOn(&workbench_.actors(), "actorTable", tabs);
@@ -120,6 +123,8 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
     connect(&workbench_.actors(), &QAbstractItemModel::modelReset, actorsView,
             [actorsView] { actorsView->resizeColumnsToContents(); });
     connect(&workbench_, &Workbench::statusMessage, this,
+            [this](const QString& text) { statusBar()->showMessage(text, 10000); });
+    connect(chartExport_, &ChartExport::statusMessage, this,
             [this](const QString& text) { statusBar()->showMessage(text, 10000); });
     connect(&workbench_.document(), &PolicyDocument::modifiedChanged, this,
             &MainWindow::updateTitle);
@@ -188,6 +193,15 @@ void MainWindow::buildMenus() {
             tr("Export validated policy"), "validated-policy.json", tr("Policy files (*.json)"));
         if (!path.isEmpty()) workbench_.exportValidated(path);
     });
+    QMenu* exportTo = file->addMenu(tr("Export &to"));
+    exportTo->setObjectName("exportToMenu");
+    for (ExportTarget target : kExportTargets) {
+        const std::string_view name = exportTargetName(target);
+        QAction* action = exportTo->addAction(tr("%1...").arg(exportTargetTitle(target)), this,
+                                              [this, target] { workbench_.exportTo(target); });
+        action->setObjectName(
+            QStringLiteral("exportTo-%1").arg(QString::fromLatin1(name.data(), name.size())));
+    }
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 

@@ -9,6 +9,7 @@ class QTabWidget;
 
 namespace ratelab::gui {
 
+class ChartExport;
 class ChartsPanel;
 class CompareViews;
 class PolicyEditor;
@@ -26,6 +27,8 @@ public:
 
     PolicyEditor* policyEditor() const { return editor_; }
     ChartsPanel* charts() const { return charts_; }
+    /// The charts' context menus: save as PNG, series as CSV.
+    ChartExport* chartExport() const { return chartExport_; }
     RunControls* runControls() const { return controls_; }
     ScenarioPanel* scenarioPanel() const { return scenario_; }
     TradeoffPanel* tradeoffPanel() const { return tradeoff_; }
@@ -43,6 +46,7 @@ private:
     UserInteraction& ui_;
     PolicyEditor* editor_ = nullptr;
     ChartsPanel* charts_ = nullptr;
+    ChartExport* chartExport_ = nullptr;
     RunControls* controls_ = nullptr;
     ScenarioPanel* scenario_ = nullptr;
     CompareViews* compare_ = nullptr;

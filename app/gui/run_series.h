@@ -15,6 +15,8 @@
 namespace ratelab::gui {
 
 enum class ChartKind : std::uint8_t { Traffic, Keyspace, StoreErrors, Latency };
+inline constexpr ChartKind kChartKinds[] = {ChartKind::Traffic, ChartKind::Keyspace,
+                                            ChartKind::StoreErrors, ChartKind::Latency};
 
 /// What one series measures. Rates are per second of virtual time.
 enum class SeriesRole : std::uint8_t {

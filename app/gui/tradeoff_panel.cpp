@@ -11,6 +11,7 @@
 #include <QThread>
 #include <QVBoxLayout>
 
+#include "diagnostics_text.h"
 #include "ratelab/number_text.h"
 #include "suggest_message.h"
 #include "tradeoff_map.h"
@@ -245,10 +246,8 @@ bool TradeoffPanel::startMap() {
     if (problems.empty())
         problems = sim::checkScenarioAgainstPolicy(workbench_.scenario(), document.policies());
     if (hasErrors(problems)) {
-        QStringList lines;
-        for (const Diagnostic& d : problems)
-            lines << QString::fromStdString(formatDiagnostic(d));
-        fail(tr("The scenario cannot run with these policies:\n\n%1").arg(lines.join('\n')));
+        fail(tr("The scenario cannot run with these policies:\n\n%1")
+                 .arg(diagnosticsText(problems)));
         return false;
     }
     std::string error;

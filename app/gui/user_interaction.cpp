@@ -42,4 +42,24 @@ QString DialogInteraction::chooseSaveFile(const QString& title, const QString& s
     return QFileDialog::getSaveFileName(parent_, title, suggested, filter);
 }
 
+bool DialogInteraction::confirmExport(const QString& target, const QStringList& notes) {
+    QMessageBox box(QMessageBox::Warning, QObject::tr("Export to %1").arg(target),
+                    QObject::tr("%1 cannot express everything in this policy set.").arg(target),
+                    QMessageBox::Save | QMessageBox::Cancel, parent_);
+    box.setObjectName("confirmExportDialog");
+    // One paragraph per note: they are sentences, long ones, and wrap.
+    QString list;
+    for (const QString& note : notes)
+        list += QStringLiteral("<li>%1</li>").arg(note.toHtmlEscaped());
+    box.setInformativeText(
+        QStringLiteral("<p>%1</p><ul>%2</ul>")
+            .arg(QObject::tr("Save it anyway? These parts are carried over differently (the "
+                             "export says so in its comments too):")
+                     .toHtmlEscaped(),
+                 list));
+    box.setTextInteractionFlags(Qt::TextSelectableByMouse);
+    box.setDefaultButton(QMessageBox::Save);
+    return box.exec() == QMessageBox::Save;
+}
+
 }  // namespace ratelab::gui

@@ -4,6 +4,7 @@
 // tests replace the dialogs with a recorder and never block on a modal window.
 
 #include <QString>
+#include <QStringList>
 
 class QWidget;
 
@@ -24,6 +25,9 @@ public:
                                    const QString& filter) = 0;
     virtual QString chooseSaveFile(const QString& title, const QString& suggested,
                                    const QString& filter) = 0;
+    /// Whether to write an export to `target` ("nginx") that carries over part of the policies
+    /// differently: `notes` says what and how, one diagnostic line each. True to write it.
+    virtual bool confirmExport(const QString& target, const QStringList& notes) = 0;
 };
 
 /// The real thing: QMessageBox and QFileDialog, parented to `parent` (may be set later).
@@ -38,6 +42,7 @@ public:
                            const QString& filter) override;
     QString chooseSaveFile(const QString& title, const QString& suggested,
                            const QString& filter) override;
+    bool confirmExport(const QString& target, const QStringList& notes) override;
 
 private:
     QWidget* parent_;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "diagnostics_text.h"
 #include "ratelab/policy_file.h"
 #include "ratelab/policy_tuning.h"
 #include "resource_locator.h"
@@ -16,6 +17,7 @@
 #include "sim/log_fit.h"
 #include "sim/report.h"
 #include "sim/scenario_json.h"
+#include "target_export.h"
 #include "validation_export.h"
 
 #ifndef RATELAB_VERSION
@@ -25,17 +27,6 @@
 namespace ratelab::gui {
 
 namespace {
-
-QString diagnosticsText(const std::vector<Diagnostic>& diagnostics) {
-    QStringList lines;
-    for (const Diagnostic& d : diagnostics)
-        lines << QString::fromStdString(formatDiagnostic(d));
-    return lines.join('\n');
-}
-
-bool isResource(const QString& path) {
-    return path.startsWith(":/");
-}
 
 PolicyLoadResult loadPolicyAt(const QString& path, qint64 maxBytes) {
     if (!isResource(path)) return loadPolicyFile(QDir::toNativeSeparators(path).toStdString());
@@ -413,6 +404,12 @@ void Workbench::exportValidated(const QString& path) {
         [scenario = *scenario_, policies = document_.policies(), generator, cancel = cancelJobs_] {
             return buildValidatedExport(scenario, policies, std::nullopt, generator, cancel.get());
         }));
+}
+
+bool Workbench::exportTo(ExportTarget target) {
+    const TargetExportOutcome outcome = exportPolicyTo(document_, target, ui_);
+    emit statusMessage(outcome.message);
+    return outcome.written;
 }
 
 bool Workbench::confirmDiscardChanges() {

@@ -17,6 +17,7 @@
 #include "compare_flips_model.h"
 #include "event_log_model.h"
 #include "policy_document.h"
+#include "ratelab/policy_export.h"
 #include "run_series.h"
 #include "sim/access_log.h"
 #include "sim/scenario.h"
@@ -86,6 +87,9 @@ public:
     /// Replays the scenario with the edited policies on a pool thread and writes the validated
     /// policy to `path`. exportFinished() follows.
     void exportValidated(const QString& path);
+    /// Writes the edited policies as `target`'s configuration where the user chooses; errors,
+    /// refusals and approximations are shown first (target_export.h). True when written.
+    bool exportTo(ExportTarget target);
     /// Before the window closes: true when there are no unsaved edits, or the user saved or
     /// discarded them.
     bool confirmDiscardChanges();

@@ -224,6 +224,22 @@ private slots:
             }
         }
     }
+    // What `ratelab-cli export` prints and the workbench shows: a refusal is an error, an
+    // approximation a warning, each with the note's pointer and message, at the given position.
+    void notesAsDiagnostics() {
+        const ExportNote refused{ExportNote::Kind::Refused, "/policies/0/algorithm",
+                                 "nginx: policy \"p\" refused"};
+        const Diagnostic error = exportNoteDiagnostic(refused, "p.json", 7, 18);
+        QCOMPARE(formatDiagnostic(error),
+                 std::string("p.json:7:18: error: nginx: policy \"p\" refused (at "
+                             "/policies/0/algorithm)"));
+        const ExportNote approximated{ExportNote::Kind::Approximated, "/policies/0/capacity",
+                                      "nginx: burst"};
+        const Diagnostic warning = exportNoteDiagnostic(approximated, "p.json");
+        QCOMPARE(warning.severity, Diagnostic::Severity::Warning);
+        QCOMPARE(formatDiagnostic(warning),
+                 std::string("p.json: warning: nginx: burst (at /policies/0/capacity)"));
+    }
     void nginxRates_data() {
         QTest::addColumn<qlonglong>("milli");
         QTest::addColumn<QString>("rate");

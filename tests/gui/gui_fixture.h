@@ -28,6 +28,14 @@ public:
     int unsavedQuestions = 0;
     QString openAnswer;
     QString saveAnswer;
+    int saveQuestions = 0;
+    QString saveSuggested;  // what the last save question proposed
+    struct ExportQuestion {
+        QString target;
+        QStringList notes;
+    };
+    QList<ExportQuestion> exportQuestions;
+    bool exportAnswer = false;
 
     void showError(const QString& title, const QString& text) override {
         errors.append({title, text});
@@ -39,8 +47,14 @@ public:
     QString chooseOpenFile(const QString&, const QString&, const QString&) override {
         return openAnswer;
     }
-    QString chooseSaveFile(const QString&, const QString&, const QString&) override {
+    QString chooseSaveFile(const QString&, const QString& suggested, const QString&) override {
+        ++saveQuestions;
+        saveSuggested = suggested;
         return saveAnswer;
+    }
+    bool confirmExport(const QString& target, const QStringList& notes) override {
+        exportQuestions.append({target, notes});
+        return exportAnswer;
     }
 };
 

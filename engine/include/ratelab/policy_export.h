@@ -52,11 +52,15 @@
 #include <string_view>
 #include <vector>
 
+#include "ratelab/diagnostic.h"
 #include "ratelab/policy.h"
 
 namespace ratelab {
 
 enum class ExportTarget : std::uint8_t { Nginx, Envoy, Haproxy };
+/// Every target, in the order lists of them name them.
+inline constexpr ExportTarget kExportTargets[] = {ExportTarget::Nginx, ExportTarget::Envoy,
+                                                  ExportTarget::Haproxy};
 
 /// "nginx", "envoy", "haproxy".
 std::string_view exportTargetName(ExportTarget target);
@@ -78,6 +82,12 @@ struct ExportResult {
     std::vector<ExportNote> notes;  ///< approximations and refusals, in policy order
     bool ok() const;                ///< true when nothing was refused
 };
+
+/// `note` as a diagnostic of `file` at `line`:`column` (0: no position; the pointer still names
+/// the field): an error when refused, a warning when approximated. What `ratelab-cli export`
+/// prints and what the workbench shows before it writes an export. Thread-safe.
+Diagnostic exportNoteDiagnostic(const ExportNote& note, std::string file, int line = 0,
+                                int column = 0);
 
 /// Exports `policies` for `target`. REQUIRES: the set validates without errors (as a loaded
 /// policy file does). Deterministic: the same set gives the same bytes. Thread-safe.

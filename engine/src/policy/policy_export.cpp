@@ -1,6 +1,7 @@
 #include "ratelab/policy_export.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "policy/export_targets.h"
 
@@ -19,7 +20,7 @@ std::string_view exportTargetName(ExportTarget target) {
 }
 
 std::optional<ExportTarget> parseExportTarget(std::string_view name) {
-    for (ExportTarget t : {ExportTarget::Nginx, ExportTarget::Envoy, ExportTarget::Haproxy}) {
+    for (ExportTarget t : kExportTargets) {
         if (exportTargetName(t) == name) return t;
     }
     return std::nullopt;
@@ -28,6 +29,16 @@ std::optional<ExportTarget> parseExportTarget(std::string_view name) {
 bool ExportResult::ok() const {
     return std::none_of(notes.begin(), notes.end(),
                         [](const ExportNote& n) { return n.kind == ExportNote::Kind::Refused; });
+}
+
+Diagnostic exportNoteDiagnostic(const ExportNote& note, std::string file, int line, int column) {
+    return Diagnostic{note.kind == ExportNote::Kind::Refused ? Diagnostic::Severity::Error
+                                                             : Diagnostic::Severity::Warning,
+                      std::move(file),
+                      line,
+                      column,
+                      note.pointer,
+                      note.message};
 }
 
 ExportResult exportPolicySet(const PolicySet& policies, ExportTarget target) {
