@@ -1,14 +1,11 @@
 #include "diagnostics_text.h"
 
-#include <QStringList>
-
 namespace ratelab::gui {
 
 QString diagnosticsText(const std::vector<Diagnostic>& diagnostics) {
-    QStringList lines;
-    for (const Diagnostic& d : diagnostics)
-        lines << QString::fromStdString(formatDiagnostic(d));
-    return lines.join('\n');
+    QString text = QString::fromStdString(formatDiagnostics(diagnostics));
+    if (text.endsWith('\n')) text.chop(1);
+    return text;
 }
 
 }  // namespace ratelab::gui
