@@ -18,6 +18,7 @@
 
 #include <cmath>
 
+#include "locale_text.h"
 #include "policy_document.h"
 #include "policy_text_fields.h"
 
@@ -440,9 +441,9 @@ void PolicyEditor::showPolicy() {
             const int r = tiers_->rowCount();
             tiers_->insertRow(r);
             tiers_->setItem(r, 0, new QTableWidgetItem(QString::fromStdString(t.name)));
-            tiers_->setItem(r, 1, new QTableWidgetItem(QString::number(t.capacity)));
-            tiers_->setItem(r, 2, new QTableWidgetItem(QString::number(t.refillPerSecond)));
-            tiers_->setItem(r, 3, new QTableWidgetItem(QString::number(t.windowMs)));
+            tiers_->setItem(r, 1, new QTableWidgetItem(localeCount(t.capacity)));
+            tiers_->setItem(r, 2, new QTableWidgetItem(localeShortest(t.refillPerSecond)));
+            tiers_->setItem(r, 3, new QTableWidgetItem(localeCount(t.windowMs)));
         }
     }
     for (QLineEdit* e : {keyParts_, bypassCidrs_, ipv6Budget_, ipv4Budget_})
@@ -527,9 +528,10 @@ void PolicyEditor::commitPolicy() {
             };
             Tier t;
             t.name = cell(0).toStdString();
-            t.capacity = cell(1).toLongLong();
-            t.refillPerSecond = cell(2).toDouble();
-            t.windowMs = cell(3).toLongLong();
+            // In the user's locale, as shown ("1.000" and "2,5" under German).
+            t.capacity = std::llround(parseLocaleNumber(cell(1)));
+            t.refillPerSecond = parseLocaleNumber(cell(2));
+            t.windowMs = std::llround(parseLocaleNumber(cell(3)));
             tiers.tiers.push_back(std::move(t));
         }
         p.tiers = std::move(tiers);

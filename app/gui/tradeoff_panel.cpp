@@ -11,6 +11,7 @@
 #include <QThread>
 #include <QVBoxLayout>
 
+#include "locale_text.h"
 #include "ratelab/number_text.h"
 #include "suggest_message.h"
 #include "tradeoff_map.h"
@@ -139,7 +140,7 @@ TradeoffPanel::TradeoffPanel(Workbench& workbench, UserInteraction& ui, QWidget*
         progress_->setValue(0);
         showMetrics();
         message_->setText(tr("Mapping %1 cells of %2 ...")
-                              .arg(run_.cellCount())
+                              .arg(localeCount(static_cast<std::int64_t>(run_.cellCount())))
                               .arg(QString::fromStdString(run_.scenario().name)));
         updateButtons();
     });
@@ -150,16 +151,17 @@ TradeoffPanel::TradeoffPanel(Workbench& workbench, UserInteraction& ui, QWidget*
         const sim::TradeoffMap& d = *run_.decision();
         message_->setText(tr("%1 of %2 cells meet every expectation; %3 on the Pareto frontier. "
                              "Click a cell to load its numbers, or press Suggest.")
-                              .arg(d.passing)
-                              .arg(d.result.cells.size())
-                              .arg(d.frontier.size()));
+                              .arg(localeCount(static_cast<std::int64_t>(d.passing)))
+                              .arg(localeCount(static_cast<std::int64_t>(d.result.cells.size())))
+                              .arg(localeCount(static_cast<std::int64_t>(d.frontier.size()))));
         if (pendingSuggest_) applySuggestion();
     });
     connect(&run_, &TradeoffRun::cancelled, this, [this] {
         pendingSuggest_ = false;
         updateButtons();
-        message_->setText(
-            tr("Cancelled after %1 of %2 cells.").arg(run_.cellsDone()).arg(run_.cellCount()));
+        message_->setText(tr("Cancelled after %1 of %2 cells.")
+                              .arg(localeCount(static_cast<std::int64_t>(run_.cellsDone())))
+                              .arg(localeCount(static_cast<std::int64_t>(run_.cellCount()))));
     });
     auto refreshPolicies = [this] {
         stale_ = true;
