@@ -191,6 +191,19 @@ void MainWindow::buildMenus() {
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
+    // Edit: the document's undo stack, each step named ("Undo capacity change").
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QUndoStack& steps = workbench_.document().undoStack();
+    QAction* undo = steps.createUndoAction(this, tr("&Undo"));
+    undo->setObjectName("undoAction");
+    undo->setShortcut(QKeySequence::Undo);
+    QAction* redo = steps.createRedoAction(this, tr("&Redo"));
+    redo->setObjectName("redoAction");
+    redo->setShortcuts(
+        {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)});
+    edit->addAction(undo);
+    edit->addAction(redo);
+
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     run->addAction(tr("&Run"), QKeySequence(Qt::Key_F5), &workbench_, &Workbench::run);
     run->addAction(tr("&Pause"), QKeySequence(Qt::Key_F6), &workbench_, &Workbench::pause);

@@ -127,7 +127,7 @@ TradeoffPanel::TradeoffPanel(Workbench& workbench, UserInteraction& ui, QWidget*
     });
     connect(map_, &TradeoffMapView::cellClicked, this, [this](std::size_t index) {
         std::string error;
-        if (!run_.loadCellInto(index, workbench_.document(), error)) {
+        if (!run_.loadCellInto(index, workbench_.document(), tr("trade-off cell"), error)) {
             fail(QString::fromStdString(error));
             return;
         }
@@ -297,7 +297,8 @@ void TradeoffPanel::applySuggestion() {
     const sim::TradeoffMap& map = *run_.decision();
     if (map.recommended) {
         std::string error;
-        if (!run_.loadCellInto(*map.recommended, workbench_.document(), error)) {
+        if (!run_.loadCellInto(*map.recommended, workbench_.document(), tr("suggested limits"),
+                               error)) {
             fail(QString::fromStdString(error));
             return;
         }

@@ -180,7 +180,7 @@ QString TradeoffRun::cellSummary(std::size_t index, const QString& metric) const
     return lines.join('\n');
 }
 
-bool TradeoffRun::loadCellInto(std::size_t index, PolicyDocument& document,
+bool TradeoffRun::loadCellInto(std::size_t index, PolicyDocument& document, const QString& change,
                                std::string& error) const {
     if (index >= grid_.size()) {
         error = "no such cell";
@@ -189,8 +189,8 @@ bool TradeoffRun::loadCellInto(std::size_t index, PolicyDocument& document,
     std::optional<PolicySet> set =
         sim::applySweepValues(document.policies(), axes_, grid_[index], error);
     if (!set) return false;
-    for (std::size_t i = 0; i < set->policies.size(); ++i)
-        document.setPolicy(i, std::move(set->policies[i]));
+    document.setPolicies(std::move(set->policies), change);
+    document.finishStep();  // each cell loaded is an undo step of its own
     return true;
 }
 
