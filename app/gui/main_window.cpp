@@ -19,6 +19,7 @@
 #include "charts_panel.h"
 #include "compare_views.h"
 #include "event_log_model.h"
+#include "help_menu.h"
 #include "policy_editor.h"
 #include "resource_locator.h"
 #include "run_controls.h"
@@ -106,6 +107,7 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
     setCentralWidget(centre);
     buildMenus();
     compare_->addActions(menuBar(), bar);
+    addHelpMenu(*menuBar(), ui_);
 
     SimulationSession& session = workbench_.session();
     connect(&session, &SimulationSession::runLoaded, this, [this](const RunShape& shape) {
