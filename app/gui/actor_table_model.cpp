@@ -1,6 +1,6 @@
 #include "actor_table_model.h"
 
-#include <QLocale>
+#include "locale_text.h"
 
 namespace ratelab::gui {
 
@@ -40,9 +40,7 @@ QVariant ActorTableModel::data(const QModelIndex& index, int role) const {
     }
     if (role != Qt::DisplayRole && role != Qt::UserRole) return {};
     const bool raw = role == Qt::UserRole;  // numbers for sorting and tests
-    auto number = [raw](std::int64_t n) -> QVariant {
-        return raw ? QVariant(static_cast<qlonglong>(n)) : QVariant(QLocale().toString(n));
-    };
+    auto number = [raw](std::int64_t n) { return countCell(n, raw); };
     switch (index.column()) {
         case Actor:
             return QString::fromStdString(r.name);
@@ -66,7 +64,7 @@ QVariant ActorTableModel::data(const QModelIndex& index, int role) const {
             const double pct = c.offered > 0 ? 100.0 * static_cast<double>(c.allowed) /
                                                    static_cast<double>(c.offered)
                                              : 0.0;
-            return raw ? QVariant(pct) : QVariant(QLocale().toString(pct, 'f', 1));
+            return raw ? QVariant(pct) : QVariant(localeFixed(pct, 1));
         }
         default:
             return {};

@@ -6,6 +6,7 @@
 
 #include "decimate.h"
 #include "event_style.h"
+#include "locale_text.h"
 #include "plot/time_plot.h"
 
 namespace ratelab::gui {
@@ -131,7 +132,8 @@ void ChartsPanel::refresh(double nowSeconds) {
     double& keys = peaks[static_cast<std::size_t>(ChartKind::Keyspace)];
     if (cap > 0 && keys * 4 >= cap) keys = std::max(keys, cap);
     plot(ChartKind::Keyspace)
-        ->setThreshold(cap, tr("store cap %L1").arg(static_cast<qint64>(cap)), QColor(200, 0, 0));
+        ->setThreshold(cap, tr("store cap %1").arg(localeCount(static_cast<std::int64_t>(cap))),
+                       QColor(200, 0, 0));
     // Where the store refused as full, a grey band behind every chart (only when it changed:
     // bands are scene items, not worth rebuilding each frame).
     const std::vector<TimeSpan>& full = series_.storeFullSpans();

@@ -1,6 +1,6 @@
 #include "compare_actor_model.h"
 
-#include <QLocale>
+#include "locale_text.h"
 
 namespace ratelab::gui {
 
@@ -63,10 +63,8 @@ QVariant CompareActorModel::data(const QModelIndex& index, int role) const {
     if (role != Qt::DisplayRole && role != Qt::UserRole) return {};
     const sim::ComparedActor& r = comparison_->actors[static_cast<std::size_t>(index.row())];
     const bool raw = role == Qt::UserRole;
-    auto number = [raw](std::int64_t n, bool signedText = false) -> QVariant {
-        if (raw) return QVariant(static_cast<qlonglong>(n));
-        const QString text = QLocale().toString(static_cast<qlonglong>(n));
-        return signedText && n > 0 ? QVariant(QLocale().positiveSign() + text) : QVariant(text);
+    auto number = [raw](std::int64_t n, bool signedText = false) {
+        return countCell(n, raw, signedText);
     };
     switch (index.column()) {
         case Actor:

@@ -1,10 +1,10 @@
 #include "compare_flips_model.h"
 
-#include <QLocale>
-
 #include <algorithm>
 #include <set>
 #include <utility>
+
+#include "locale_text.h"
 
 namespace ratelab::gui {
 
@@ -57,22 +57,20 @@ std::vector<CompareFlipsModel::Row> rowsOf(const sim::Comparison& c) {
 }
 
 QString summaryOf(const sim::Comparison& c) {
-    const QLocale locale;
     QStringList parts;
     for (std::size_t i = 0; i < c.classNames.size(); ++i) {
         const sim::OutcomeFlips& f = c.classFlips[i];
-        QString part = CompareFlipsModel::tr(
-                           "%1: %2 allowed under A and throttled under B, %3 "
-                           "the reverse")
-                           .arg(QString::fromStdString(c.classNames[i]))
-                           .arg(locale.toString(static_cast<qlonglong>(
-                               f.transitions[sim::kAllowedOutcome][sim::kThrottledOutcome])))
-                           .arg(locale.toString(static_cast<qlonglong>(
-                               f.transitions[sim::kThrottledOutcome][sim::kAllowedOutcome])));
+        QString part =
+            CompareFlipsModel::tr(
+                "%1: %2 allowed under A and throttled under B, %3 "
+                "the reverse")
+                .arg(QString::fromStdString(c.classNames[i]))
+                .arg(localeCount(f.transitions[sim::kAllowedOutcome][sim::kThrottledOutcome]))
+                .arg(localeCount(f.transitions[sim::kThrottledOutcome][sim::kAllowedOutcome]));
         if (sim::isLegitimateClass(c.classNames[i])) {
             part += CompareFlipsModel::tr("; %1 instances collateral, %2 relieved")
-                        .arg(locale.toString(static_cast<qlonglong>(c.collateralPerClass[i])))
-                        .arg(locale.toString(static_cast<qlonglong>(c.relievedPerClass[i])));
+                        .arg(localeCount(c.collateralPerClass[i]))
+                        .arg(localeCount(c.relievedPerClass[i]));
         }
         parts << part;
     }
@@ -87,7 +85,7 @@ QString summaryOf(const sim::Comparison& c) {
                      .arg(met(c.expectationsA));
     }
     return CompareFlipsModel::tr("After %1 requests: %2.")
-        .arg(locale.toString(static_cast<qlonglong>(c.a.requests)), parts.join(". "));
+        .arg(localeCount(c.a.requests), parts.join(". "));
 }
 
 }  // namespace
@@ -124,10 +122,8 @@ QVariant CompareFlipsModel::data(const QModelIndex& index, int role) const {
     if (role != Qt::DisplayRole && role != Qt::UserRole) return {};
     const Row& r = rows_[static_cast<std::size_t>(index.row())];
     const bool raw = role == Qt::UserRole;
-    auto number = [raw](std::int64_t n, bool signedText = false) -> QVariant {
-        if (raw) return QVariant(static_cast<qlonglong>(n));
-        const QString text = QLocale().toString(static_cast<qlonglong>(n));
-        return signedText && n > 0 ? QVariant(QLocale().positiveSign() + text) : QVariant(text);
+    auto number = [raw](std::int64_t n, bool signedText = false) {
+        return countCell(n, raw, signedText);
     };
     switch (index.column()) {
         case Kind:

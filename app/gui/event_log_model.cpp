@@ -3,6 +3,8 @@
 #include <QBrush>
 #include <QColor>
 
+#include "locale_text.h"
+
 namespace ratelab::gui {
 
 EventLogModel::EventLogModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -53,7 +55,7 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
         case Time:
-            return QString::number(static_cast<double>(e.at) / 1e9, 'f', 3);
+            return localeFixed(static_cast<double>(e.at) / 1e9, 3);
         case Actor:
             return QString::fromStdString(e.actor);
         case Policy:
@@ -65,9 +67,10 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
             return QString::fromStdString(e.keyHash);
         case Detail:
             if (storeFailure) return QString::fromStdString(e.error);
-            return e.retryAfter > 0 ? tr("retry after %1 ms")
-                                          .arg(static_cast<double>(e.retryAfter) / 1e6, 0, 'f', 1)
-                                    : QString();
+            return e.retryAfter > 0
+                       ? tr("retry after %1 ms")
+                             .arg(localeFixed(static_cast<double>(e.retryAfter) / 1e6, 1))
+                       : QString();
         default:
             return {};
     }

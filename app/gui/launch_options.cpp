@@ -110,6 +110,7 @@ std::optional<LaunchOptions> parseLaunchOptions(const QStringList& arguments, QS
             return std::nullopt;
         }
         o.size = QSize(w, h);
+        o.sizeGiven = true;
     }
     const QStringList axes = parser.values(tradeoff);
     if (axes.size() > 2) {

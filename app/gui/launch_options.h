@@ -35,6 +35,7 @@ struct LaunchOptions {
     std::optional<double> quitAfterSeconds;
     bool openGL = false;
     QSize size{1600, 1000};
+    bool sizeGiven = false;  ///< --size was given: it wins over the remembered layout
 };
 
 /// Parses the arguments; on a usage error returns nullopt with `error` set.

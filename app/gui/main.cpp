@@ -2,9 +2,11 @@
 // the production engine, watch the result live, and export what works.
 
 #include <QApplication>
+#include <QSettings>
 #include <QTimer>
 
 #include <cstdio>
+#include <optional>
 
 #include "launch_options.h"
 #include "main_window.h"
@@ -28,11 +30,18 @@ int main(int argc, char* argv[]) {
     }
     ratelab::gui::TimePlot::setOpenGLRequested(options->openGL);
 
+    // The layout and the recent files live in the user's settings (organization and application
+    // "ratelab"). A scripted run (a screenshot, a timed quit) neither reads nor writes them, so
+    // its picture is the same on every machine.
+    const bool scripted = !options->screenshot.isEmpty() || options->quitAfterSeconds;
+    std::optional<QSettings> settings;
+    if (!scripted) settings.emplace();
+
     ratelab::gui::DialogInteraction ui;
     ratelab::gui::Workbench workbench(ui);
-    ratelab::gui::MainWindow window(workbench, ui);
+    ratelab::gui::MainWindow window(workbench, ui, settings ? &*settings : nullptr);
     ui.setParent(&window);
-    window.resize(options->size);
+    if (!window.restoredLayout() || options->sizeGiven) window.resize(options->size);
     window.show();
 
     // In screenshot mode a file that cannot be opened still leaves a picture of the error state;

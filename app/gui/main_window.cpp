@@ -8,6 +8,7 @@
 #include <QMenuBar>
 #include <QProgressBar>
 #include <QScrollArea>
+#include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -20,6 +21,7 @@
 #include "charts_panel.h"
 #include "compare_views.h"
 #include "event_log_model.h"
+#include "help_menu.h"
 #include "policy_editor.h"
 #include "resource_locator.h"
 #include "run_controls.h"
@@ -28,6 +30,7 @@
 #include "timeline_widget.h"
 #include "tradeoff_panel.h"
 #include "user_interaction.h"
+#include "window_layout.h"
 #include "workbench.h"
 
 namespace ratelab::gui {
@@ -54,9 +57,11 @@ QTableView* tableOn(QAbstractItemModel* model, const QString& name, QWidget* par
 
 }  // namespace
 
-MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* parent)
-    : QMainWindow(parent), workbench_(workbench), ui_(ui) {
+MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QSettings* settings,
+                       QWidget* parent)
+    : QMainWindow(parent), workbench_(workbench), ui_(ui), settings_(settings) {
     setObjectName("mainWindow");
+    recent_ = new RecentFiles(settings_, this);
 
     controls_ = new RunControls(workbench_, this);
     auto* bar = addToolBar(tr("Run"));
@@ -93,22 +98,24 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
     views_->setObjectName("viewTabs");
     views_->addTab(charts_, tr("Charts"));
     views_->addTab(tradeoff_, tr("Trade-off map"));
-    auto* split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(views_);
-    split->addWidget(tabs);
-    split->setStretchFactor(0, 5);
-    split->setStretchFactor(1, 1);
-    split->setChildrenCollapsible(false);
+    split_ = new QSplitter(Qt::Vertical, this);
+    split_->setObjectName("viewSplit");
+    split_->addWidget(views_);
+    split_->addWidget(tabs);
+    split_->setStretchFactor(0, 5);
+    split_->setStretchFactor(1, 1);
+    split_->setChildrenCollapsible(false);
     auto* centre = new QWidget(this);
     auto* column = new QVBoxLayout(centre);
     column->setContentsMargins(0, 0, 0, 0);
     column->setSpacing(2);
     column->addWidget(scenario_);
     column->addWidget(compare_->banner());
-    column->addWidget(split, 1);
+    column->addWidget(split_, 1);
     setCentralWidget(centre);
     buildMenus();
     compare_->addActions(menuBar(), bar);
+    addHelpMenu(*menuBar(), ui_);
 
     SimulationSession& session = workbench_.session();
     connect(&session, &SimulationSession::runLoaded, this, [this](const RunShape& shape) {
@@ -133,7 +140,7 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
     connect(scenario_, &ScenarioPanel::openScenarioRequested, this, [this] {
         const QString path = ui_.chooseOpenFile(tr("Open scenario"), findDataFile("scenarios"),
                                                 tr("Scenarios (*.json)"));
-        if (!path.isEmpty()) workbench_.openScenario(path);
+        if (!path.isEmpty()) openFile(RecentFiles::Kind::Scenario, path);
     });
     // Parsing a log: a bar in the status bar until the log is open (or the fit written).
     auto* parsing = new QProgressBar(this);
@@ -150,33 +157,45 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
     connect(&workbench_, &Workbench::fitFinished, parsing, [parsing] { parsing->hide(); });
     updateTitle();
     statusBar()->showMessage(tr("Press Run to play the scenario against the policy."));
+    if (settings_) restoredLayout_ = restoreWindowLayout(*settings_, *this, *split_);
 }
 
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("&Open policy..."), QKeySequence::Open, this, [this] {
+    QAction* openPolicy = file->addAction(tr("&Open policy..."), QKeySequence::Open, this, [this] {
         const QString path = ui_.chooseOpenFile(
             tr("Open policy"), findDataFile("resources/policies"), tr("Policy files (*.json)"));
-        if (!path.isEmpty()) workbench_.openPolicy(path);
+        if (!path.isEmpty()) openFile(RecentFiles::Kind::Policy, path);
     });
-    file->addAction(tr("&Save policy"), QKeySequence::Save, this,
-                    [this] { workbench_.savePolicy(); });
+    openPolicy->setObjectName("openPolicyAction");
+    // A policy saved under a name is one to come back to, like one opened.
+    file->addAction(tr("&Save policy"), QKeySequence::Save, this, [this] {
+        if (workbench_.savePolicy())
+            recent_->add(RecentFiles::Kind::Policy, workbench_.document().path());
+    });
     file->addAction(tr("Save policy &as..."), QKeySequence::SaveAs, this, [this] {
         const QString path = ui_.chooseSaveFile(tr("Save policy as"), workbench_.document().path(),
                                                 tr("Policy files (*.json)"));
-        if (!path.isEmpty()) workbench_.savePolicy(path);
+        if (!path.isEmpty() && workbench_.savePolicy(path))
+            recent_->add(RecentFiles::Kind::Policy, path);
     });
     file->addSeparator();
-    file->addAction(tr("Open s&cenario..."), this, [this] {
+    QAction* openScenario = file->addAction(tr("Open s&cenario..."), this, [this] {
         const QString path = ui_.chooseOpenFile(tr("Open scenario"), findDataFile("scenarios"),
                                                 tr("Scenarios (*.json)"));
-        if (!path.isEmpty()) workbench_.openScenario(path);
+        if (!path.isEmpty()) openFile(RecentFiles::Kind::Scenario, path);
     });
-    file->addAction(tr("Open access &log..."), this, [this] {
+    openScenario->setObjectName("openScenarioAction");
+    QAction* openLog = file->addAction(tr("Open access &log..."), this, [this] {
         const QString path =
             ui_.chooseOpenFile(tr("Replay an access log"), {}, tr(kAccessLogFilter));
-        if (!path.isEmpty()) workbench_.openAccessLog(path);
+        if (!path.isEmpty()) openFile(RecentFiles::Kind::AccessLog, path);
     });
+    openLog->setObjectName("openAccessLogAction");
+    recentMenu_ = new RecentFilesMenu(
+        *recent_, ui_,
+        [this](RecentFiles::Kind kind, const QString& path) { openFile(kind, path); }, this);
+    file->addMenu(recentMenu_);
     file->addAction(tr("&Fit a scenario to a log..."), this, [this] {
         const QString log =
             ui_.chooseOpenFile(tr("Fit a scenario to an access log"), {}, tr(kAccessLogFilter));
@@ -205,6 +224,19 @@ void MainWindow::buildMenus() {
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
+    // Edit: the document's undo stack, each step named ("Undo capacity change").
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QUndoStack& steps = workbench_.document().undoStack();
+    QAction* undo = steps.createUndoAction(this, tr("&Undo"));
+    undo->setObjectName("undoAction");
+    undo->setShortcut(QKeySequence::Undo);
+    QAction* redo = steps.createRedoAction(this, tr("&Redo"));
+    redo->setObjectName("redoAction");
+    redo->setShortcuts(
+        {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)});
+    edit->addAction(undo);
+    edit->addAction(redo);
+
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     run->addAction(tr("&Run"), QKeySequence(Qt::Key_F5), &workbench_, &Workbench::run);
     run->addAction(tr("&Pause"), QKeySequence(Qt::Key_F6), &workbench_, &Workbench::pause);
@@ -232,8 +264,32 @@ void MainWindow::updateTitle() {
     setWindowModified(doc.isModified());
 }
 
+void MainWindow::openFile(RecentFiles::Kind kind, const QString& path) {
+    switch (kind) {
+        case RecentFiles::Kind::Policy:
+            if (workbench_.openPolicy(path)) recent_->add(kind, path);
+            return;
+        case RecentFiles::Kind::Scenario:
+            if (workbench_.openScenario(path)) recent_->add(kind, path);
+            return;
+        case RecentFiles::Kind::AccessLog: {
+            // Parsed on a pool thread: listed once it has opened.
+            auto* once = new QObject(this);
+            connect(&workbench_, &Workbench::accessLogOpened, once,
+                    [this, once, path](const QString& opened, bool ok) {
+                        if (opened != path) return;
+                        if (ok) recent_->add(RecentFiles::Kind::AccessLog, path);
+                        once->deleteLater();
+                    });
+            workbench_.openAccessLog(path);
+            return;
+        }
+    }
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
     if (workbench_.confirmDiscardChanges()) {
+        if (settings_) saveWindowLayout(*settings_, *this, *split_);
         event->accept();
     } else {
         event->ignore();

@@ -1,10 +1,15 @@
 #pragma once
 
 // The workbench window. It builds the widgets and connects them to the Workbench; the state
-// lives in the Workbench's models and in the simulator.
+// lives in the Workbench's models and in the simulator. With settings it remembers its layout
+// and the files opened from it between launches.
 
 #include <QMainWindow>
 
+#include "recent_files.h"
+
+class QSettings;
+class QSplitter;
 class QTabWidget;
 
 namespace ratelab::gui {
@@ -23,7 +28,11 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
 
 public:
-    MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* parent = nullptr);
+    /// `settings` (may be null: nothing is remembered past this window) holds the layout,
+    /// restored here, saved when the window closes, and the recent files. It outlives the
+    /// window.
+    MainWindow(Workbench& workbench, UserInteraction& ui, QSettings* settings = nullptr,
+               QWidget* parent = nullptr);
 
     PolicyEditor* policyEditor() const { return editor_; }
     ChartsPanel* charts() const { return charts_; }
@@ -34,6 +43,11 @@ public:
     TradeoffPanel* tradeoffPanel() const { return tradeoff_; }
     /// Brings the trade-off map's tab to the front (the charts' tab is in front at first).
     void showTradeoff();
+    /// Whether the constructor restored a saved layout (else the caller sizes the window).
+    bool restoredLayout() const { return restoredLayout_; }
+    RecentFiles& recentFiles() const { return *recent_; }
+    RecentFilesMenu* recentFilesMenu() const { return recentMenu_; }
+    QSplitter* splitter() const { return split_; }
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -41,9 +55,16 @@ protected:
 private:
     void buildMenus();
     void updateTitle();
+    /// Opens a file the user picked through the workbench and, once it opened, lists it
+    /// under File > Open recent.
+    void openFile(RecentFiles::Kind kind, const QString& path);
 
     Workbench& workbench_;
     UserInteraction& ui_;
+    QSettings* settings_;
+    RecentFiles* recent_ = nullptr;
+    RecentFilesMenu* recentMenu_ = nullptr;
+    bool restoredLayout_ = false;
     PolicyEditor* editor_ = nullptr;
     ChartsPanel* charts_ = nullptr;
     ChartExport* chartExport_ = nullptr;
@@ -52,6 +73,7 @@ private:
     CompareViews* compare_ = nullptr;
     TradeoffPanel* tradeoff_ = nullptr;
     QTabWidget* views_ = nullptr;
+    QSplitter* split_ = nullptr;
 };
 
 }  // namespace ratelab::gui

@@ -2,11 +2,14 @@
 
 // The policy file being edited: the user's values, where they came from, whether they were
 // saved, and what validation says about them. The editor writes into it; runs, saving and
-// export read from it.
+// export read from it. Every edit is a step on its undo stack, so Edit > Undo takes any change
+// back, whoever made it (the editor, a trade-off map cell, Suggest).
 
 #include <QObject>
 #include <QString>
+#include <QUndoStack>
 
+#include <cstdint>
 #include <vector>
 
 #include "ratelab/diagnostic.h"
@@ -30,39 +33,65 @@ public:
     const QString& path() const { return path_; }
     /// The name shown in titles and diagnostics.
     QString displayName() const;
-    bool isModified() const { return modified_; }
+    /// Whether the values differ from the saved ones by an edit: follows the undo stack, so
+    /// undoing back to where the file was loaded or saved makes it unmodified again.
+    bool isModified() const { return !undo_.isClean(); }
     /// Diagnostics of the current values (validatePolicySet): errors and lint warnings.
     const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
     bool hasErrors() const;
 
-    /// Replaces the whole set (a file was loaded or a new set made): not modified.
+    /// The edits, for Edit > Undo and Redo (QUndoStack::createUndoAction names the step).
+    QUndoStack& undoStack() { return undo_; }
+
+    /// Replaces the whole set (a file was loaded or a new set made): not modified, nothing to
+    /// undo.
     void reset(PolicySet set, const QString& path);
-    /// The editor changed one policy. Marks the document modified and revalidates.
+    /// The editor changed one policy; `change` names the step ("capacity change"). Consecutive
+    /// changes with the same name to the same policy are one undo step until finishStep(), so
+    /// undoing a slider drag restores the number before the drag. Revalidates.
     /// REQUIRES: index < policies().policies.size().
-    void setPolicy(std::size_t index, Policy policy);
+    void setPolicy(std::size_t index, Policy policy, const QString& change = {});
+    /// Every policy at once, in one undo step (a trade-off map cell, Suggest).
+    /// REQUIRES: policies.size() == policies().policies.size().
+    void setPolicies(std::vector<Policy> policies, const QString& change);
     /// The editor changed the file-wide sections.
-    void setStore(StoreConfig store);
-    void setTrustedProxies(TrustedProxies proxies);
-    /// The set was written to `path`.
+    void setStore(StoreConfig store, const QString& change = {});
+    void setTrustedProxies(TrustedProxies proxies, const QString& change = {});
+    /// Ends the current undo step: the next change starts a new one, even to the same field
+    /// (a slider was released, a typed number confirmed).
+    void finishStep();
+    /// The set was written to `path`: the undo stack's clean state.
     void markSaved(const QString& path);
 
 signals:
     /// The whole set was replaced: editors rebuild their forms.
     void reloaded();
-    /// One policy was edited (by the editor).
+    /// One policy changed: an edit, or an undo or redo of one.
     void policyEdited(std::size_t index);
+    /// The store or the trusted proxies changed: an edit, or an undo or redo of one.
+    void fileSectionsEdited();
     void modifiedChanged(bool modified);
     void diagnosticsChanged();
 
 private:
-    void edited();
+    class Edit;
+
+    /// Pushes the step from the current values to `after`; `policy` is the policy it changes
+    /// (kAllPolicies: several, or the file-wide sections), which with `change` decides merging
+    /// (an empty `change` never merges).
+    void push(PolicySet after, std::size_t policy, const QString& change);
+    /// Makes `values` the current set and tells the views what changed.
+    void apply(const PolicySet& values);
     void revalidate();
+
+    static constexpr std::size_t kAllPolicies = static_cast<std::size_t>(-1);
 
     PolicySet set_;
     PolicySet original_;
     QString path_;
-    bool modified_ = false;
     std::vector<Diagnostic> diagnostics_;
+    QUndoStack undo_;
+    std::uint64_t step_ = 0;  // edits made under one value merge (see finishStep)
 };
 
 }  // namespace ratelab::gui

@@ -18,6 +18,7 @@
 
 #include <cmath>
 
+#include "locale_text.h"
 #include "policy_document.h"
 #include "policy_text_fields.h"
 
@@ -73,10 +74,19 @@ PolicyEditor::PolicyEditor(PolicyDocument& document, QWidget* parent)
     buildForm();
     connect(&document_, &PolicyDocument::reloaded, this, &PolicyEditor::showDocument);
     connect(&document_, &PolicyDocument::diagnosticsChanged, this, &PolicyEditor::showDiagnostics);
-    // An edit made elsewhere (a trade-off map cell, Suggest) shows in the form; the editor's
-    // own commits come back here with updating_ set and leave the form as the user typed it.
+    // An edit made elsewhere (a trade-off map cell, Suggest, an undo or redo) shows in the
+    // form; the editor's own commits come back here with updating_ set and leave the form as
+    // the user typed it.
     connect(&document_, &PolicyDocument::policyEdited, this, [this](std::size_t index) {
-        if (!updating_ && static_cast<int>(index) == currentPolicy()) showPolicy();
+        if (updating_) return;
+        const auto& policies = document_.policies().policies;
+        if (index < policies.size())  // an undone rename shows in the picker too
+            policyPicker_->setItemText(static_cast<int>(index),
+                                       QString::fromStdString(policies[index].name));
+        if (static_cast<int>(index) == currentPolicy()) showPolicy();
+    });
+    connect(&document_, &PolicyDocument::fileSectionsEdited, this, [this] {
+        if (!updating_) showFileSections();
     });
     showDocument();
 }
@@ -278,7 +288,7 @@ void PolicyEditor::buildForm() {
         if (tiers_->rowCount() > 0)
             tiers_->removeRow(tiers_->currentRow() >= 0 ? tiers_->currentRow()
                                                         : tiers_->rowCount() - 1);
-        commitPolicy();
+        commitStep(tiers_);
     });
 
     // --- File-wide sections.
@@ -339,30 +349,77 @@ void PolicyEditor::buildForm() {
         refillSlider_->setValue(kRefillScale.positionOf(v));
     });
 
-    // Every field commits on change; line edits when editing ends (typing stays local).
-    auto commit = [this] { commitPolicy(); };
+    // Every field commits on change; line edits when editing ends (typing stays local). Each
+    // commit is an undo step named after its field. A number typed or dragged is one step
+    // until it is confirmed or the slider let go; every other change is a step of its own.
     for (QComboBox* box : {algorithm_, keySource_, unverified_, onStoreError_, mode_, headers_})
-        connect(box, &QComboBox::currentIndexChanged, this, commit);
+        connect(box, &QComboBox::currentIndexChanged, this, [this, box] { commitStep(box); });
     for (QSpinBox* box : {capacity_, delay_, cost_, ipv4Prefix_, ipv6Prefix_, budgetPerPeer_,
                           budgetGlobal_, storeTimeoutMs_})
-        connect(box, &QSpinBox::valueChanged, this, commit);
+        connect(box, &QSpinBox::valueChanged, this, [this, box] { commitPolicy(box); });
     for (QDoubleSpinBox* box : {refill_, windowMs_, budgetTtlMs_})
-        connect(box, &QDoubleSpinBox::valueChanged, this, commit);
+        connect(box, &QDoubleSpinBox::valueChanged, this, [this, box] { commitPolicy(box); });
     for (QCheckBox* box : {nodelay_, budgetEnabled_})
-        connect(box, &QCheckBox::toggled, this, commit);
+        connect(box, &QCheckBox::toggled, this, [this, box] { commitStep(box); });
     for (QLineEdit* edit : {name_, pathPrefix_, pathPattern_, methods_, keyHeader_, keyParts_,
                             bypassCidrs_, bypassPrincipals_, tierAttribute_, tierDefault_,
                             ipv6Budget_, ipv4Budget_})
-        connect(edit, &QLineEdit::editingFinished, this, commit);
-    connect(tiers_, &QTableWidget::itemChanged, this, commit);
+        connect(edit, &QLineEdit::editingFinished, this, [this, edit] { commitStep(edit); });
+    connect(tiers_, &QTableWidget::itemChanged, this, [this] { commitStep(tiers_); });
 
-    auto commitFile = [this] { commitFileSections(); };
-    connect(storeKind_, &QComboBox::currentIndexChanged, this, commitFile);
-    connect(proxyHeader_, &QComboBox::currentIndexChanged, this, commitFile);
-    connect(maxBuckets_, &QSpinBox::valueChanged, this, commitFile);
-    connect(replicas_, &QSpinBox::valueChanged, this, commitFile);
-    for (QLineEdit* edit : {storeUrls_, storeNamespace_, proxyCidrs_})
-        connect(edit, &QLineEdit::editingFinished, this, commitFile);
+    connect(storeKind_, &QComboBox::currentIndexChanged, this, [this] {
+        commitFileSections(storeKind_);
+        document_.finishStep();
+    });
+    connect(proxyHeader_, &QComboBox::currentIndexChanged, this, [this] {
+        commitFileSections(proxyHeader_);
+        document_.finishStep();
+    });
+    for (QSpinBox* box : {maxBuckets_, replicas_})
+        connect(box, &QSpinBox::valueChanged, this, [this, box] { commitFileSections(box); });
+    for (QLineEdit* edit : {storeUrls_, storeNamespace_, proxyCidrs_}) {
+        connect(edit, &QLineEdit::editingFinished, this, [this, edit] {
+            commitFileSections(edit);
+            document_.finishStep();
+        });
+    }
+
+    // Where a number's step ends: confirmed (Enter, or the field left), the slider pressed or
+    // let go, or moved by a key or a click beside the handle (each such move is one step).
+    for (QAbstractSpinBox* box : findChildren<QAbstractSpinBox*>())
+        connect(box, &QAbstractSpinBox::editingFinished, &document_, &PolicyDocument::finishStep);
+    for (QSlider* slider : {capacitySlider_, refillSlider_}) {
+        connect(slider, &QSlider::sliderPressed, &document_, &PolicyDocument::finishStep);
+        connect(slider, &QSlider::sliderReleased, &document_, &PolicyDocument::finishStep);
+        connect(slider, &QSlider::actionTriggered, this, [this](int action) {
+            if (action != QAbstractSlider::SliderMove) document_.finishStep();
+        });
+    }
+}
+
+QString PolicyEditor::changeName(QWidget* field) const {
+    // The label the form shows beside the field (the field may sit in a row of two), or the
+    // title of its group for a field that has a row of its own: "Capacity" -> "capacity
+    // change", "IPv4 / IPv6 prefix" keeps its capitals.
+    for (QWidget* w = field; w && w != this; w = w->parentWidget()) {
+        QWidget* holder = w->parentWidget();
+        auto* form = holder ? qobject_cast<QFormLayout*>(holder->layout()) : nullptr;
+        if (!form) continue;
+        QString name;
+        if (auto* label = qobject_cast<QLabel*>(form->labelForField(w))) {
+            name = label->text();
+        } else if (auto* group = qobject_cast<QGroupBox*>(holder)) {
+            name = group->title();
+        }
+        if (name.size() > 1 && name[1].isLower()) name[0] = name[0].toLower();
+        if (!name.isEmpty()) return tr("%1 change").arg(name);
+    }
+    return {};
+}
+
+void PolicyEditor::commitStep(QWidget* field) {
+    commitPolicy(field);
+    document_.finishStep();
 }
 
 void PolicyEditor::showDocument() {
@@ -377,6 +434,15 @@ void PolicyEditor::showDocument() {
         policyPicker_->setCurrentIndex(
             keep >= 0 && keep < policyPicker_->count() ? keep : (set.policies.empty() ? -1 : 0));
     }
+    updating_ = false;
+    showFileSections();
+    showPolicy();
+    showDiagnostics();
+}
+
+void PolicyEditor::showFileSections() {
+    const PolicySet& set = document_.policies();
+    updating_ = true;
     selectItem(storeKind_, set.store.kind);
     maxBuckets_->setValue(
         static_cast<int>(std::min<std::int64_t>(set.store.maxBuckets, 2'000'000'000)));
@@ -388,8 +454,6 @@ void PolicyEditor::showDocument() {
     for (QLineEdit* e : {storeUrls_, storeNamespace_, proxyCidrs_})
         markField(e, true, {});
     updating_ = false;
-    showPolicy();
-    showDiagnostics();
 }
 
 void PolicyEditor::showPolicy() {
@@ -440,9 +504,9 @@ void PolicyEditor::showPolicy() {
             const int r = tiers_->rowCount();
             tiers_->insertRow(r);
             tiers_->setItem(r, 0, new QTableWidgetItem(QString::fromStdString(t.name)));
-            tiers_->setItem(r, 1, new QTableWidgetItem(QString::number(t.capacity)));
-            tiers_->setItem(r, 2, new QTableWidgetItem(QString::number(t.refillPerSecond)));
-            tiers_->setItem(r, 3, new QTableWidgetItem(QString::number(t.windowMs)));
+            tiers_->setItem(r, 1, new QTableWidgetItem(localeCount(t.capacity)));
+            tiers_->setItem(r, 2, new QTableWidgetItem(localeShortest(t.refillPerSecond)));
+            tiers_->setItem(r, 3, new QTableWidgetItem(localeCount(t.windowMs)));
         }
     }
     for (QLineEdit* e : {keyParts_, bypassCidrs_, ipv6Budget_, ipv4Budget_})
@@ -457,7 +521,7 @@ bool PolicyEditor::markField(QLineEdit* field, bool ok, const QString& error) {
     return ok;
 }
 
-void PolicyEditor::commitPolicy() {
+void PolicyEditor::commitPolicy(QWidget* field) {
     if (updating_) return;
     const int index = policyPicker_->currentIndex();
     const auto& policies = document_.policies().policies;
@@ -527,15 +591,16 @@ void PolicyEditor::commitPolicy() {
             };
             Tier t;
             t.name = cell(0).toStdString();
-            t.capacity = cell(1).toLongLong();
-            t.refillPerSecond = cell(2).toDouble();
-            t.windowMs = cell(3).toLongLong();
+            // In the user's locale, as shown ("1.000" and "2,5" under German).
+            t.capacity = std::llround(parseLocaleNumber(cell(1)));
+            t.refillPerSecond = parseLocaleNumber(cell(2));
+            t.windowMs = std::llround(parseLocaleNumber(cell(3)));
             tiers.tiers.push_back(std::move(t));
         }
         p.tiers = std::move(tiers);
     }
     updating_ = true;
-    document_.setPolicy(static_cast<std::size_t>(index), std::move(p));
+    document_.setPolicy(static_cast<std::size_t>(index), std::move(p), changeName(field));
     updating_ = false;
     if (policyPicker_->itemText(index) != name_->text().trimmed()) {
         policyPicker_->setItemText(index, name_->text().trimmed());
@@ -543,15 +608,19 @@ void PolicyEditor::commitPolicy() {
     updateEnabledFields();
 }
 
-void PolicyEditor::commitFileSections() {
+void PolicyEditor::commitFileSections(QWidget* field) {
     if (updating_) return;
+    const QString change = changeName(field);
     StoreConfig store = document_.policies().store;
     store.kind = itemValue<StoreConfig::Kind>(storeKind_);
     store.maxBuckets = maxBuckets_->value();
     store.urls = splitList(storeUrls_->text());
     store.keyNamespace = storeNamespace_->text().trimmed().toStdString();
     store.replicas = replicas_->value();
-    document_.setStore(std::move(store));
+    // The form keeps what the user typed (a list that does not parse stays, marked).
+    updating_ = true;
+    document_.setStore(std::move(store), change);
+    updating_ = false;
 
     TrustedProxies proxies = document_.policies().trustedProxies;
     QString error;
@@ -560,7 +629,9 @@ void PolicyEditor::commitFileSections() {
         proxies.cidrs = std::move(*cidrs);
     }
     proxies.header = proxyHeader_->currentText().toStdString();
-    document_.setTrustedProxies(std::move(proxies));
+    updating_ = true;
+    document_.setTrustedProxies(std::move(proxies), change);
+    updating_ = false;
 }
 
 void PolicyEditor::updateEnabledFields() {

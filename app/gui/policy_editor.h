@@ -2,7 +2,8 @@
 
 // The policy editor: a form for every field of the selected policy and for the file-wide
 // sections, with logarithmic sliders for capacity and refill. Every change goes straight into
-// the PolicyDocument; the workbench sends live-tunable changes on to the running engine.
+// the PolicyDocument, one undo step per field (a slider drag is one step); the workbench sends
+// live-tunable changes on to the running engine.
 
 #include <QWidget>
 
@@ -37,9 +38,14 @@ private:
     /// Fills every field from the document (signals blocked).
     void showDocument();
     void showPolicy();
-    /// Reads the form into the document.
-    void commitPolicy();
-    void commitFileSections();
+    void showFileSections();
+    /// Reads the form into the document; `field` (the one that changed) names the undo step.
+    void commitPolicy(QWidget* field);
+    /// commitPolicy, and the step ends with it.
+    void commitStep(QWidget* field);
+    void commitFileSections(QWidget* field);
+    /// "capacity change": the undo step's name for an edit of `field`, from the form's label.
+    QString changeName(QWidget* field) const;
     void showDiagnostics();
     void updateEnabledFields();
     /// Marks a text field good or bad; returns `ok`.

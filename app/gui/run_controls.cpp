@@ -4,12 +4,12 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QLocale>
 #include <QPushButton>
 #include <QStyle>
 
 #include <cmath>
 
+#include "locale_text.h"
 #include "workbench.h"
 
 namespace ratelab::gui {
@@ -129,7 +129,6 @@ void RunControls::showState() {
 void RunControls::showProgress() {
     const SimulationSession& session = workbench_.session();
     const RunShape& shape = session.shape();
-    const QLocale locale;
     const double now = static_cast<double>(session.now()) / 1e9;
     const double total = static_cast<double>(shape.duration) / 1e9;
     const double wall = session.wallSeconds();
@@ -157,10 +156,10 @@ void RunControls::showProgress() {
     }
     progress_->setText(tr("%1   t = %2 / %3 s   %4 requests   %5 decisions/s ")
                            .arg(state)
-                           .arg(locale.toString(now, 'f', 1))
-                           .arg(locale.toString(total, 'f', 0))
-                           .arg(locale.toString(session.requests()))
-                           .arg(locale.toString(rate, 'f', 0)));
+                           .arg(localeFixed(now, 1))
+                           .arg(localeFixed(total, 0))
+                           .arg(localeCount(session.requests()))
+                           .arg(localeFixed(rate, 0)));
 }
 
 }  // namespace ratelab::gui

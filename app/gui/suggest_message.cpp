@@ -1,9 +1,9 @@
 #include "suggest_message.h"
 
-#include <QLocale>
 #include <QObject>
 #include <QStringList>
 
+#include "locale_text.h"
 #include "sim/report.h"
 
 namespace ratelab::gui {
@@ -14,13 +14,11 @@ QString suggestionMessage(const sim::Scenario& scenario, const sim::TradeoffMap&
     const std::size_t i = *map.recommended;
     const sim::SweepCell& cell = map.result.cells[i];
     const sim::TradeoffPoint& p = map.points[i];
-    const QLocale locale;
     lines << QObject::tr(
                  "At %1: %2 % of legitimate requests throttled, %3 attacker requests "
                  "admitted per second.")
                  .arg(QString::fromStdString(sim::cellValuesText(map.axes, cell.values)),
-                      locale.toString(p.legitThrottled * 100, 'g', 4),
-                      locale.toString(p.attackerAdmitted, 'g', 5));
+                      localeNumber(p.legitThrottled * 100, 4), localeNumber(p.attackerAdmitted, 5));
     const std::vector<sim::ExpectationResult> results =
         sim::evaluateExpectations(scenario, map.result.classNames, cell.totals);
     if (results.empty()) {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "event_style.h"
+#include "locale_text.h"
 
 namespace ratelab::gui {
 
@@ -97,7 +98,7 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
         const double x = xOf(static_cast<Nanos>(t * 1e9));
         p.drawLine(QPointF(x, baseline), QPointF(x, baseline + 4));
         p.drawText(QRectF(x - 40, baseline + 4, 80, fontMetrics().height()), Qt::AlignHCenter,
-                   QString::number(t, 'g', 6) + "s");
+                   localeNumber(t) + "s");
     }
 
     // Cursor.

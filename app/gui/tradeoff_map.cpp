@@ -1,7 +1,6 @@
 #include "tradeoff_map.h"
 
 #include <QHelpEvent>
-#include <QLocale>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
@@ -10,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "locale_text.h"
 #include "sim/tradeoff.h"
 #include "tradeoff_run.h"
 
@@ -163,7 +163,6 @@ void TradeoffMapView::paintEvent(QPaintEvent*) {
             most = std::max(most.value_or(*v), *v);
         }
     }
-    const QLocale locale;
     const sim::TradeoffMap* decision = run_.decision();
     painter.setRenderHint(QPainter::Antialiasing, false);
     for (std::size_t i = 0; i < cells; ++i) {
@@ -205,7 +204,7 @@ void TradeoffMapView::paintEvent(QPaintEvent*) {
     const QRect area = plotArea();
     const std::vector<std::vector<double>>& values = run_.axisValues();
     painter.setPen(palette().color(QPalette::WindowText));
-    auto label = [&](double v) { return locale.toString(v, 'g', 6); };
+    auto label = [](double v) { return localeNumber(v); };
     const std::size_t cols = columns();
     const std::size_t rowCount = rows();
     const int cellW = area.width() / static_cast<int>(std::max<std::size_t>(1, cols));

@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 
 #include "diagnostics_text.h"
+#include "locale_text.h"
 #include "ratelab/number_text.h"
 #include "suggest_message.h"
 #include "tradeoff_map.h"
@@ -127,7 +128,7 @@ TradeoffPanel::TradeoffPanel(Workbench& workbench, UserInteraction& ui, QWidget*
     });
     connect(map_, &TradeoffMapView::cellClicked, this, [this](std::size_t index) {
         std::string error;
-        if (!run_.loadCellInto(index, workbench_.document(), error)) {
+        if (!run_.loadCellInto(index, workbench_.document(), tr("trade-off cell"), error)) {
             fail(QString::fromStdString(error));
             return;
         }
@@ -140,7 +141,7 @@ TradeoffPanel::TradeoffPanel(Workbench& workbench, UserInteraction& ui, QWidget*
         progress_->setValue(0);
         showMetrics();
         message_->setText(tr("Mapping %1 cells of %2 ...")
-                              .arg(run_.cellCount())
+                              .arg(localeCount(static_cast<std::int64_t>(run_.cellCount())))
                               .arg(QString::fromStdString(run_.scenario().name)));
         updateButtons();
     });
@@ -151,16 +152,17 @@ TradeoffPanel::TradeoffPanel(Workbench& workbench, UserInteraction& ui, QWidget*
         const sim::TradeoffMap& d = *run_.decision();
         message_->setText(tr("%1 of %2 cells meet every expectation; %3 on the Pareto frontier. "
                              "Click a cell to load its numbers, or press Suggest.")
-                              .arg(d.passing)
-                              .arg(d.result.cells.size())
-                              .arg(d.frontier.size()));
+                              .arg(localeCount(static_cast<std::int64_t>(d.passing)))
+                              .arg(localeCount(static_cast<std::int64_t>(d.result.cells.size())))
+                              .arg(localeCount(static_cast<std::int64_t>(d.frontier.size()))));
         if (pendingSuggest_) applySuggestion();
     });
     connect(&run_, &TradeoffRun::cancelled, this, [this] {
         pendingSuggest_ = false;
         updateButtons();
-        message_->setText(
-            tr("Cancelled after %1 of %2 cells.").arg(run_.cellsDone()).arg(run_.cellCount()));
+        message_->setText(tr("Cancelled after %1 of %2 cells.")
+                              .arg(localeCount(static_cast<std::int64_t>(run_.cellsDone())))
+                              .arg(localeCount(static_cast<std::int64_t>(run_.cellCount()))));
     });
     auto refreshPolicies = [this] {
         stale_ = true;
@@ -294,7 +296,8 @@ void TradeoffPanel::applySuggestion() {
     const sim::TradeoffMap& map = *run_.decision();
     if (map.recommended) {
         std::string error;
-        if (!run_.loadCellInto(*map.recommended, workbench_.document(), error)) {
+        if (!run_.loadCellInto(*map.recommended, workbench_.document(), tr("suggested limits"),
+                               error)) {
             fail(QString::fromStdString(error));
             return;
         }

@@ -1,7 +1,5 @@
 #include "tradeoff_run.h"
 
-#include <QLocale>
-
 #include <algorithm>
 
 #ifdef __linux__
@@ -9,6 +7,7 @@
 #include <unistd.h>
 #endif
 
+#include "locale_text.h"
 #include "policy_document.h"
 #include "sim/metrics.h"
 
@@ -154,7 +153,6 @@ std::optional<double> TradeoffRun::metricValue(std::size_t index, const QString&
 
 QString TradeoffRun::cellSummary(std::size_t index, const QString& metric) const {
     if (index >= grid_.size()) return {};
-    const QLocale locale;
     QStringList lines{QString::fromStdString(sim::cellValuesText(axes_, grid_[index]))};
     const sim::SweepCell* c = cell(index);
     if (!c) {
@@ -167,13 +165,11 @@ QString TradeoffRun::cellSummary(std::size_t index, const QString& metric) const
     }
     const sim::TradeoffPoint p =
         sim::tradeoffPoint(scenario_.classNames(), c->totals, scenario_.duration);
-    lines << tr("legitimate requests throttled: %1 %")
-                 .arg(locale.toString(p.legitThrottled * 100, 'g', 4))
-          << tr("attacker requests admitted: %1 per s")
-                 .arg(locale.toString(p.attackerAdmitted, 'g', 5));
+    lines << tr("legitimate requests throttled: %1 %").arg(localeNumber(p.legitThrottled * 100, 4))
+          << tr("attacker requests admitted: %1 per s").arg(localeNumber(p.attackerAdmitted, 5));
     if (metric != kLegitThrottled && metric != kAttackerAdmitted) {
         if (const std::optional<double> v = metricValue(index, metric))
-            lines << QStringLiteral("%1: %2").arg(metric, locale.toString(*v, 'g', 6));
+            lines << QStringLiteral("%1: %2").arg(metric, localeNumber(*v));
     }
     const std::size_t expectations = scenario_.expectations.size();
     lines << (c->pass
@@ -184,7 +180,7 @@ QString TradeoffRun::cellSummary(std::size_t index, const QString& metric) const
     return lines.join('\n');
 }
 
-bool TradeoffRun::loadCellInto(std::size_t index, PolicyDocument& document,
+bool TradeoffRun::loadCellInto(std::size_t index, PolicyDocument& document, const QString& change,
                                std::string& error) const {
     if (index >= grid_.size()) {
         error = "no such cell";
@@ -193,8 +189,8 @@ bool TradeoffRun::loadCellInto(std::size_t index, PolicyDocument& document,
     std::optional<PolicySet> set =
         sim::applySweepValues(document.policies(), axes_, grid_[index], error);
     if (!set) return false;
-    for (std::size_t i = 0; i < set->policies.size(); ++i)
-        document.setPolicy(i, std::move(set->policies[i]));
+    document.setPolicies(std::move(set->policies), change);
+    document.finishStep();  // each cell loaded is an undo step of its own
     return true;
 }
 

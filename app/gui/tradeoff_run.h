@@ -81,8 +81,10 @@ public:
     QString cellSummary(std::size_t index, const QString& metric) const;
 
     /// Writes the cell's numbers into `document` (every policy the axes name), as the editor
-    /// would. Returns false with `error` set when the document cannot take them.
-    bool loadCellInto(std::size_t index, PolicyDocument& document, std::string& error) const;
+    /// would, in one undo step named `change`. Returns false with `error` set when the document
+    /// cannot take them.
+    bool loadCellInto(std::size_t index, PolicyDocument& document, const QString& change,
+                      std::string& error) const;
 
 signals:
     void started();

@@ -1,8 +1,10 @@
 #include "user_interaction.h"
 
+#include <QDesktopServices>
 #include <QFileDialog>
 #include <QFontDatabase>
 #include <QMessageBox>
+#include <QUrl>
 
 namespace ratelab::gui {
 
@@ -14,6 +16,18 @@ void DialogInteraction::showError(const QString& title, const QString& text) {
         QStringLiteral("<pre style='font-family:monospace'>%1</pre>").arg(text.toHtmlEscaped()));
     box.setTextInteractionFlags(Qt::TextSelectableByMouse);
     box.exec();
+}
+
+void DialogInteraction::showInformation(const QString& title, const QString& text) {
+    QMessageBox box(QMessageBox::Information, title, text, QMessageBox::Ok, parent_);
+    box.setObjectName("informationDialog");
+    box.setTextFormat(Qt::PlainText);
+    box.setTextInteractionFlags(Qt::TextSelectableByMouse);
+    box.exec();
+}
+
+bool DialogInteraction::openExternally(const QUrl& url) {
+    return QDesktopServices::openUrl(url);
 }
 
 UserInteraction::UnsavedChoice DialogInteraction::askUnsavedChanges(const QString& documentName) {

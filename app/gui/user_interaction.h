@@ -6,6 +6,7 @@
 #include <QString>
 #include <QStringList>
 
+class QUrl;
 class QWidget;
 
 namespace ratelab::gui {
@@ -18,6 +19,11 @@ public:
 
     /// An error the user must see, e.g. a file's diagnostics ("FILE:LINE:COLUMN: error: ...").
     virtual void showError(const QString& title, const QString& text) = 0;
+    /// Something to read that is not a problem (About). `text` is plain text.
+    virtual void showInformation(const QString& title, const QString& text) = 0;
+    /// Hands `url` (a folder or a file) to the desktop's own application for it, e.g. the file
+    /// manager. False when nothing could open it.
+    virtual bool openExternally(const QUrl& url) = 0;
     /// What to do with unsaved edits of `documentName` before they would be replaced.
     virtual UnsavedChoice askUnsavedChanges(const QString& documentName) = 0;
     /// A file to open or save; empty when the user cancelled.
@@ -30,13 +36,16 @@ public:
     virtual bool confirmExport(const QString& target, const QStringList& notes) = 0;
 };
 
-/// The real thing: QMessageBox and QFileDialog, parented to `parent` (may be set later).
+/// The real thing: QMessageBox, QFileDialog and QDesktopServices, parented to `parent` (may be
+/// set later).
 class DialogInteraction final : public UserInteraction {
 public:
     explicit DialogInteraction(QWidget* parent = nullptr) : parent_(parent) {}
     void setParent(QWidget* parent) { parent_ = parent; }
 
     void showError(const QString& title, const QString& text) override;
+    void showInformation(const QString& title, const QString& text) override;
+    bool openExternally(const QUrl& url) override;
     UnsavedChoice askUnsavedChanges(const QString& documentName) override;
     QString chooseOpenFile(const QString& title, const QString& directory,
                            const QString& filter) override;

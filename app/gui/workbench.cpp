@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "diagnostics_text.h"
+#include "locale_text.h"
 #include "ratelab/policy_file.h"
 #include "ratelab/policy_tuning.h"
 #include "resource_locator.h"
@@ -78,7 +79,7 @@ AccessLogResult parseAccessLogFile(const QString& path, const sim::LoadProgress&
     } else if (out.traffic->requests.empty()) {
         out.error = QObject::tr("%1: no line could be read as a %2 access log (%3 lines)")
                         .arg(path, QString::fromStdString(reading.format))
-                        .arg(reading.lines);
+                        .arg(localeCount(reading.lines));
         out.traffic.reset();
     }
     return out;
@@ -90,20 +91,20 @@ QString replayNotes(const sim::RecordedTraffic& t) {
         QObject::tr("Replay of %1 (%2 format): %3 lines, %4 requests from %5 clients over %6 s.")
             .arg(QFileInfo(QString::fromStdString(t.fileName())).fileName(),
                  QString::fromStdString(r.format))
-            .arg(r.lines)
-            .arg(static_cast<qint64>(t.requests.size()))
-            .arg(r.clients)
-            .arg(static_cast<double>(t.spanNanos) / 1e9, 0, 'f', 0);
+            .arg(localeCount(r.lines))
+            .arg(localeCount(static_cast<std::int64_t>(t.requests.size())))
+            .arg(localeCount(r.clients))
+            .arg(localeFixed(static_cast<double>(t.spanNanos) / 1e9, 0));
     if (r.damagedCount > 0) {
         notes += ' ' + QObject::tr("%1 damaged lines were replayed with a warning.")
-                           .arg(r.damagedCount);
+                           .arg(localeCount(r.damagedCount));
     }
     if (r.unparsedCount > 0) {
         QStringList lines;
         for (std::size_t i = 0; i < r.unparsed.size() && i < 10; ++i)
             lines << QString::number(r.unparsed[i].line);
         notes += ' ' + QObject::tr("%1 lines could not be parsed (lines %2%3).")
-                           .arg(r.unparsedCount)
+                           .arg(localeCount(r.unparsedCount))
                            .arg(lines.join(", "))
                            .arg(r.unparsedCount > 10 ? ", ..." : "");
     }
@@ -392,7 +393,7 @@ void Workbench::exportValidated(const QString& path) {
         }
         const QString message = tr("Exported %1: %2 requests replayed, expectations %3")
                                     .arg(QDir::toNativeSeparators(path))
-                                    .arg(r.report.totals.requests)
+                                    .arg(localeCount(r.report.totals.requests))
                                     .arg(r.report.pass() ? tr("met") : tr("NOT met"));
         emit statusMessage(message);
         emit exportFinished(path, true, message);

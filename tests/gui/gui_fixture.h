@@ -4,6 +4,7 @@
 // dialogs, a manual wall clock for pacing, and scenario and policy files written on the fly.
 
 #include <QTemporaryDir>
+#include <QUrl>
 #include <QtTest>
 
 #include <atomic>
@@ -16,7 +17,7 @@
 
 namespace ratelab::guitest {
 
-/// Records every error; answers questions from a script.
+/// Records every error, message and URL handed to the desktop; answers questions from a script.
 class RecordingInteraction final : public gui::UserInteraction {
 public:
     struct Error {
@@ -24,6 +25,8 @@ public:
         QString text;
     };
     QList<Error> errors;
+    QList<Error> information;  ///< showInformation's, same shape
+    QList<QUrl> openedUrls;    ///< never opened: offscreen tests launch nothing
     UnsavedChoice unsavedAnswer = UnsavedChoice::Cancel;
     int unsavedQuestions = 0;
     QString openAnswer;
@@ -39,6 +42,13 @@ public:
 
     void showError(const QString& title, const QString& text) override {
         errors.append({title, text});
+    }
+    void showInformation(const QString& title, const QString& text) override {
+        information.append({title, text});
+    }
+    bool openExternally(const QUrl& url) override {
+        openedUrls.append(url);
+        return true;
     }
     UnsavedChoice askUnsavedChanges(const QString&) override {
         ++unsavedQuestions;

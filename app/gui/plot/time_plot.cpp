@@ -2,6 +2,7 @@
 
 #include <QGraphicsRectItem>
 #include <QGuiApplication>
+#include <QLocale>
 #include <QMouseEvent>
 #include <QVBoxLayout>
 #include <QtCharts/QChart>
@@ -146,6 +147,9 @@ TimePlot::TimePlot(const QString& title, const QString& yTitle, QWidget* parent)
     m.chart->setBackgroundRoundness(0);
     m.chart->legend()->setAlignment(Qt::AlignTop);
     m.chart->legend()->setShowToolTips(true);
+    // Axis labels in the user's locale, like every number the workbench shows.
+    m.chart->setLocale(QLocale());
+    m.chart->setLocalizeNumbers(true);
 
     m.x = new QValueAxis(m.chart);
     m.x->setTitleText(tr("virtual time (s)"));
