@@ -23,6 +23,11 @@ QStringList scenarioFiles();
 inline constexpr const char* kDefaultScenario = "scenarios/header-rotation.json";
 inline constexpr const char* kDefaultPolicy = "resources/policies/default.json";
 
+/// A path into the embedded copies (":/..."): read-only, and no file on disk can name it.
+inline bool isEmbedded(const QString& path) {
+    return path.startsWith(":/");
+}
+
 /// Reads a whole file, from disk or from the embedded resources (":/..."). Refuses files larger
 /// than `maxBytes`; on failure returns false with `error` saying why.
 bool readWholeFile(const QString& path, qint64 maxBytes, QByteArray& out, QString& error);

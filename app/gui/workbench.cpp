@@ -33,12 +33,8 @@ QString diagnosticsText(const std::vector<Diagnostic>& diagnostics) {
     return lines.join('\n');
 }
 
-bool isResource(const QString& path) {
-    return path.startsWith(":/");
-}
-
 PolicyLoadResult loadPolicyAt(const QString& path, qint64 maxBytes) {
-    if (!isResource(path)) return loadPolicyFile(QDir::toNativeSeparators(path).toStdString());
+    if (!isEmbedded(path)) return loadPolicyFile(QDir::toNativeSeparators(path).toStdString());
     QByteArray text;
     QString error;
     if (!readWholeFile(path, maxBytes, text, error)) {
@@ -53,7 +49,7 @@ PolicyLoadResult loadPolicyAt(const QString& path, qint64 maxBytes) {
 }
 
 sim::ScenarioLoadResult loadScenarioAt(const QString& path, qint64 maxBytes) {
-    if (!isResource(path))
+    if (!isEmbedded(path))
         return sim::loadScenarioFile(QDir::toNativeSeparators(path).toStdString());
     QByteArray text;
     QString error;
@@ -207,8 +203,8 @@ bool Workbench::openPolicy(const QString& path) {
 
 bool Workbench::savePolicy(const QString& path) {
     QString target = path.isEmpty() ? document_.path() : path;
-    if (target.isEmpty() || isResource(target)) {
-        const QString suggested = document_.path().isEmpty() || isResource(document_.path())
+    if (target.isEmpty() || isEmbedded(target)) {
+        const QString suggested = document_.path().isEmpty() || isEmbedded(document_.path())
                                       ? QDir::current().filePath("policy.json")
                                       : document_.path();
         target = ui_.chooseSaveFile(tr("Save policy"), suggested, tr("Policy files (*.json)"));
@@ -231,6 +227,10 @@ bool Workbench::savePolicy(const QString& path) {
 }
 
 bool Workbench::openScenario(const QString& path) {
+    return settleScenarioEdits() && loadScenarioFrom(path);
+}
+
+bool Workbench::loadScenarioFrom(const QString& path) {
     sim::ScenarioLoadResult result = loadScenarioAt(path, kMaxJsonFileBytes);
     if (!result.ok()) {
         ui_.showError(
@@ -264,6 +264,7 @@ void Workbench::useScenario(sim::Scenario scenario, const QString& path, const Q
     scenarioPath_ = path;
     scenarioNotes_ = notes;
     runBuilt_ = false;
+    setScenarioModified(false);
     emit scenarioChanged();
     reset();
 }
@@ -275,6 +276,10 @@ void Workbench::openAccessLog(const QString& path) {
         watcher->deleteLater();
         if (!r.traffic) {
             ui_.showError(tr("Cannot replay the access log"), r.error);
+            emit accessLogOpened(path, false);
+            return;
+        }
+        if (!settleScenarioEdits()) {  // asked now: the scenario may have been edited meanwhile
             emit accessLogOpened(path, false);
             return;
         }
@@ -333,7 +338,7 @@ void Workbench::fitScenarioTo(const QString& logPath, const QString& scenarioPat
     const bool usable = !document_.hasErrors() && !document_.policies().policies.empty();
     const PolicySet policies = usable ? document_.policies() : sim::defaultFitPolicies();
     std::string policyRef;
-    if (usable && !document_.path().isEmpty() && !isResource(document_.path())) {
+    if (usable && !document_.path().isEmpty() && !isEmbedded(document_.path())) {
         policyRef = QDir::fromNativeSeparators(
                         QFileInfo(scenarioPath)
                             .absoluteDir()
@@ -416,7 +421,7 @@ void Workbench::exportValidated(const QString& path) {
 }
 
 bool Workbench::confirmDiscardChanges() {
-    return settleUnsavedEdits();
+    return settleUnsavedEdits() && settleScenarioEdits();
 }
 
 bool Workbench::reset() {
