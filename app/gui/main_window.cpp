@@ -22,6 +22,7 @@
 #include "policy_editor.h"
 #include "resource_locator.h"
 #include "run_controls.h"
+#include "scenario_editor.h"
 #include "scenario_panel.h"
 #include "timeline_widget.h"
 #include "tradeoff_panel.h"
@@ -75,6 +76,13 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
     scenario_ = new ScenarioPanel(workbench_, this);
+    scenarioEditor_ = new ScenarioEditor(workbench_, this);
+    auto* editorDock = new QDockWidget(tr("Edit scenario"), this);
+    editorDock->setObjectName("scenarioEditorDock");
+    editorDock->setWidget(scenarioEditor_);
+    addDockWidget(Qt::BottomDockWidgetArea, editorDock);
+    editorDock->hide();
+    scenario_->addEditAction(editorDock->toggleViewAction());
     charts_ = new ChartsPanel(workbench_.series(), this);
     auto* tabs = new QTabWidget(this);
     tabs->setObjectName("resultTabs");
@@ -125,6 +133,7 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QWidget* paren
             &MainWindow::updateTitle);
     connect(&workbench_.document(), &PolicyDocument::reloaded, this, &MainWindow::updateTitle);
     connect(&workbench_, &Workbench::scenarioChanged, this, &MainWindow::updateTitle);
+    connect(&workbench_, &Workbench::scenarioModifiedChanged, this, &MainWindow::updateTitle);
     connect(scenario_, &ScenarioPanel::openScenarioRequested, this, [this] {
         const QString path = ui_.chooseOpenFile(tr("Open scenario"), findDataFile("scenarios"),
                                                 tr("Scenarios (*.json)"));
@@ -167,6 +176,7 @@ void MainWindow::buildMenus() {
                                                 tr("Scenarios (*.json)"));
         if (!path.isEmpty()) workbench_.openScenario(path);
     });
+    file->addAction(tr("Save sce&nario as..."), this, [this] { workbench_.saveScenario(); });
     file->addAction(tr("Open access &log..."), this, [this] {
         const QString path =
             ui_.chooseOpenFile(tr("Replay an access log"), {}, tr(kAccessLogFilter));
@@ -214,6 +224,7 @@ void MainWindow::updateTitle() {
     const PolicyDocument& doc = workbench_.document();
     QString scenario = workbench_.hasScenario() ? QString::fromStdString(workbench_.scenario().name)
                                                 : tr("no scenario");
+    if (workbench_.isScenarioModified()) scenario = tr("%1 (edited)").arg(scenario);
     setWindowTitle(tr("%1[*] - %2 - ratelab workbench").arg(doc.displayName(), scenario));
     setWindowModified(doc.isModified());
 }
