@@ -25,6 +25,7 @@
 #include "policy_editor.h"
 #include "resource_locator.h"
 #include "run_controls.h"
+#include "scenario_editor.h"
 #include "scenario_panel.h"
 #include "target_export.h"
 #include "timeline_widget.h"
@@ -82,6 +83,13 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QSettings* set
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
     scenario_ = new ScenarioPanel(workbench_, this);
+    scenarioEditor_ = new ScenarioEditor(workbench_, this);
+    auto* editorDock = new QDockWidget(tr("Edit scenario"), this);
+    editorDock->setObjectName("scenarioEditorDock");
+    editorDock->setWidget(scenarioEditor_);
+    addDockWidget(Qt::BottomDockWidgetArea, editorDock);
+    editorDock->hide();
+    scenario_->addEditAction(editorDock->toggleViewAction());
     charts_ = new ChartsPanel(workbench_.series(), this);
     chartExport_ = new ChartExport(*charts_, workbench_.series(), ui_, this);
     auto* tabs = new QTabWidget(this);
@@ -137,6 +145,7 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QSettings* set
             &MainWindow::updateTitle);
     connect(&workbench_.document(), &PolicyDocument::reloaded, this, &MainWindow::updateTitle);
     connect(&workbench_, &Workbench::scenarioChanged, this, &MainWindow::updateTitle);
+    connect(&workbench_, &Workbench::scenarioModifiedChanged, this, &MainWindow::updateTitle);
     connect(scenario_, &ScenarioPanel::openScenarioRequested, this, [this] {
         const QString path = ui_.chooseOpenFile(tr("Open scenario"), findDataFile("scenarios"),
                                                 tr("Scenarios (*.json)"));
@@ -186,6 +195,7 @@ void MainWindow::buildMenus() {
         if (!path.isEmpty()) openFile(RecentFiles::Kind::Scenario, path);
     });
     openScenario->setObjectName("openScenarioAction");
+    file->addAction(tr("Save sce&nario as..."), this, [this] { workbench_.saveScenario(); });
     QAction* openLog = file->addAction(tr("Open access &log..."), this, [this] {
         const QString path =
             ui_.chooseOpenFile(tr("Replay an access log"), {}, tr(kAccessLogFilter));
@@ -260,6 +270,7 @@ void MainWindow::updateTitle() {
     const PolicyDocument& doc = workbench_.document();
     QString scenario = workbench_.hasScenario() ? QString::fromStdString(workbench_.scenario().name)
                                                 : tr("no scenario");
+    if (workbench_.isScenarioModified()) scenario = tr("%1 (edited)").arg(scenario);
     setWindowTitle(tr("%1[*] - %2 - ratelab workbench").arg(doc.displayName(), scenario));
     setWindowModified(doc.isModified());
 }

@@ -19,6 +19,7 @@ class ChartsPanel;
 class CompareViews;
 class PolicyEditor;
 class RunControls;
+class ScenarioEditor;
 class ScenarioPanel;
 class TradeoffPanel;
 class UserInteraction;
@@ -40,6 +41,8 @@ public:
     ChartExport* chartExport() const { return chartExport_; }
     RunControls* runControls() const { return controls_; }
     ScenarioPanel* scenarioPanel() const { return scenario_; }
+    /// In a dock, hidden until the scenario panel's Edit button shows it.
+    ScenarioEditor* scenarioEditor() const { return scenarioEditor_; }
     TradeoffPanel* tradeoffPanel() const { return tradeoff_; }
     /// Brings the trade-off map's tab to the front (the charts' tab is in front at first).
     void showTradeoff();
@@ -70,6 +73,7 @@ private:
     ChartExport* chartExport_ = nullptr;
     RunControls* controls_ = nullptr;
     ScenarioPanel* scenario_ = nullptr;
+    ScenarioEditor* scenarioEditor_ = nullptr;
     CompareViews* compare_ = nullptr;
     TradeoffPanel* tradeoff_ = nullptr;
     QTabWidget* views_ = nullptr;

@@ -23,8 +23,8 @@ QStringList scenarioFiles();
 inline constexpr const char* kDefaultScenario = "scenarios/header-rotation.json";
 inline constexpr const char* kDefaultPolicy = "resources/policies/default.json";
 
-/// True for an embedded copy (":/..."): readable, never written back.
-inline bool isResource(const QString& path) {
+/// A path into the embedded copies (":/..."): read-only, and no file on disk can name it.
+inline bool isEmbedded(const QString& path) {
     return path.startsWith(":/");
 }
 

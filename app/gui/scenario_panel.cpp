@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalBlocker>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "resource_locator.h"
@@ -19,7 +20,7 @@ namespace {
 
 // One spelling per file, so the list finds the scenario in use however its path was written.
 QString canonical(const QString& path) {
-    if (path.startsWith(":/")) return path;
+    if (isEmbedded(path)) return path;
     const QString c = QFileInfo(path).canonicalFilePath();
     return c.isEmpty() ? path : c;
 }
@@ -54,6 +55,7 @@ ScenarioPanel::ScenarioPanel(Workbench& workbench, QWidget* parent)
     head->addWidget(open_);
     head->addSpacing(12);
     head->addWidget(title_, 1);
+    head_ = head;
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 2, 4, 2);
     layout->setSpacing(2);
@@ -64,13 +66,21 @@ ScenarioPanel::ScenarioPanel(Workbench& workbench, QWidget* parent)
     connect(picker_, &QComboBox::activated, this, &ScenarioPanel::pick);
     connect(open_, &QPushButton::clicked, this, &ScenarioPanel::openScenarioRequested);
     connect(&workbench_, &Workbench::scenarioChanged, this, &ScenarioPanel::showScenario);
+    connect(&workbench_, &Workbench::scenarioModifiedChanged, this, &ScenarioPanel::showTitle);
     showScenario();
+}
+
+void ScenarioPanel::addEditAction(QAction* action) {
+    auto* button = new QToolButton(this);
+    button->setObjectName("editScenarioButton");
+    button->setDefaultAction(action);
+    head_->insertWidget(head_->indexOf(open_) + 1, button);
 }
 
 void ScenarioPanel::pick(int index) {
     const QString path = picker_->itemData(index).toString();
     if (!path.isEmpty() && path != canonical(workbench_.scenarioPath())) {
-        if (!workbench_.openScenario(path)) showScenario();  // back to the one in use
+        if (!workbench_.openScenario(path)) showTitle();  // back to the one in use
     }
 }
 
@@ -82,10 +92,17 @@ void ScenarioPanel::showScenario() {
         return;
     }
     const sim::Scenario& s = workbench_.scenario();
-    title_->setText(QString::fromStdString(s.title.empty() ? s.name : s.title));
     notes_->setText(workbench_.scenarioNotes());
     notes_->setVisible(!workbench_.scenarioNotes().isEmpty());
     timeline_->setScenario(s.duration, s.events);
+    showTitle();
+}
+
+void ScenarioPanel::showTitle() {
+    if (!workbench_.hasScenario()) return;
+    const sim::Scenario& s = workbench_.scenario();
+    const QString title = QString::fromStdString(s.title.empty() ? s.name : s.title);
+    title_->setText(workbench_.isScenarioModified() ? tr("%1 (edited)").arg(title) : title);
 
     QSignalBlocker block(picker_);
     const QString path = canonical(workbench_.scenarioPath());

@@ -1,11 +1,13 @@
 #pragma once
 
-// The scenario picker: the shipped scenarios, the one in use, its title and description, and
-// its timeline.
+// The scenario picker: the shipped scenarios, the one in use, its title (marked when edited)
+// and description, and its timeline.
 
 #include <QWidget>
 
+class QAction;
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QPushButton;
 
@@ -21,6 +23,8 @@ public:
     explicit ScenarioPanel(Workbench& workbench, QWidget* parent = nullptr);
 
     TimelineWidget* timeline() const { return timeline_; }
+    /// Puts a button for `action` (showing the scenario editor) beside Open.
+    void addEditAction(QAction* action);
 
 signals:
     /// The user asked for a scenario file outside the list.
@@ -28,9 +32,12 @@ signals:
 
 private:
     void showScenario();
+    /// The title, and the picker on the scenario in use.
+    void showTitle();
     void pick(int index);
 
     Workbench& workbench_;
+    QHBoxLayout* head_ = nullptr;
     QComboBox* picker_ = nullptr;
     QPushButton* open_ = nullptr;
     QLabel* title_ = nullptr;

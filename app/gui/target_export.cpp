@@ -39,7 +39,7 @@ TargetFile targetFile(ExportTarget target) {
 // current folder.
 QString suggestedPath(const PolicyDocument& document, ExportTarget target) {
     const QString policy = document.path();
-    const QDir dir = !policy.isEmpty() && !isResource(policy) ? QFileInfo(policy).absoluteDir()
+    const QDir dir = !policy.isEmpty() && !isEmbedded(policy) ? QFileInfo(policy).absoluteDir()
                                                               : QDir::current();
     const QString stem =
         policy.isEmpty() ? QStringLiteral("policy") : QFileInfo(policy).completeBaseName();

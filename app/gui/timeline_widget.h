@@ -21,6 +21,8 @@ public:
     /// Moves the cursor; repaints only when it moved by at least a pixel.
     void setNow(Nanos now);
     Nanos now() const { return now_; }
+    /// The events drawn, as last set.
+    const std::vector<sim::ScenarioEvent>& events() const { return events_; }
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;

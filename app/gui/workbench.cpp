@@ -30,7 +30,7 @@ namespace ratelab::gui {
 namespace {
 
 PolicyLoadResult loadPolicyAt(const QString& path, qint64 maxBytes) {
-    if (!isResource(path)) return loadPolicyFile(QDir::toNativeSeparators(path).toStdString());
+    if (!isEmbedded(path)) return loadPolicyFile(QDir::toNativeSeparators(path).toStdString());
     QByteArray text;
     QString error;
     if (!readWholeFile(path, maxBytes, text, error)) {
@@ -45,7 +45,7 @@ PolicyLoadResult loadPolicyAt(const QString& path, qint64 maxBytes) {
 }
 
 sim::ScenarioLoadResult loadScenarioAt(const QString& path, qint64 maxBytes) {
-    if (!isResource(path))
+    if (!isEmbedded(path))
         return sim::loadScenarioFile(QDir::toNativeSeparators(path).toStdString());
     QByteArray text;
     QString error;
@@ -199,8 +199,8 @@ bool Workbench::openPolicy(const QString& path) {
 
 bool Workbench::savePolicy(const QString& path) {
     QString target = path.isEmpty() ? document_.path() : path;
-    if (target.isEmpty() || isResource(target)) {
-        const QString suggested = document_.path().isEmpty() || isResource(document_.path())
+    if (target.isEmpty() || isEmbedded(target)) {
+        const QString suggested = document_.path().isEmpty() || isEmbedded(document_.path())
                                       ? QDir::current().filePath("policy.json")
                                       : document_.path();
         target = ui_.chooseSaveFile(tr("Save policy"), suggested, tr("Policy files (*.json)"));
@@ -223,6 +223,10 @@ bool Workbench::savePolicy(const QString& path) {
 }
 
 bool Workbench::openScenario(const QString& path) {
+    return settleScenarioEdits() && loadScenarioFrom(path);
+}
+
+bool Workbench::loadScenarioFrom(const QString& path) {
     sim::ScenarioLoadResult result = loadScenarioAt(path, kMaxJsonFileBytes);
     if (!result.ok()) {
         ui_.showError(
@@ -256,6 +260,7 @@ void Workbench::useScenario(sim::Scenario scenario, const QString& path, const Q
     scenarioPath_ = path;
     scenarioNotes_ = notes;
     runBuilt_ = false;
+    setScenarioModified(false);
     emit scenarioChanged();
     reset();
 }
@@ -267,6 +272,10 @@ void Workbench::openAccessLog(const QString& path) {
         watcher->deleteLater();
         if (!r.traffic) {
             ui_.showError(tr("Cannot replay the access log"), r.error);
+            emit accessLogOpened(path, false);
+            return;
+        }
+        if (!settleScenarioEdits()) {  // asked now: the scenario may have been edited meanwhile
             emit accessLogOpened(path, false);
             return;
         }
@@ -325,7 +334,7 @@ void Workbench::fitScenarioTo(const QString& logPath, const QString& scenarioPat
     const bool usable = !document_.hasErrors() && !document_.policies().policies.empty();
     const PolicySet policies = usable ? document_.policies() : sim::defaultFitPolicies();
     std::string policyRef;
-    if (usable && !document_.path().isEmpty() && !isResource(document_.path())) {
+    if (usable && !document_.path().isEmpty() && !isEmbedded(document_.path())) {
         policyRef = QDir::fromNativeSeparators(
                         QFileInfo(scenarioPath)
                             .absoluteDir()
@@ -414,7 +423,7 @@ bool Workbench::exportTo(ExportTarget target) {
 }
 
 bool Workbench::confirmDiscardChanges() {
-    return settleUnsavedEdits();
+    return settleUnsavedEdits() && settleScenarioEdits();
 }
 
 bool Workbench::reset() {

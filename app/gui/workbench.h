@@ -11,6 +11,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "actor_table_model.h"
 #include "compare_actor_model.h"
@@ -71,10 +72,25 @@ public:
     /// Writes the document to `path` (empty: where it came from; an embedded or new document
     /// asks where). Returns true when written.
     bool savePolicy(const QString& path = {});
-    /// Opens a scenario. When the user has not chosen a policy file and has no unsaved edits,
-    /// the policy the scenario names is loaded too. Errors are reported; the previous scenario
-    /// stays. Returns true when the scenario was loaded.
+    /// Opens a scenario (an edited one is saved or discarded first, as the user chooses). When
+    /// the user has not chosen a policy file and has no unsaved edits, the policy the scenario
+    /// names is loaded too. Errors are reported; the previous scenario stays. Returns true when
+    /// the scenario was loaded.
     bool openScenario(const QString& path);
+    /// The scenario in use can be edited: there is one, and it is not a replayed access log.
+    bool canEditScenario() const;
+    /// The scenario was edited (editScenario) and not saved since.
+    bool isScenarioModified() const { return scenarioModified_; }
+    /// Replaces the scenario in use with an edited one, as the loader reads it back from the
+    /// file scenarioJson() writes, and restarts the run from it as opening a scenario does
+    /// (playing on when it was playing). An edit the loader would refuse, or that the editor's
+    /// policies cannot run (a policy_change naming no policy), changes nothing: its errors are
+    /// returned, with the loader's messages and JSON pointers. REQUIRES: canEditScenario().
+    std::vector<Diagnostic> editScenario(sim::Scenario edited);
+    /// Writes the scenario (scenarioJson()) to `path`, its policy named from `path`'s folder,
+    /// and uses it as read back from there; an empty `path` asks where. Returns true when
+    /// written.
+    bool saveScenario(const QString& path = {});
     /// Parses an access log on a pool thread (the format detected: combined, common, csv,
     /// nginx's main format, caddy; gzip or not), then replays it like a scenario.
     /// accessLogProgress() reports the parsing; accessLogOpened() follows.
@@ -122,6 +138,9 @@ public:
 
 signals:
     void scenarioChanged();
+    /// The scenario became edited, or was saved (perhaps under another name), or an edited one
+    /// was replaced.
+    void scenarioModifiedChanged(bool modified);
     void statusMessage(const QString& text);
     void accessLogOpened(const QString& path, bool ok);
     /// While a log is parsed: the fraction of its bytes read, 0..1.
@@ -135,6 +154,9 @@ private:
     sim::LoadProgress logProgress();
     bool loadPolicyFrom(const QString& path, bool explicitChoice);
     bool settleUnsavedEdits();
+    bool settleScenarioEdits();
+    bool loadScenarioFrom(const QString& path);
+    void setScenarioModified(bool modified);
     void sendLiveEdit(std::size_t policyIndex);
     void useScenario(sim::Scenario scenario, const QString& path, const QString& notes);
     /// Rebuilds the run for a new reference (or none), playing on when it was playing.
@@ -159,6 +181,7 @@ private:
     QString scenarioPath_;
     QString scenarioNotes_;
     StoreChoice store_;
+    bool scenarioModified_ = false;
     bool policyChosen_ = false;    // the user opened a policy file: scenarios do not replace it
     bool runBuilt_ = false;        // a run reflecting the current inputs was sent to the worker
     PolicySet runPolicies_;        // the policies the current run started with

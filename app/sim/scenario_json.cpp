@@ -25,13 +25,13 @@ Json arrivalJson(const Arrival& a) {
         case Arrival::Kind::Burst:
             j["size"] = a.burstSize;
             j["every_s"] = seconds(a.burstEvery);
-            if (a.burstSpacing > 0) j["spacing_ms"] = a.burstSpacing / kNanosPerMilli;
+            if (a.burstSpacing != 0) j["spacing_ms"] = a.burstSpacing / kNanosPerMilli;
             if (a.burstPhase) j["phase_s"] = seconds(*a.burstPhase);
             break;
         case Arrival::Kind::Ramp:
             j["from_per_s"] = a.fromPerSecond;
             j["to_per_s"] = a.toPerSecond;
-            if (a.rampOver > 0) j["over_s"] = seconds(a.rampOver);
+            if (a.rampOver != 0) j["over_s"] = seconds(a.rampOver);
             break;
     }
     return j;
@@ -117,14 +117,14 @@ Json actorJson(const Actor& a) {
     j["name"] = a.name;
     j["class"] = a.className;
     if (a.count != 1) j["count"] = a.count;
-    if (a.start > 0) j["start_s"] = seconds(a.start);
+    if (a.start != 0) j["start_s"] = seconds(a.start);
     if (a.stop) j["stop_s"] = seconds(*a.stop);
     j["arrival"] = arrivalJson(a.arrival);
     Json request;
     request["method"] = a.method;
     request["path"] = a.path;
     if (!a.headers.empty()) request["headers"] = stringMap(a.headers);
-    if (a.cost > 0) request["cost"] = a.cost;
+    if (a.cost != 0) request["cost"] = a.cost;
     j["request"] = std::move(request);
     Json identity = identityJson(a.identity);
     if (!identity.empty()) j["identity"] = std::move(identity);
@@ -140,7 +140,7 @@ Json eventJson(const ScenarioEvent& e) {
             j["kind"] = names::nameOf(names::kEventKinds, e.kind);
             j["from_s"] = seconds(e.from);
             j["to_s"] = seconds(e.to);
-            if (e.replica >= 0) j["replica"] = e.replica;
+            if (e.replica != -1) j["replica"] = e.replica;
             if (e.kind == ScenarioEvent::Kind::StoreOutage) {
                 j["failure"] = names::nameOf(names::kStoreFailures, e.failure);
             } else {
@@ -176,7 +176,7 @@ std::string scenarioJson(const Scenario& s) {
     j["sample_ms"] = s.sampleInterval / kNanosPerMilli;
     if (s.replicas != 1) j["replicas"] = s.replicas;
     if (!s.sharedStore) j["shared_store"] = false;
-    if (s.maxBuckets > 0) j["max_buckets"] = s.maxBuckets;
+    if (s.maxBuckets != 0) j["max_buckets"] = s.maxBuckets;
     if (!s.policy.empty()) j["policy"] = s.policy;
     Json actors = Json::array();
     for (const Actor& a : s.actors)
@@ -200,6 +200,10 @@ std::string scenarioJson(const Scenario& s) {
         j["expect"] = std::move(expect);
     }
     return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+ScenarioLoadResult reloadScenario(const Scenario& scenario) {
+    return parseScenarioText(scenarioJson(scenario), scenario.file);
 }
 
 }  // namespace ratelab::sim

@@ -1,7 +1,8 @@
 // The scenario writer (sim/scenario_json.h) against the reader: every shipped scenario, and one
 // that uses every arrival, peer, forwarding and event kind, writes a file that loads into a
 // scenario which writes the same bytes and runs to the same report; an edit (what the
-// workbench's scenario panel does) survives the round trip.
+// workbench's scenario editor does) survives the round trip, and a value out of range is
+// written, so that reloadScenario() refuses it where the loader would.
 
 #include <QtTest>
 
@@ -108,6 +109,8 @@ private slots:
     void shippedRoundTrip_data();
     void shippedRoundTrip();
     void editsSurvive();
+    void outOfRangeValuesReachTheLoader_data();
+    void outOfRangeValuesReachTheLoader();
 
 private:
     QTemporaryDir dir_;
@@ -171,6 +174,49 @@ void TestScenarioJson::editsSurvive() {
     QCOMPARE(back.events[0].to - back.events[0].from, 60 * kNanosPerSecond);
     const PolicySet policies = policyFile("resources/policies/default.json");
     QCOMPARE(reportOf(back, policies), reportOf(s, policies));
+}
+
+void TestScenarioJson::outOfRangeValuesReachTheLoader_data() {
+    QTest::addColumn<QString>("field");
+    QTest::addColumn<QString>("pointer");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("start") << "start"
+                           << "/actors/1/start_s"
+                           << "start_s must be at least 0 and at most 2592000, found -2";
+    QTest::newRow("cost") << "cost"
+                          << "/actors/1/request/cost"
+                          << "cost must be between 1 and 1099511627776, found -1";
+    QTest::newRow("replica") << "replica"
+                             << "/events/0/replica"
+                             << "replica must be between 0 and 63, found -2";
+    QTest::newRow("max_buckets") << "max_buckets"
+                                 << "/max_buckets"
+                                 << "max_buckets must be between 1 and 1099511627776, found -3";
+    QTest::newRow("to before from") << "to"
+                                    << "/events/0/to_s"
+                                    << "to_s must be after from_s";
+}
+
+// The writer leaves out only defaults: a negative start, cost, replica or bucket cap (which a
+// file cannot hold) is written, and reloadScenario() refuses it with the loader's message at the
+// loader's pointer, rather than a scenario that silently lost the value.
+void TestScenarioJson::outOfRangeValuesReachTheLoader() {
+    QFETCH(QString, field);
+    QFETCH(QString, pointer);
+    QFETCH(QString, message);
+    Scenario s = load(kRoot + "/scenarios/store-outage.json");
+    QCOMPARE(reloadScenario(s).ok(), true);
+    if (field == "start") s.actors.at(1).start = -2 * kNanosPerSecond;
+    if (field == "cost") s.actors.at(1).cost = -1;
+    if (field == "replica") s.events.at(0).replica = -2;
+    if (field == "max_buckets") s.maxBuckets = -3;
+    if (field == "to") s.events.at(0).to = s.events.at(0).from - kNanosPerSecond;
+    const ScenarioLoadResult back = reloadScenario(s);
+    QVERIFY(!back.ok());
+    QCOMPARE(back.diagnostics.size(), std::size_t(1));
+    QCOMPARE(QString::fromStdString(back.diagnostics[0].pointer), pointer);
+    QCOMPARE(QString::fromStdString(back.diagnostics[0].message), message);
+    QCOMPARE(back.diagnostics[0].file, s.file);
 }
 
 QTEST_APPLESS_MAIN(TestScenarioJson)
