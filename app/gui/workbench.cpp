@@ -4,12 +4,12 @@
 #include <QFileInfo>
 #include <QFutureWatcher>
 #include <QPointer>
-#include <QSaveFile>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 
 #include "diagnostics_text.h"
+#include "file_write.h"
 #include "locale_text.h"
 #include "ratelab/policy_file.h"
 #include "ratelab/policy_tuning.h"
@@ -207,13 +207,9 @@ bool Workbench::savePolicy(const QString& path) {
         if (target.isEmpty()) return false;
     }
     const std::string text = savePolicyText(document_.policies());
-    QSaveFile file(target);
-    if (!file.open(QIODevice::WriteOnly) ||
-        file.write(text.data(), static_cast<qint64>(text.size())) !=
-            static_cast<qint64>(text.size()) ||
-        !file.commit()) {
-        ui_.showError(tr("Cannot save the policy"),
-                      tr("%1: %2").arg(QDir::toNativeSeparators(target), file.errorString()));
+    QString error;
+    if (!writeWholeFile(target, text, error)) {
+        ui_.showError(tr("Cannot save the policy"), error);
         return false;
     }
     document_.markSaved(target);
@@ -350,13 +346,9 @@ void Workbench::fitScenarioTo(const QString& logPath, const QString& scenarioPat
             emit fitFinished(scenarioPath, false);
             return;
         }
-        QSaveFile file(scenarioPath);
-        if (!file.open(QIODevice::WriteOnly) ||
-            file.write(r.text.data(), static_cast<qint64>(r.text.size())) !=
-                static_cast<qint64>(r.text.size()) ||
-            !file.commit()) {
-            ui_.showError(tr("Cannot fit a scenario"),
-                          tr("%1: cannot write: %2").arg(scenarioPath, file.errorString()));
+        QString error;
+        if (!writeWholeFile(scenarioPath, r.text, error)) {
+            ui_.showError(tr("Cannot fit a scenario"), error);
             emit fitFinished(scenarioPath, false);
             return;
         }
@@ -389,13 +381,8 @@ void Workbench::exportValidated(const QString& path) {
             emit exportFinished(path, false, QString::fromStdString(r.error));
             return;
         }
-        QSaveFile file(path);
-        if (!file.open(QIODevice::WriteOnly) ||
-            file.write(r.text.data(), static_cast<qint64>(r.text.size())) !=
-                static_cast<qint64>(r.text.size()) ||
-            !file.commit()) {
-            const QString error =
-                tr("%1: %2").arg(QDir::toNativeSeparators(path), file.errorString());
+        QString error;
+        if (!writeWholeFile(path, r.text, error)) {
             ui_.showError(tr("Cannot export"), error);
             emit exportFinished(path, false, error);
             return;

@@ -4,10 +4,10 @@
 
 #include <QDir>
 #include <QFileInfo>
-#include <QSaveFile>
 
 #include <algorithm>
 
+#include "file_write.h"
 #include "resource_locator.h"
 #include "sim/scenario_json.h"
 #include "workbench.h"
@@ -92,13 +92,9 @@ bool Workbench::saveScenario(const QString& path) {
         }
     }
     const std::string text = sim::scenarioJson(saved);
-    QSaveFile file(target);
-    if (!file.open(QIODevice::WriteOnly) ||
-        file.write(text.data(), static_cast<qint64>(text.size())) !=
-            static_cast<qint64>(text.size()) ||
-        !file.commit()) {
-        ui_.showError(tr("Cannot save the scenario"),
-                      tr("%1: %2").arg(QDir::toNativeSeparators(target), file.errorString()));
+    QString error;
+    if (!writeWholeFile(target, text, error)) {
+        ui_.showError(tr("Cannot save the scenario"), error);
         return false;
     }
     // From now on the scenario is the file's, as `run` reads it (the same traffic: the run goes

@@ -23,6 +23,7 @@
 #include "ratelab/policy_file.h"
 #include "run_controls.h"
 #include "sim/scenario_runner.h"
+#include "window_fixture.h"
 #include "workbench.h"
 
 using namespace ratelab;
@@ -40,15 +41,11 @@ std::size_t seriesIndex(const RunSeries& series, const QString& name) {
     qFatal("no series %s", qPrintable(name));
 }
 
-struct Bench {
-    explicit Bench(gui::WallClock clock = steadyNanos)
-        : workbench(ui, std::move(clock)), window(workbench, ui) {
+struct Bench : WindowBench {
+    explicit Bench(gui::WallClock clock = steadyNanos) : WindowBench(std::move(clock)) {
         window.resize(1280, 800);
         window.show();
     }
-    RecordingInteraction ui;
-    Workbench workbench;
-    MainWindow window;
 };
 
 // A finished single-lane run of `scenarioPath` under `policyPath`, as `ratelab-cli run` does it.

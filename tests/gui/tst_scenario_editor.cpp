@@ -26,6 +26,7 @@
 #include "sim/scenario_json.h"
 #include "sim/scenario_runner.h"
 #include "timeline_widget.h"
+#include "window_fixture.h"
 #include "workbench.h"
 
 using namespace ratelab;
@@ -37,14 +38,11 @@ namespace {
 
 constexpr Nanos kSecond = kNanosPerSecond;
 
-struct Bench {
-    Bench() : workbench(ui), window(workbench, ui) {
+struct Bench : WindowBench {
+    Bench() {
         window.resize(1280, 800);
         window.show();
     }
-    RecordingInteraction ui;
-    Workbench workbench;
-    MainWindow window;
 
     ScenarioEditor* editor() { return window.scenarioEditor(); }
     // The scenario panel's button shows the editor's dock.

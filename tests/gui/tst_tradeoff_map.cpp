@@ -21,6 +21,7 @@
 #include "policy_editor.h"
 #include "tradeoff_map.h"
 #include "tradeoff_panel.h"
+#include "window_fixture.h"
 #include "workbench.h"
 
 using namespace ratelab;
@@ -62,8 +63,8 @@ sim::SweepAxis axis(const QString& text) {
     return *a;
 }
 
-struct Bench {
-    Bench() : workbench(ui), window(workbench, ui) {
+struct Bench : WindowBench {
+    Bench() {
         window.resize(1400, 900);
         window.show();
         window.showTradeoff();
@@ -79,10 +80,6 @@ struct Bench {
         return finished.wait(60000);
     }
     const Policy& policy() { return workbench.document().policies().policies.front(); }
-
-    RecordingInteraction ui;
-    Workbench workbench;
-    MainWindow window;
 };
 
 // `ratelab-cli tune` over the same scenario, policy and grid, as JSON.

@@ -20,6 +20,7 @@
 #include "run_controls.h"
 #include "scenario_panel.h"
 #include "timeline_widget.h"
+#include "window_fixture.h"
 #include "workbench.h"
 
 using namespace ratelab;
@@ -38,15 +39,11 @@ std::size_t seriesIndex(const RunSeries& series, const QString& name) {
     qFatal("no series %s", qPrintable(name));
 }
 
-struct Bench {
-    explicit Bench(gui::WallClock clock = steadyNanos)
-        : workbench(ui, std::move(clock)), window(workbench, ui) {
+struct Bench : WindowBench {
+    explicit Bench(gui::WallClock clock = steadyNanos) : WindowBench(std::move(clock)) {
         window.resize(1280, 800);
         window.show();
     }
-    RecordingInteraction ui;
-    Workbench workbench;
-    MainWindow window;
 };
 
 }  // namespace

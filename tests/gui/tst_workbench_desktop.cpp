@@ -29,6 +29,7 @@
 #include "tradeoff_map.h"
 #include "tradeoff_panel.h"
 #include "tradeoff_run.h"
+#include "window_fixture.h"
 #include "workbench.h"
 
 using namespace ratelab;
@@ -37,9 +38,9 @@ using namespace ratelab::guitest;
 
 namespace {
 
-struct Bench {
+struct Bench : WindowBench {
     explicit Bench(QSettings* settings = nullptr, gui::WallClock clock = steadyNanos)
-        : workbench(ui, std::move(clock)), window(workbench, ui, settings) {}
+        : WindowBench(std::move(clock), settings) {}
 
     PolicyEditor* editor() { return window.policyEditor(); }
     QSpinBox* capacity() { return editor()->findChild<QSpinBox*>("capacitySpin"); }
@@ -57,10 +58,6 @@ struct Bench {
         ui.openAnswer = path;
         action(actionName)->trigger();
     }
-
-    RecordingInteraction ui;
-    Workbench workbench;
-    MainWindow window;
 };
 
 /// Types `text` into a spin box over what it holds, then Enter, as a user does.

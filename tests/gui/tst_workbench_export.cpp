@@ -25,6 +25,7 @@
 #include "plot/time_plot.h"
 #include "ratelab/policy_export.h"
 #include "target_export.h"
+#include "window_fixture.h"
 #include "workbench.h"
 
 using namespace ratelab;
@@ -33,11 +34,8 @@ using namespace ratelab::guitest;
 
 namespace {
 
-struct Bench {
-    Bench() : workbench(ui), window(workbench, ui) { window.resize(1280, 800); }
-    RecordingInteraction ui;
-    Workbench workbench;
-    MainWindow window;
+struct Bench : WindowBench {
+    Bench() { window.resize(1280, 800); }
 
     // File > Export to > `target`, as the user picks it.
     void exportTo(const char* target) {

@@ -14,6 +14,7 @@
 #include "main_window.h"
 #include "policy_editor.h"
 #include "ratelab/policy_file.h"
+#include "window_fixture.h"
 #include "workbench.h"
 
 using namespace ratelab;
@@ -22,11 +23,8 @@ using namespace ratelab::guitest;
 
 namespace {
 
-struct Bench {
-    Bench() : workbench(ui), window(workbench, ui) { window.resize(1280, 800); }
-    RecordingInteraction ui;
-    Workbench workbench;
-    MainWindow window;
+struct Bench : WindowBench {
+    Bench() { window.resize(1280, 800); }
 
     QSpinBox* capacity() { return window.policyEditor()->findChild<QSpinBox*>("capacitySpin"); }
 };
