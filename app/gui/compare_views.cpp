@@ -35,7 +35,9 @@ CompareViews::CompareViews(Workbench& workbench, UserInteraction& ui, QTabWidget
     banner_->setVisible(false);
     connect(leave, &QPushButton::clicked, &workbench_, &Workbench::leaveCompare);
 
+    // Outside compare mode the page is in no tab: hidden, or it would be drawn over the tabs.
     flipsPage_ = new QWidget(tabs);
+    flipsPage_->hide();
     auto* column = new QVBoxLayout(flipsPage_);
     column->setContentsMargins(2, 2, 2, 2);
     auto* summary = new QLabel(flipsPage_);
@@ -124,6 +126,7 @@ void CompareViews::showMode(bool comparing) {
         tabs_->insertTab(tabs_->indexOf(actorsView_) + 1, flipsPage_, tr("Flips A \u2192 B"));
     } else if (!comparing && flips >= 0) {
         tabs_->removeTab(flips);
+        flipsPage_->hide();
     }
 }
 

@@ -294,6 +294,9 @@ void TestCompare::leavingRestoresOneLaneAndTheToggleFollows() {
     QVERIFY(toggle && !toggle->isChecked());
     auto* tabs = b.window.findChild<QTabWidget*>("resultTabs");
     QCOMPARE(tabs->count(), 2);
+    // In no tab, the flips page is not drawn at all (it used to cover the actor table's corner).
+    QWidget* flipsPage = b.window.findChild<QTableView*>("flipsTable")->parentWidget();
+    QVERIFY(b.window.isVisible() && !flipsPage->isVisible());
     QSignalSpy loaded(&b.workbench.session(), &SimulationSession::runLoaded);
     toggle->trigger();
     QVERIFY(b.workbench.isComparing());
@@ -306,6 +309,7 @@ void TestCompare::leavingRestoresOneLaneAndTheToggleFollows() {
     QVERIFY(!b.workbench.isComparing());
     QVERIFY(!toggle->isChecked());
     QCOMPARE(tabs->count(), 2);
+    QVERIFY(!flipsPage->isVisible());
     QCOMPARE(b.window.findChild<QTableView*>("actorTable")->model(),
              static_cast<QAbstractItemModel*>(&b.workbench.actors()));
     QVERIFY(
