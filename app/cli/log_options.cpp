@@ -41,12 +41,12 @@ Result<sim::ReplayInput> readLogInput(const Arguments& args) {
         }
         format.nginxFormat = args.value("log-format");
         for (const std::string& field : args.values("field")) {
-            const std::size_t eq = field.find('=');
-            if (eq == std::string::npos || eq == 0) {
+            std::optional<std::pair<std::string, std::string>> f = sim::parseJsonField(field);
+            if (!f) {
                 return fail(kUsage, "--field \"" + field +
                                         "\": expected ROLE=PATH, e.g. client=request.ip");
             }
-            format.jsonFields.emplace_back(field.substr(0, eq), field.substr(eq + 1));
+            format.jsonFields.push_back(std::move(*f));
         }
         std::string error;
         if (!sim::LogLineParser::make(format, error)) return fail(kUsage, error);

@@ -199,7 +199,9 @@ void MainWindow::buildMenus() {
     QAction* openLog = file->addAction(tr("Open access &log..."), this, [this] {
         const QString path =
             ui_.chooseOpenFile(tr("Replay an access log"), {}, tr(kAccessLogFilter));
-        if (!path.isEmpty()) openFile(RecentFiles::Kind::AccessLog, path);
+        std::optional<sim::LogFormatOptions> format;
+        if (!path.isEmpty() && askLogFormat(path, format))
+            openFile(RecentFiles::Kind::AccessLog, path, format);
     });
     openLog->setObjectName("openAccessLogAction");
     recentMenu_ = new RecentFilesMenu(
@@ -209,12 +211,13 @@ void MainWindow::buildMenus() {
     file->addAction(tr("&Fit a scenario to a log..."), this, [this] {
         const QString log =
             ui_.chooseOpenFile(tr("Fit a scenario to an access log"), {}, tr(kAccessLogFilter));
-        if (log.isEmpty()) return;
+        std::optional<sim::LogFormatOptions> format;
+        if (log.isEmpty() || !askLogFormat(log, format)) return;
         const QString out = ui_.chooseSaveFile(
             tr("Save the fitted scenario"),
             QFileInfo(log).dir().filePath("fit-" + QFileInfo(log).completeBaseName() + ".json"),
             tr("Scenarios (*.json)"));
-        if (!out.isEmpty()) workbench_.fitScenarioTo(log, out);
+        if (!out.isEmpty()) workbench_.fitScenarioTo(log, out, format);
     });
     file->addSeparator();
     file->addAction(tr("&Export validated policy..."), this, [this] {
@@ -275,7 +278,17 @@ void MainWindow::updateTitle() {
     setWindowModified(doc.isModified());
 }
 
-void MainWindow::openFile(RecentFiles::Kind kind, const QString& path) {
+bool MainWindow::askLogFormat(const QString& path, std::optional<sim::LogFormatOptions>& format) {
+    if (!ui_.chooseLogFormat(path, logFormat_)) return false;
+    QString error;
+    if (readLogFormatChoice(logFormat_, format, error)) return true;
+    ui_.showError(tr("Cannot read the access log"),
+                  tr("%1: %2").arg(QDir::toNativeSeparators(path), error));
+    return false;
+}
+
+void MainWindow::openFile(RecentFiles::Kind kind, const QString& path,
+                          const std::optional<sim::LogFormatOptions>& format) {
     switch (kind) {
         case RecentFiles::Kind::Policy:
             if (workbench_.openPolicy(path)) recent_->add(kind, path);
@@ -292,7 +305,7 @@ void MainWindow::openFile(RecentFiles::Kind kind, const QString& path) {
                         if (ok) recent_->add(RecentFiles::Kind::AccessLog, path);
                         once->deleteLater();
                     });
-            workbench_.openAccessLog(path);
+            workbench_.openAccessLog(path, format);
             return;
         }
     }

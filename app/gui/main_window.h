@@ -6,6 +6,9 @@
 
 #include <QMainWindow>
 
+#include <optional>
+
+#include "log_format_choice.h"
 #include "recent_files.h"
 
 class QSettings;
@@ -60,7 +63,12 @@ private:
     void updateTitle();
     /// Opens a file the user picked through the workbench and, once it opened, lists it
     /// under File > Open recent.
-    void openFile(RecentFiles::Kind kind, const QString& path);
+    /// An access log opens in `format` (unset: detected).
+    void openFile(RecentFiles::Kind kind, const QString& path,
+                  const std::optional<sim::LogFormatOptions>& format = std::nullopt);
+    /// Asks how the log at `path` is written (the last answer proposed); false when the user
+    /// cancelled or the answer is wrong (then shown as an error).
+    bool askLogFormat(const QString& path, std::optional<sim::LogFormatOptions>& format);
 
     Workbench& workbench_;
     UserInteraction& ui_;
@@ -68,6 +76,7 @@ private:
     RecentFiles* recent_ = nullptr;
     RecentFilesMenu* recentMenu_ = nullptr;
     bool restoredLayout_ = false;
+    LogFormatChoice logFormat_;  // the last answer about a log's format
     PolicyEditor* editor_ = nullptr;
     ChartsPanel* charts_ = nullptr;
     ChartExport* chartExport_ = nullptr;

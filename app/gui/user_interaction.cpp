@@ -1,8 +1,14 @@
 #include "user_interaction.h"
 
+#include <QComboBox>
 #include <QDesktopServices>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFileInfo>
 #include <QFileDialog>
 #include <QFontDatabase>
+#include <QFormLayout>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QUrl>
 
@@ -74,6 +80,43 @@ bool DialogInteraction::confirmExport(const QString& target, const QStringList& 
     box.setTextInteractionFlags(Qt::TextSelectableByMouse);
     box.setDefaultButton(QMessageBox::Save);
     return box.exec() == QMessageBox::Save;
+}
+
+bool DialogInteraction::chooseLogFormat(const QString& path, LogFormatChoice& choice) {
+    QDialog dialog(parent_);
+    dialog.setObjectName("logFormatDialog");
+    dialog.setWindowTitle(QObject::tr("How %1 is written").arg(QFileInfo(path).fileName()));
+    auto* form = new QFormLayout(&dialog);
+    auto* format = new QComboBox(&dialog);
+    format->addItem(QObject::tr("detect from the first lines"), QString());
+    for (sim::LogFormat f : sim::allLogFormats()) {
+        const QString name = QString::fromStdString(std::string(sim::logFormatName(f)));
+        format->addItem(name, name);
+    }
+    format->setCurrentIndex(std::max(0, format->findData(choice.format)));
+    auto* nginx = new QLineEdit(choice.nginxFormat, &dialog);
+    nginx->setPlaceholderText(QString::fromStdString(std::string(sim::kNginxMainFormat)));
+    nginx->setMinimumWidth(nginx->fontMetrics().averageCharWidth() * 80);
+    auto* fields = new QLineEdit(choice.jsonFields, &dialog);
+    fields->setPlaceholderText("client=request.remote_ip time=ts method=request.method");
+    form->addRow(QObject::tr("Format"), format);
+    form->addRow(QObject::tr("nginx log_format"), nginx);
+    form->addRow(QObject::tr("JSON fields (ROLE=PATH ...)"), fields);
+    const auto follow = [format, nginx, fields] {
+        nginx->setEnabled(format->currentData().toString() == "nginx");
+        fields->setEnabled(format->currentData().toString() == "json");
+    };
+    QObject::connect(format, &QComboBox::currentIndexChanged, &dialog, follow);
+    follow();
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Open | QDialogButtonBox::Cancel, &dialog);
+    QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    form->addRow(buttons);
+    if (dialog.exec() != QDialog::Accepted) return false;
+    choice.format = format->currentData().toString();
+    choice.nginxFormat = nginx->text();
+    choice.jsonFields = fields->text();
+    return true;
 }
 
 }  // namespace ratelab::gui

@@ -6,6 +6,8 @@
 #include <QString>
 #include <QStringList>
 
+#include "log_format_choice.h"
+
 class QUrl;
 class QWidget;
 
@@ -34,6 +36,9 @@ public:
     /// Whether to write an export to `target` ("nginx") that carries over part of the policies
     /// differently: `notes` says what and how, one diagnostic line each. True to write it.
     virtual bool confirmExport(const QString& target, const QStringList& notes) = 0;
+    /// How the access log at `path` is written. `choice` holds the previous answer on entry and
+    /// the new one on return; false when the user cancelled.
+    virtual bool chooseLogFormat(const QString& path, LogFormatChoice& choice) = 0;
 };
 
 /// The real thing: QMessageBox, QFileDialog and QDesktopServices, parented to `parent` (may be
@@ -52,6 +57,7 @@ public:
     QString chooseSaveFile(const QString& title, const QString& suggested,
                            const QString& filter) override;
     bool confirmExport(const QString& target, const QStringList& notes) override;
+    bool chooseLogFormat(const QString& path, LogFormatChoice& choice) override;
 
 private:
     QWidget* parent_;

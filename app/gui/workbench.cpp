@@ -66,10 +66,13 @@ struct AccessLogResult {
 };
 
 // Runs on a pool thread; `progress` is called there too.
-AccessLogResult parseAccessLogFile(const QString& path, const sim::LoadProgress& progress) {
+AccessLogResult parseAccessLogFile(const QString& path,
+                                   const std::optional<sim::LogFormatOptions>& format,
+                                   const sim::LoadProgress& progress) {
     AccessLogResult out;
     sim::ReplayInput input;
-    input.files = {QDir::toNativeSeparators(path).toStdString()};  // the format is detected
+    input.files = {QDir::toNativeSeparators(path).toStdString()};
+    input.format = format;  // unset: detected
     sim::LogReading reading;
     out.traffic = sim::loadAccessLog(input, reading, progress);
     if (!out.traffic && !reading.error) {
@@ -261,7 +264,8 @@ void Workbench::useScenario(sim::Scenario scenario, const QString& path, const Q
     reset();
 }
 
-void Workbench::openAccessLog(const QString& path) {
+void Workbench::openAccessLog(const QString& path,
+                              const std::optional<sim::LogFormatOptions>& format) {
     auto* watcher = new QFutureWatcher<AccessLogResult>(this);
     connect(watcher, &QFutureWatcher<AccessLogResult>::finished, this, [this, watcher, path] {
         AccessLogResult r = watcher->result();
@@ -282,7 +286,7 @@ void Workbench::openAccessLog(const QString& path) {
         emit accessLogOpened(path, true);
     });
     emit statusMessage(tr("Reading %1 ...").arg(QDir::toNativeSeparators(path)));
-    watcher->setFuture(QtConcurrent::run(parseAccessLogFile, path, logProgress()));
+    watcher->setFuture(QtConcurrent::run(parseAccessLogFile, path, format, logProgress()));
 }
 
 sim::LoadProgress Workbench::logProgress() {
@@ -309,10 +313,11 @@ struct FitJob {
 };
 
 // Runs on a pool thread.
-FitJob fitLogFile(const QString& logPath, const PolicySet& policies, const std::string& policyRef,
+FitJob fitLogFile(const QString& logPath, const std::optional<sim::LogFormatOptions>& format,
+                  const PolicySet& policies, const std::string& policyRef,
                   const sim::LoadProgress& progress) {
     FitJob job;
-    AccessLogResult log = parseAccessLogFile(logPath, progress);
+    AccessLogResult log = parseAccessLogFile(logPath, format, progress);
     if (!log.traffic) {
         job.error = log.error;
         return job;
@@ -326,7 +331,8 @@ FitJob fitLogFile(const QString& logPath, const PolicySet& policies, const std::
 
 }  // namespace
 
-void Workbench::fitScenarioTo(const QString& logPath, const QString& scenarioPath) {
+void Workbench::fitScenarioTo(const QString& logPath, const QString& scenarioPath,
+                              const std::optional<sim::LogFormatOptions>& format) {
     const bool usable = !document_.hasErrors() && !document_.policies().policies.empty();
     const PolicySet policies = usable ? document_.policies() : sim::defaultFitPolicies();
     std::string policyRef;
@@ -356,7 +362,8 @@ void Workbench::fitScenarioTo(const QString& logPath, const QString& scenarioPat
         emit fitFinished(scenarioPath, opened);
     });
     emit statusMessage(tr("Fitting a scenario to %1 ...").arg(QDir::toNativeSeparators(logPath)));
-    watcher->setFuture(QtConcurrent::run(fitLogFile, logPath, policies, policyRef, logProgress()));
+    watcher->setFuture(
+        QtConcurrent::run(fitLogFile, logPath, format, policies, policyRef, logProgress()));
 }
 
 void Workbench::exportValidated(const QString& path) {

@@ -91,15 +91,17 @@ public:
     /// and uses it as read back from there; an empty `path` asks where. Returns true when
     /// written.
     bool saveScenario(const QString& path = {});
-    /// Parses an access log on a pool thread (the format detected: combined, common, csv,
-    /// nginx's main format, caddy; gzip or not), then replays it like a scenario.
-    /// accessLogProgress() reports the parsing; accessLogOpened() follows.
-    void openAccessLog(const QString& path);
+    /// Parses an access log on a pool thread (gzip or not; `format` as the user stated it, or
+    /// detected when unset: combined, common, csv, nginx's main format, caddy), then replays it
+    /// like a scenario. accessLogProgress() reports the parsing; accessLogOpened() follows.
+    void openAccessLog(const QString& path,
+                       const std::optional<sim::LogFormatOptions>& format = std::nullopt);
     /// Fits a scenario to an access log on a pool thread (sim/log_fit.h), keyed by the edited
     /// policies' rules (the engine's default key when they have errors), writes it to
     /// `scenarioPath` and opens it. accessLogProgress() reports the parsing; fitFinished()
     /// follows.
-    void fitScenarioTo(const QString& logPath, const QString& scenarioPath);
+    void fitScenarioTo(const QString& logPath, const QString& scenarioPath,
+                       const std::optional<sim::LogFormatOptions>& format = std::nullopt);
     /// Replays the scenario with the edited policies on a pool thread and writes the validated
     /// policy to `path`. exportFinished() follows.
     void exportValidated(const QString& path);

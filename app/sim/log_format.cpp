@@ -45,6 +45,18 @@ std::string logFormatNames() {
     return out;
 }
 
+std::vector<LogFormat> allLogFormats() {
+    std::vector<LogFormat> out;
+    for (const auto& entry : kFormatNames) out.push_back(entry.first);
+    return out;
+}
+
+std::optional<std::pair<std::string, std::string>> parseJsonField(std::string_view text) {
+    const std::size_t eq = text.find('=');
+    if (eq == std::string_view::npos || eq == 0) return std::nullopt;
+    return std::pair<std::string, std::string>(text.substr(0, eq), text.substr(eq + 1));
+}
+
 LogLineParser::LogLineParser() : program_(std::make_unique<Program>()) {}
 LogLineParser::LogLineParser(LogLineParser&&) noexcept = default;
 LogLineParser& LogLineParser::operator=(LogLineParser&&) noexcept = default;

@@ -39,6 +39,12 @@ std::string_view logFormatName(LogFormat format);
 std::optional<LogFormat> parseLogFormat(std::string_view name);
 /// "combined, common, csv, nginx, caddy or json", for messages.
 std::string logFormatNames();
+/// Every format, in that order (for a chooser).
+std::vector<LogFormat> allLogFormats();
+/// A json field as `--field` writes it, "ROLE=PATH" ("client=request.remote_ip"); nullopt
+/// without an "=" after a non-empty role. The roles themselves are checked by
+/// LogLineParser::make.
+std::optional<std::pair<std::string, std::string>> parseJsonField(std::string_view text);
 
 /// How to read lines: the format, and what `nginx` and `json` need.
 struct LogFormatOptions {

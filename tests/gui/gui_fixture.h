@@ -39,6 +39,9 @@ public:
     };
     QList<ExportQuestion> exportQuestions;
     bool exportAnswer = false;
+    gui::LogFormatChoice logFormatAnswer;  // detection unless a test says otherwise
+    bool logFormatAccepted = true;
+    int logFormatQuestions = 0;
 
     void showError(const QString& title, const QString& text) override {
         errors.append({title, text});
@@ -65,6 +68,11 @@ public:
     bool confirmExport(const QString& target, const QStringList& notes) override {
         exportQuestions.append({target, notes});
         return exportAnswer;
+    }
+    bool chooseLogFormat(const QString&, gui::LogFormatChoice& choice) override {
+        ++logFormatQuestions;
+        if (logFormatAccepted) choice = logFormatAnswer;
+        return logFormatAccepted;
     }
 };
 

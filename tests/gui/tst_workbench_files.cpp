@@ -53,6 +53,7 @@ private slots:
     void saveWritesWhatTheEditorShows();
     void closingAsksAboutUnsavedEdits();
     void accessLogReplaysWithTheSameCharts();
+    void theLogFormatIsAskedAndUsed();
     void fitAScenarioToALog();
 
 private:
@@ -291,6 +292,50 @@ void TestWorkbenchFiles::accessLogReplaysWithTheSameCharts() {
     QCOMPARE(series.ys(0)[0], 20.0);
     QCOMPARE(series.ys(1)[0], 180.0);
     QVERIFY(b.ui.errors.isEmpty());
+}
+
+// File > Open access log... asks how the log is written: a JSON log with ISO-8601 times and its
+// fields named by path opens as the CLI's `--field` reads it; an answer the parser refuses is
+// an error before any reading; a cancelled question opens nothing.
+void TestWorkbenchFiles::theLogFormatIsAskedAndUsed() {
+    const QString log = QStringLiteral(RATELAB_SOURCE_DIR) + "/tests/data/logs/iso-times.jsonl";
+    Bench b;
+    QVERIFY(b.workbench.openPolicy(policy_));
+    QAction* open = b.window.findChild<QAction*>("openAccessLogAction");
+    QVERIFY(open);
+    b.ui.openAnswer = log;
+    QSignalSpy opened(&b.workbench, &Workbench::accessLogOpened);
+
+    b.ui.logFormatAccepted = false;
+    open->trigger();
+    QCOMPARE(b.ui.logFormatQuestions, 1);
+    QVERIFY(b.ui.errors.isEmpty());
+
+    b.ui.logFormatAccepted = true;
+    b.ui.logFormatAnswer = {"json", {}, "client=client.ip"};  // no time field
+    open->trigger();
+    QCOMPARE(b.ui.errors.size(), 1);
+    QVERIFY2(b.ui.errors[0].text.startsWith(QDir::toNativeSeparators(log) + ": ") &&
+                 b.ui.errors[0].text.contains("time=PATH"),
+             qPrintable(b.ui.errors[0].text));
+    b.ui.logFormatAnswer = {"json", {}, "client"};  // not ROLE=PATH
+    open->trigger();
+    QCOMPARE(b.ui.errors.size(), 2);
+    QVERIFY2(b.ui.errors[1].text.contains("field \"client\": expected ROLE=PATH"),
+             qPrintable(b.ui.errors[1].text));
+    QCOMPARE(opened.count(), 0);  // nothing was read
+
+    b.ui.logFormatAnswer = {"json", {}, "client=client.ip time=time method=req.method path=req.path"};
+    open->trigger();
+    QVERIFY(opened.wait(30000));
+    QCOMPARE(opened.at(0).at(1).toBool(), true);
+    QCOMPARE(b.ui.logFormatQuestions, 4);
+    QCOMPARE(b.ui.errors.size(), 2);
+    // Every one of the fixture's 25 lines read, as `ratelab-cli replay --field ...` reads them.
+    const QString notes = b.workbench.scenarioNotes();
+    QVERIFY2(notes.contains("(json client=client.ip time=time method=req.method path=req.path "
+                            "format): 25 lines, 25 requests from 3 clients over 13 s."),
+             qPrintable(notes));
 }
 
 // File > Fit a scenario to a log: parsed and fitted off the GUI thread with a progress bar,
