@@ -107,7 +107,11 @@ private slots:
             Check check;
             for (auto& replica : replicas) {
                 replica->check(probe.view(), now, check);
-                recovered += check.policies()[0].outcome == PolicyOutcome::Passed;
+                // Answered by the shared store, whatever it said: the probes of the replicas
+                // already back use up the probe's shared bucket (20) while the wait goes on,
+                // so a replica that comes back later is throttled there, not passed.
+                const PolicyOutcome o = check.policies()[0].outcome;
+                recovered += o == PolicyOutcome::Passed || o == PolicyOutcome::Throttled;
             }
         }
         QCOMPARE(recovered, 4);
