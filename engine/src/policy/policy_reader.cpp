@@ -1,6 +1,7 @@
-// Schema level of a policy file: JSON tree -> PolicySet. Mirrors
-// resources/schema/policy.schema.json rule for rule (tests/engine/tst_policy_schema.cpp checks
-// that both give the same verdict on every corpus file).
+// Schema level of a policy file: JSON tree -> PolicySet (its "store" and "trusted_proxies"
+// objects: policy_store_reader.cpp). Mirrors resources/schema/policy.schema.json rule for rule
+// (tests/engine/tst_policy_schema.cpp checks that both give the same verdict on every corpus
+// file).
 
 #include <algorithm>
 #include <cctype>
@@ -12,61 +13,13 @@
 #include "policy/policy_file_internal.h"
 #include "policy/policy_names.h"
 #include "policy/policy_paths.h"
-#include "ratelab/redis_url.h"
+#include "policy/policy_reader_internal.h"
 
 namespace ratelab::policy {
 
 namespace {
 
-constexpr std::int64_t kMaxCount = 1'000'000'000;
-constexpr std::int64_t kMaxDurationMs = kMaxDuration / kNanosPerMilli;
-constexpr std::int64_t kMaxUint32 = 4'294'967'295;
-constexpr double kMaxRate = 1e9;
-
-using Type = json::Value::Type;
-
-// An array whose items are checked one by one; returns the items that have the wanted type.
-std::vector<const json::Value*> itemsOf(Diagnostics& sink, const json::Value& array, Type type,
-                                        std::string_view what) {
-    std::vector<const json::Value*> out;
-    for (const auto& item : array.items()) {
-        if (sink.reader().expect(*item, {type}, what)) out.push_back(item.get());
-    }
-    return out;
-}
-
-// A string item of minLength..maxLength code points.
-bool stringItem(Diagnostics& sink, const json::Value& item, std::string_view what,
-                std::size_t maxLength) {
-    if (item.asString().empty()) {
-        sink.error(CheckLevel::Schema, item, std::string(what) + " must not be empty");
-        return false;
-    }
-    if (codePoints(item.asString()) > maxLength) {
-        sink.error(
-            CheckLevel::Schema, item,
-            std::string(what) + " is longer than " + std::to_string(maxLength) + " characters");
-        return false;
-    }
-    return true;
-}
-
-// Reports the second of two equal strings in an array (JSON Schema uniqueItems).
-bool uniqueItems(Diagnostics& sink, const std::vector<const json::Value*>& items,
-                 std::string_view what) {
-    bool ok = true;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        for (std::size_t j = 0; j < i; ++j) {
-            if (items[i]->asString() == items[j]->asString()) {
-                sink.error(CheckLevel::Schema, *items[i],
-                           "duplicate " + std::string(what) + " " + quoted(items[i]->asString()));
-                ok = false;
-                break;
-            }
-        }
-    }
-    return ok;
-}
+using namespace reader;
 
 bool checkName(Diagnostics& sink, const json::Value& v, std::string_view what) {
     if (isValidName(v.asString())) return true;
@@ -98,181 +51,6 @@ bool checkPath(Diagnostics& sink, const json::Value& v, std::string_view what) {
     if (problem.empty()) return true;
     sink.error(CheckLevel::Schema, v, std::string(what) + " " + quoted(path) + problem);
     return false;
-}
-
-// ---- store and trusted proxies ----------------------------------------------------------
-
-// The store's AUTH: where its password is (an environment variable or a file), never the
-// password itself, which would travel with every export and commit of the policy file.
-void readStoreAuth(Diagnostics& sink, Fields& f, bool redis, StoreConfig& store) {
-    if (const json::Value* given = f.get("password")) {
-        sink.error(CheckLevel::Schema, *given,
-                   "a password is never written in the policy file; name where it is with "
-                   "\"password_env\" (an environment variable) or \"password_file\"");
-    }
-    if (f.string("username", store.username, 1, 256) &&
-        !std::all_of(store.username.begin(), store.username.end(),
-                     [](char c) { return c > ' ' && c < 0x7f; })) {
-        sink.error(
-            CheckLevel::Schema, *f.get("username"),
-            "username " + quoted(store.username) + " must be printable ASCII without spaces");
-    }
-    if (f.string("password_env", store.passwordEnv, 1, 256) &&
-        (!std::all_of(
-             store.passwordEnv.begin(), store.passwordEnv.end(),
-             [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }) ||
-         std::isdigit(static_cast<unsigned char>(store.passwordEnv.front())))) {
-        sink.error(CheckLevel::Schema, *f.get("password_env"),
-                   "password_env " + quoted(store.passwordEnv) +
-                       " must be an environment variable name: letters, digits and '_', not "
-                       "starting with a digit");
-    }
-    if (f.string("password_file", store.passwordFile, 1, 4096) &&
-        (store.passwordFile.front() != '/' ||
-         !std::all_of(store.passwordFile.begin(), store.passwordFile.end(),
-                      [](char c) { return c >= ' ' && c < 0x7f; }))) {
-        sink.error(CheckLevel::Schema, *f.get("password_file"),
-                   "password_file " + quoted(store.passwordFile) +
-                       " must be an absolute path of printable ASCII characters");
-    }
-    if (f.has("password_env") && f.has("password_file")) {
-        sink.error(CheckLevel::Schema, *f.get("password_file"),
-                   "\"password_env\" and \"password_file\" exclude each other; give one");
-    }
-    if (f.has("username") && !f.has("password_env") && !f.has("password_file")) {
-        sink.error(CheckLevel::Schema, *f.get("username"),
-                   "a username needs its password: add \"password_env\" or \"password_file\"");
-    }
-    if (!redis) {
-        for (std::string_view key : {"username", "password_env", "password_file"}) {
-            if (const json::Value* given = f.get(key)) {
-                sink.error(CheckLevel::Schema, *given,
-                           "a memory store takes no credentials; set \"kind\": \"redis\" to "
-                           "use Redis");
-            }
-        }
-    }
-}
-
-void readStore(Diagnostics& sink, const json::Value& object, StoreConfig& store) {
-    Fields f(sink, object,
-             {"kind", "max_buckets", "url", "urls", "namespace", "replicas", "username",
-              "password_env", "password_file", "password"});
-    bool kindOk = !f.has("kind") || f.choice("kind", store.kind, kStoreKinds);
-    if (kindOk) readStoreAuth(sink, f, store.kind == StoreConfig::Kind::Redis, store);
-    f.whole("max_buckets", store.maxBuckets, 1, kMaxCount);
-    f.whole("replicas", store.replicas, 1, kMaxReplicas);
-    if (f.string("namespace", store.keyNamespace, 1, 64) &&
-        !std::all_of(store.keyNamespace.begin(), store.keyNamespace.end(),
-                     [](char c) { return isNameChar(c) || c == ':'; })) {
-        sink.error(CheckLevel::Schema, *f.get("namespace"),
-                   "namespace " + quoted(store.keyNamespace) +
-                       " may hold only letters, digits, '_', '.', ':' or '-'");
-    }
-
-    std::vector<const json::Value*> urls;
-    bool urlOk = true;
-    if (f.has("url")) {
-        std::string url;
-        urlOk = f.string("url", url, 1, 2048);
-        if (urlOk) urls.push_back(f.get("url"));
-    }
-    if (const json::Value* list = f.array("urls")) {
-        for (const json::Value* item : itemsOf(sink, *list, Type::String, "a string")) {
-            if (stringItem(sink, *item, "a URL", 2048)) urls.push_back(item);
-        }
-        uniqueItems(sink, urls, "URL");
-    }
-    if (f.has("url") && f.has("urls")) {
-        sink.error(CheckLevel::Schema, *f.get("urls"),
-                   "\"url\" and \"urls\" exclude each other; use \"urls\" for cluster seeds");
-    }
-    if (kindOk && store.kind == StoreConfig::Kind::Redis) {
-        if (!f.has("url") && !f.has("urls")) {
-            sink.error(CheckLevel::Schema, object,
-                       "a redis store needs \"url\" (or \"urls\" for cluster seed nodes)");
-        } else if (!f.has("url") && f.get("urls")->isArray() && f.get("urls")->items().empty()) {
-            sink.error(CheckLevel::Schema, *f.get("urls"),
-                       "a redis store needs at least one URL in \"urls\"");
-        }
-    } else if (kindOk) {
-        const json::Value* given = f.has("url") ? f.get("url") : nullptr;
-        if (!given && f.has("urls") && f.get("urls")->isArray() &&
-            !f.get("urls")->items().empty()) {
-            given = f.get("urls");
-        }
-        if (given) {
-            sink.error(CheckLevel::Schema, *given,
-                       "a memory store takes no URL; set \"kind\": \"redis\" to use Redis");
-        }
-    }
-    if (!urlOk) return;
-    for (const json::Value* item : urls) {
-        const std::string& url = item->asString();
-        std::string why;
-        const std::optional<RedisEndpoint> endpoint = parseRedisUrl(url, &why);
-        if (!endpoint) {
-            sink.error(CheckLevel::Semantics, *item,
-                       "Redis URL " + quoted(redactRedisUrl(url)) + " does not parse: " + why);
-        } else if (!endpoint->user.empty() || !endpoint->password.empty()) {
-            sink.error(CheckLevel::Semantics, *item,
-                       "Redis URL " + quoted(redactRedisUrl(url)) +
-                           ": credentials in the URL are refused: policy files are exported and "
-                           "committed; name where the password is with \"password_env\" or "
-                           "\"password_file\" (and \"username\" for an ACL user)");
-        } else if (urls.size() > 1 && endpoint->database != 0) {
-            sink.error(CheckLevel::Semantics, *item,
-                       "a Redis Cluster has database 0 only; remove \"/" +
-                           std::to_string(endpoint->database) + "\" from this seed");
-        }
-        store.urls.push_back(url);
-    }
-}
-
-// Reads CIDR strings; a CIDR that does not parse strictly is a semantic error.
-void readCidrs(Diagnostics& sink, const json::Value& array, std::vector<Cidr>& out) {
-    for (const json::Value* item : itemsOf(sink, array, Type::String, "a string")) {
-        if (!stringItem(sink, *item, "a CIDR", 64)) continue;
-        const std::string& text = item->asString();
-        if (auto cidr = Cidr::parse(text, /*strict=*/true)) {
-            out.push_back(*cidr);
-            continue;
-        }
-        std::string message = "invalid CIDR " + quoted(text);
-        if (auto loose = Cidr::parse(text, /*strict=*/false)) {
-            message += ": bits are set past the /" + std::to_string(loose->prefixLength()) +
-                       " prefix; did you mean \"" + loose->toString() + "\"?";
-        } else {
-            message += ": expected an IPv4 or IPv6 address with an optional /length";
-        }
-        sink.error(CheckLevel::Semantics, *item, std::move(message));
-    }
-}
-
-void readTrustedProxies(Diagnostics& sink, const json::Value& object, TrustedProxies& proxies) {
-    Fields f(sink, object, {"cidrs", "header"});
-    if (const json::Value* cidrs = f.array("cidrs")) readCidrs(sink, *cidrs, proxies.cidrs);
-    if (const json::Value* header = f.get("header")) {
-        std::string value;
-        if (sink.reader().expect(*header, {Type::String}, "a string")) {
-            value = header->asString();
-            if (std::find(kForwardedHeaders.begin(), kForwardedHeaders.end(), value) ==
-                kForwardedHeaders.end()) {
-                std::vector<std::string_view> names(kForwardedHeaders.begin(),
-                                                    kForwardedHeaders.end());
-                std::string message = quoted(value) +
-                                      " is not one of \"x-forwarded-for\", \"forwarded\", "
-                                      "\"x-real-ip\"";
-                std::string_view suggestion = json::closestKey(value, names);
-                if (!suggestion.empty()) {
-                    message += "; did you mean \"" + std::string(suggestion) + "\"?";
-                }
-                sink.error(CheckLevel::Schema, *header, std::move(message));
-            } else {
-                proxies.header = value;
-            }
-        }
-    }
 }
 
 // ---- one policy --------------------------------------------------------------------------
@@ -669,7 +447,55 @@ void readValidation(Diagnostics& sink, const json::Value& object, ValidationReco
 
 }  // namespace
 
+namespace reader {
+
+// An array whose items are checked one by one; returns the items that have the wanted type.
+std::vector<const json::Value*> itemsOf(Diagnostics& sink, const json::Value& array, Type type,
+                                        std::string_view what) {
+    std::vector<const json::Value*> out;
+    for (const auto& item : array.items()) {
+        if (sink.reader().expect(*item, {type}, what)) out.push_back(item.get());
+    }
+    return out;
+}
+
+// A string item of minLength..maxLength code points.
+bool stringItem(Diagnostics& sink, const json::Value& item, std::string_view what,
+                std::size_t maxLength) {
+    if (item.asString().empty()) {
+        sink.error(CheckLevel::Schema, item, std::string(what) + " must not be empty");
+        return false;
+    }
+    if (codePoints(item.asString()) > maxLength) {
+        sink.error(
+            CheckLevel::Schema, item,
+            std::string(what) + " is longer than " + std::to_string(maxLength) + " characters");
+        return false;
+    }
+    return true;
+}
+
+// Reports the second of two equal strings in an array (JSON Schema uniqueItems).
+bool uniqueItems(Diagnostics& sink, const std::vector<const json::Value*>& items,
+                 std::string_view what) {
+    bool ok = true;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j) {
+            if (items[i]->asString() == items[j]->asString()) {
+                sink.error(CheckLevel::Schema, *items[i],
+                           "duplicate " + std::string(what) + " " + quoted(items[i]->asString()));
+                ok = false;
+                break;
+            }
+        }
+    }
+    return ok;
+}
+
+}  // namespace reader
+
 void readPolicySet(Diagnostics& sink, const json::Value& root, PolicySet& out) {
+    using namespace reader;
     if (!sink.reader().expect(root, {Type::Object}, "an object")) return;
     Fields f(sink, root, {"version", "store", "trusted_proxies", "policies", "validation"});
     if (f.require("version")) {
