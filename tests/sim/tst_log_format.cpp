@@ -52,6 +52,7 @@ private slots:
     void lines_data();
     void lines();
     void csvHeaderNamesColumns();
+    void csvHeaderPrefixWithoutAName();
     void nginxFormatsThatCannotWork_data();
     void nginxFormatsThatCannotWork();
     void jsonNeedsClientAndTime();
@@ -355,6 +356,20 @@ void TestLogFormat::csvHeaderNamesColumns() {
     p->startFile();
     QCOMPARE(p->parse("path,client", r, problem), LineStatus::Unparsed);
     QVERIFY(problem.message.find("names no time column") != std::string::npos);
+}
+
+// A column named only by the prefix ("http_", "header:") names no header and is ignored (found
+// by fuzz_access_log).
+void TestLogFormat::csvHeaderPrefixWithoutAName() {
+    std::string error;
+    std::optional<LogLineParser> p = LogLineParser::make({LogFormat::Csv, {}, {}}, error);
+    LogRecord r;
+    LineProblem problem;
+    QCOMPARE(p->parse("ts_ms,client,http_,header:,http_x_api_key", r, problem),
+             LineStatus::Skipped);
+    QCOMPARE(p->parse("1000,192.0.2.1,x,y,k1", r, problem), LineStatus::Ok);
+    QCOMPARE(text(r.client), QString("192.0.2.1"));
+    QCOMPARE(headersText(r), QString("x-api-key=k1"));
 }
 
 void TestLogFormat::nginxFormatsThatCannotWork_data() {
