@@ -2,9 +2,11 @@
 # Builds the libFuzzer harnesses of tests/fuzz in ./build-fuzz (clang++-16, AddressSanitizer,
 # UndefinedBehaviorSanitizer and libFuzzer's coverage) and runs them on their seed corpora.
 #
-#   scripts/fuzz.sh [SECONDS]   the campaign: each harness for SECONDS (default 600), one after
-#                               the other, niced; new inputs go to build-fuzz/corpus/<harness>,
-#                               findings to build-fuzz/findings/<harness>; a table at the end
+#   scripts/fuzz.sh [SECONDS [HARNESS...]]
+#                               the campaign: each harness (default: all) for SECONDS (default
+#                               600), one after the other, niced; new inputs go to
+#                               build-fuzz/corpus/<harness>, findings to
+#                               build-fuzz/findings/<harness>; a table at the end
 #   scripts/fuzz.sh --smoke     what scripts/test.sh runs: each harness for a fixed number of
 #                               executions (RATELAB_FUZZ_SMOKE_RUNS, default 20000), seed 1
 #
@@ -22,9 +24,21 @@ seconds=600
 case "${1:-}" in
     --smoke) smoke=1 ;;
     "") ;;
-    *[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS | --smoke]" >&2; exit 2 ;;
+    *[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS [HARNESS...] | --smoke]" >&2; exit 2 ;;
     *) seconds="$1" ;;
 esac
+
+harnesses=(policy scenario access_log forwarded ip redis_url http_request)
+if [ "$smoke" -eq 0 ] && [ "$#" -gt 1 ]; then
+    shift
+    for h in "$@"; do
+        if [[ ! " ${harnesses[*]} " == *" $h "* ]]; then
+            echo "fuzz: no harness '$h' (there are: ${harnesses[*]})" >&2
+            exit 2
+        fi
+    done
+    harnesses=("$@")
+fi
 
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
@@ -35,7 +49,6 @@ cmake -S . -B build-fuzz -G Ninja "${launcher[@]}" -DCMAKE_CXX_COMPILER="$cxx" \
       -DRATELAB_BUILD_BENCH=OFF -DRATELAB_INSTALL=OFF >/dev/null
 cmake --build build-fuzz --parallel "$(nproc)" --target fuzzers
 
-harnesses=(policy scenario access_log forwarded ip redis_url http_request)
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 failed=0
