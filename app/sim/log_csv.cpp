@@ -13,7 +13,6 @@ CsvColumn csvColumnNamed(std::string_view name) {
     for (char c : name)
         n.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c);
     auto header = [](std::string h) {
-        if (h.empty()) return CsvColumn{};  // "http_" or "header:" names no header
         std::replace(h.begin(), h.end(), '_', '-');
         return CsvColumn{CsvRole::Header, std::move(h)};
     };

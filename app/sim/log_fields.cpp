@@ -89,7 +89,7 @@ void splitRequest(std::string_view request, LogRecord& out) {
 }
 
 void addHeader(std::string_view name, std::string_view value, LogRecord& out) {
-    if (value.empty() || value == "-") return;
+    if (name.empty() || value.empty() || value == "-") return;
     out.headers.push_back(Header{name, value});
 }
 

@@ -37,7 +37,8 @@ bool targetPath(std::string_view target, std::string_view& path);
 /// request line is kept as method "-" and path "/", so the line still counts as the request
 /// the server saw.
 void splitRequest(std::string_view request, LogRecord& out);
-/// A logged header into out.headers, unless it is empty or "-" (not sent).
+/// A logged header into out.headers, unless it is empty or "-" (not sent) or has no name (a
+/// CSV column named only "http_", a JSON value under an empty key: no header).
 void addHeader(std::string_view name, std::string_view value, LogRecord& out);
 /// nginx writes '"', '\' and bytes outside printable ASCII as \xHH; Apache writes \" and \\.
 /// Unescapes into `scratch` (reserved to the line's length) when `value` holds a backslash.

@@ -34,8 +34,7 @@ public:
                 break;
             case kJsonHeaders:
                 // Caddy writes credentials as "REDACTED" unless told to log them: no header.
-                // Nor is a value without a name (an empty key, or "headers" not an object).
-                if (v.isString && !v.member.empty() && !(p_.caddy && v.text == "REDACTED")) {
+                if (v.isString && !(p_.caddy && v.text == "REDACTED")) {
                     addHeader(v.member, v.text, out_);
                 }
                 break;
