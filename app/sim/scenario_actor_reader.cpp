@@ -13,6 +13,49 @@
 
 namespace ratelab::sim::scenario_reader {
 
+namespace {
+
+constexpr std::int64_t kMaxInstances = 1'000'000;
+constexpr double kMaxRate = 1e9;  // requests per second, per instance
+constexpr std::size_t kMaxHeaders = 12;
+constexpr std::size_t kMaxAttributes = 8;
+constexpr int kMinStatus = 100;  // the HTTP statuses a response model may answer
+constexpr int kMaxStatus = 599;
+
+std::optional<Cidr> readCidr(Reader& reader, ObjectReader& object, std::string_view key) {
+    std::string text;
+    if (!object.readString(key, text)) return std::nullopt;
+    std::optional<Cidr> cidr = Cidr::parse(text, /*strict=*/true);
+    if (!cidr) {
+        reader.error(*object.get(key),
+                     "\"" + text + "\" is not a network in CIDR notation with no host bits set");
+    }
+    return cidr;
+}
+
+std::optional<IpAddress> readAddress(Reader& reader, ObjectReader& object, std::string_view key) {
+    std::string text;
+    if (!object.readString(key, text)) return std::nullopt;
+    std::optional<IpAddress> address = IpAddress::parse(text);
+    if (!address) reader.error(*object.get(key), "\"" + text + "\" is not an IP address");
+    return address;
+}
+
+std::vector<std::pair<std::string, std::string>> readStringMap(Reader& reader, const Value& map) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const json::Member& member : map.members()) {
+        if (member.key.empty()) {
+            reader.errorAt(member.keyPosition, member.value->pointer(), "a name must not be empty");
+            continue;
+        }
+        if (!reader.expect(*member.value, {Value::Type::String}, "a string")) continue;
+        out.emplace_back(member.key, member.value->asString());
+    }
+    return out;
+}
+
+}  // namespace
+
 void ScenarioParser::readActor(const Value& v, Scenario& s) {
     if (!reader_.expect(v, {Value::Type::Object}, "an object")) return;
     Actor a;

@@ -18,9 +18,18 @@ namespace ratelab::sim {
 
 namespace scenario_reader {
 
+namespace {
+
+constexpr double kMaxSeconds = 30.0 * 24 * 3600;  // a month of virtual time
+constexpr std::int64_t kMaxSamples = 1'000'000;   // bounds the per-sample series
+constexpr double kMaxRequests = 1e10;
+constexpr std::size_t kMaxTemplate = 200;
+
 Nanos seconds(double s) {
     return static_cast<Nanos>(std::llround(s * 1e9));
 }
+
+}  // namespace
 
 // Reads an optional duration in seconds into `out`; false when absent or invalid.
 bool readSeconds(ObjectReader& object, std::string_view key, Nanos& out, double min,
@@ -29,38 +38,6 @@ bool readSeconds(ObjectReader& object, std::string_view key, Nanos& out, double 
     if (!object.readNumber(key, s, min, kMaxSeconds, minExclusive)) return false;
     out = seconds(s);
     return true;
-}
-
-std::optional<Cidr> readCidr(Reader& reader, ObjectReader& object, std::string_view key) {
-    std::string text;
-    if (!object.readString(key, text)) return std::nullopt;
-    std::optional<Cidr> cidr = Cidr::parse(text, /*strict=*/true);
-    if (!cidr) {
-        reader.error(*object.get(key),
-                     "\"" + text + "\" is not a network in CIDR notation with no host bits set");
-    }
-    return cidr;
-}
-
-std::optional<IpAddress> readAddress(Reader& reader, ObjectReader& object, std::string_view key) {
-    std::string text;
-    if (!object.readString(key, text)) return std::nullopt;
-    std::optional<IpAddress> address = IpAddress::parse(text);
-    if (!address) reader.error(*object.get(key), "\"" + text + "\" is not an IP address");
-    return address;
-}
-
-std::vector<std::pair<std::string, std::string>> readStringMap(Reader& reader, const Value& map) {
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const json::Member& member : map.members()) {
-        if (member.key.empty()) {
-            reader.errorAt(member.keyPosition, member.value->pointer(), "a name must not be empty");
-            continue;
-        }
-        if (!reader.expect(*member.value, {Value::Type::String}, "a string")) continue;
-        out.emplace_back(member.key, member.value->asString());
-    }
-    return out;
 }
 
 std::optional<Scenario> ScenarioParser::parse(const Value& root) {

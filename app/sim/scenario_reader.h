@@ -21,28 +21,9 @@ using json::ObjectReader;
 using json::Reader;
 using json::Value;
 
-inline constexpr double kMaxSeconds = 30.0 * 24 * 3600;  // a month of virtual time
-inline constexpr std::int64_t kMaxSamples = 1'000'000;   // bounds the per-sample series
-inline constexpr std::int64_t kMaxInstances = 1'000'000;
-inline constexpr double kMaxRate = 1e9;  // requests per second, per instance
-inline constexpr double kMaxRequests = 1e10;
-inline constexpr std::size_t kMaxHeaders = 12;
-inline constexpr std::size_t kMaxAttributes = 8;
-inline constexpr std::size_t kMaxTemplate = 200;
-inline constexpr int kMinStatus = 100;  // the HTTP statuses a response model may answer
-inline constexpr int kMaxStatus = 599;
-
-Nanos seconds(double s);
-
 // Reads an optional duration in seconds into `out`; false when absent or invalid.
 bool readSeconds(ObjectReader& object, std::string_view key, Nanos& out, double min,
                  bool minExclusive);
-
-std::optional<Cidr> readCidr(Reader& reader, ObjectReader& object, std::string_view key);
-
-std::optional<IpAddress> readAddress(Reader& reader, ObjectReader& object, std::string_view key);
-
-std::vector<std::pair<std::string, std::string>> readStringMap(Reader& reader, const Value& map);
 
 /// Reads one scenario file's JSON tree; reports every problem, positioned, to `out`.
 class ScenarioParser {

@@ -21,6 +21,10 @@ namespace {
 
 using namespace reader;
 
+constexpr std::int64_t kMaxDurationMs = kMaxDuration / kNanosPerMilli;
+constexpr std::int64_t kMaxUint32 = 4'294'967'295;
+constexpr double kMaxRate = 1e9;
+
 bool checkName(Diagnostics& sink, const json::Value& v, std::string_view what) {
     if (isValidName(v.asString())) return true;
     sink.error(CheckLevel::Schema, v,

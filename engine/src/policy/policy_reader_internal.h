@@ -14,9 +14,6 @@ namespace ratelab::policy::reader {
 using Type = json::Value::Type;
 
 inline constexpr std::int64_t kMaxCount = 1'000'000'000;
-inline constexpr std::int64_t kMaxDurationMs = kMaxDuration / kNanosPerMilli;
-inline constexpr std::int64_t kMaxUint32 = 4'294'967'295;
-inline constexpr double kMaxRate = 1e9;
 
 /// An array whose items are checked one by one; returns the items that have the wanted type.
 std::vector<const json::Value*> itemsOf(Diagnostics& sink, const json::Value& array, Type type,
