@@ -1,11 +1,17 @@
 // The full request path: derive the key (SHA-256 of the Authorization header included), apply
 // the peer's bucket budget, decide, and render the headers into a reused Verdict; against the
 // same work done the obvious way around the naive limiter. Also the identity pieces on their
-// own: SHA-256 through EVP three ways, key derivation, address formatting.
+// own: SHA-256 through every OpenSSL interface there is for it, key derivation, address
+// formatting.
+
+// The deprecated SHA256_* calls are measured, never used by the engine: they are the floor
+// (the CPU's SHA instructions without EVP's provider dispatch) the EVP figures are read against.
+#define OPENSSL_SUPPRESS_DEPRECATED
 
 #include <arpa/inet.h>
 #include <benchmark/benchmark.h>
 #include <openssl/evp.h>
+#include <openssl/sha.h>
 
 #include <array>
 #include <memory>
@@ -198,9 +204,75 @@ void BM_Sha256_EvpContextPerCall(benchmark::State& state) {
     EVP_MD_free(md);
 }
 
+// One context, re-initialised with EVP_DigestInit_ex2 and no digest: "the one it had".
+void BM_Sha256_EvpInitEx2Reuse(benchmark::State& state) {
+    EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    EVP_MD_CTX* context = EVP_MD_CTX_new();
+    EVP_DigestInit_ex2(context, md, nullptr);
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    const std::string& token = sampleToken();
+    for (auto _ : state) {
+        EVP_DigestInit_ex2(context, nullptr, nullptr);
+        EVP_DigestUpdate(context, token.data(), token.size());
+        EVP_DigestFinal_ex(context, digest, &length);
+        benchmark::DoNotOptimize(digest);
+    }
+    EVP_MD_CTX_free(context);
+    EVP_MD_free(md);
+}
+
+// A context initialised once and copied into the working one per hash (EVP_MD_CTX_copy_ex).
+void BM_Sha256_EvpCopyFromInitialised(benchmark::State& state) {
+    EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    EVP_MD_CTX* initialised = EVP_MD_CTX_new();
+    EVP_DigestInit_ex(initialised, md, nullptr);
+    EVP_MD_CTX* context = EVP_MD_CTX_new();
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    const std::string& token = sampleToken();
+    for (auto _ : state) {
+        EVP_MD_CTX_copy_ex(context, initialised);
+        EVP_DigestUpdate(context, token.data(), token.size());
+        EVP_DigestFinal_ex(context, digest, &length);
+        benchmark::DoNotOptimize(digest);
+    }
+    EVP_MD_CTX_free(context);
+    EVP_MD_CTX_free(initialised);
+    EVP_MD_free(md);
+}
+
+// OpenSSL 3's one-call digest by name.
+void BM_Sha256_EvpQDigest(benchmark::State& state) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    std::size_t length = 0;
+    const std::string& token = sampleToken();
+    for (auto _ : state) {
+        EVP_Q_digest(nullptr, "SHA256", nullptr, token.data(), token.size(), digest, &length);
+        benchmark::DoNotOptimize(digest);
+    }
+}
+
+// The deprecated low-level calls: the same SHA-NI compression, no provider in between.
+void BM_Sha256_LowLevel(benchmark::State& state) {
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    const std::string& token = sampleToken();
+    for (auto _ : state) {
+        SHA256_CTX context;
+        SHA256_Init(&context);
+        SHA256_Update(&context, token.data(), token.size());
+        SHA256_Final(digest, &context);
+        benchmark::DoNotOptimize(digest);
+    }
+}
+
 BENCHMARK(BM_Sha256_Engine);
 BENCHMARK(BM_Sha256_EvpDigestImplicitFetch);
 BENCHMARK(BM_Sha256_EvpContextPerCall);
+BENCHMARK(BM_Sha256_EvpInitEx2Reuse);
+BENCHMARK(BM_Sha256_EvpCopyFromInitialised);
+BENCHMARK(BM_Sha256_EvpQDigest);
+BENCHMARK(BM_Sha256_LowLevel);
 
 void deriveLoop(benchmark::State& state, bool withAuthorization, bool v6) {
     const Clients& clients = Clients::get();
@@ -266,6 +338,11 @@ BENCHMARK(BM_Format_V4);
                      [](const Results& r) { return nanos(r, "BM_Sha256_Engine"); },
                      0,
                      22});
+    registerSummary({"sha256_lowlevel_ns",
+                     {"BM_Sha256_LowLevel"},
+                     [](const Results& r) { return nanos(r, "BM_Sha256_LowLevel"); },
+                     0,
+                     23});
     return true;
 }();
 

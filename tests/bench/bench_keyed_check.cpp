@@ -1,84 +1,27 @@
 // The keyed-check figures of docs/BENCHMARKS.md: one keyed check against the embedded store
-// versus the naive limiter, at 1k and 1M uniformly visited keys, on one and two threads; and
-// memory per live key.
+// versus the naive limiter, one by one and in batches, at 10^3 to 10^7 uniformly visited keys
+// (the summary reads 10^3 and 10^6), on one and two threads; and memory per live key. Each
+// check of the store reports `huge_pages`, the share of the store's large slot arrays on
+// transparent huge pages (see hugePageShare(): with several sizes in one process it covers
+// every store built so far, so the scaling table runs one size per process).
 
 #include <benchmark/benchmark.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
-
-#include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
-#include "key_sets.h"
-#include "naive_limiter.h"
-#include "ratelab/memory_store.h"
+#include "populated.h"
 #include "summary.h"
 
 namespace ratelab::bench {
 namespace {
 
-constexpr Nanos kStep = 1000;  // virtual time between checks on one thread
-
-Limit benchLimit() {
-    Limit l;
-    l.algorithm = Algorithm::TokenBucket;
-    l.capacity = 20;
-    l.emissionInterval = kNanosPerSecond;
-    return l;
-}
-
-// A store holding every key of the set, shared by the threads of one benchmark.
-struct PopulatedStore {
-    std::unique_ptr<Store> store;
-    Limit limit = benchLimit();
-
-    explicit PopulatedStore(const KeySet& keys) {
-        MemoryStoreOptions options;
-        options.maxBuckets = static_cast<std::int64_t>(keys.size) * 2;
-        options.hashSeed = 1;
-        store = makeMemoryStore(options);
-        ConsumeRequest r = request();
-        for (std::size_t i = 0; i < keys.size; ++i) {
-            const KeyBytes k(i);
-            r.key = k.view();
-            r.partition = k.view();
-            store->consume(r);
-        }
-    }
-    ConsumeRequest request() const {
-        ConsumeRequest r;
-        r.limitName = "bench";
-        r.limit = &limit;
-        return r;
-    }
-};
-
-template <class T>
-T& shared(std::size_t keyCount) {
-    static std::mutex mutex;
-    static std::map<std::size_t, std::unique_ptr<T>> instances;
-    std::lock_guard<std::mutex> lock(mutex);
-    auto& p = instances[keyCount];
-    if (!p) p = std::make_unique<T>(KeySet::of(keyCount));
-    return *p;
-}
-
-struct PopulatedNaive {
-    NaiveLimiter limiter{20, 1.0};
-    explicit PopulatedNaive(const KeySet& keys) {
-        for (std::size_t i = 0; i < keys.size; ++i)
-            limiter.check(KeyBytes(i).view(), 0);
-    }
-};
-
 void BM_KeyedCheck_Ratelab(benchmark::State& state) {
     const std::size_t n = static_cast<std::size_t>(state.range(0));
     const KeySet& keys = KeySet::of(n);
-    PopulatedStore& s = shared<PopulatedStore>(n);
+    PopulatedStore& s = populated<PopulatedStore>(n);
     ConsumeRequest r = s.request();
     std::size_t i = static_cast<std::size_t>(state.thread_index()) * 7919;
     Nanos now = kNanosPerSecond;
@@ -88,33 +31,34 @@ void BM_KeyedCheck_Ratelab(benchmark::State& state) {
         // of two 8-byte stores, a store-forwarding stall of ~6 ns that is the harness's own.
         r.key = key.view();
         r.partition = key.view();
-        r.now = now += kStep;
+        r.now = now += kCheckStep;
         benchmark::DoNotOptimize(s.store->consume(r));
     }
     state.SetItemsProcessed(state.iterations());
+    state.counters["huge_pages"] = hugePageShare();
 }
 
 void BM_KeyedCheck_Naive(benchmark::State& state) {
     const std::size_t n = static_cast<std::size_t>(state.range(0));
     const KeySet& keys = KeySet::of(n);
-    PopulatedNaive& s = shared<PopulatedNaive>(n);
+    PopulatedNaive& s = populated<PopulatedNaive>(n);
     std::size_t i = static_cast<std::size_t>(state.thread_index()) * 7919;
     Nanos now = kNanosPerSecond;
     for (auto _ : state) {
         const KeyBytes key(keys.index(i++));
-        benchmark::DoNotOptimize(s.limiter.check(key.view(), now += kStep));
+        benchmark::DoNotOptimize(s.limiter.check(key.view(), now += kCheckStep));
     }
     state.SetItemsProcessed(state.iterations());
 }
 
 // The store's batch path (Store::consumeBatch, what Limiter::checkBatch calls): kBatch requests
-// hashed, prefetched and decided per call. One iteration is one batch; ns_per_check divides.
+// hashed, prefetched and decided per call. One iteration is one batch (items/s counts checks).
 constexpr std::size_t kBatch = 32;
 
 void BM_KeyedCheckBatch_Ratelab(benchmark::State& state) {
     const std::size_t n = static_cast<std::size_t>(state.range(0));
     const KeySet& keys = KeySet::of(n);
-    PopulatedStore& s = shared<PopulatedStore>(n);
+    PopulatedStore& s = populated<PopulatedStore>(n);
     std::vector<ConsumeRequest> requests(kBatch, s.request());
     std::vector<ConsumeResult> results(kBatch);
     std::vector<KeyBytes> bytes(kBatch, KeyBytes(0));
@@ -125,32 +69,26 @@ void BM_KeyedCheckBatch_Ratelab(benchmark::State& state) {
             bytes[k] = KeyBytes(keys.index(i++));
             requests[k].key = bytes[k].view();
             requests[k].partition = bytes[k].view();
-            requests[k].now = now += kStep;
+            requests[k].now = now += kCheckStep;
         }
         s.store->consumeBatch(requests, results);
         benchmark::DoNotOptimize(results.data());
     }
     state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kBatch));
-    state.counters["ns_per_check"] = benchmark::Counter(
-        static_cast<double>(state.iterations() * kBatch),
-        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["huge_pages"] = hugePageShare();
 }
 
-BENCHMARK(BM_KeyedCheck_Ratelab)->Arg(1000)->Arg(1'000'000);
-BENCHMARK(BM_KeyedCheckBatch_Ratelab)->Arg(1000)->Arg(1'000'000);
-BENCHMARK(BM_KeyedCheck_Naive)->Arg(1000)->Arg(1'000'000);
+// 10^3 to 10^7 keys: the scaling table of docs/BENCHMARKS.md.
+void scaling(benchmark::internal::Benchmark* b) {
+    for (std::int64_t n = 1000; n <= 10'000'000; n *= 10)
+        b->Arg(n);
+}
+
+BENCHMARK(BM_KeyedCheck_Ratelab)->Apply(scaling);
+BENCHMARK(BM_KeyedCheckBatch_Ratelab)->Apply(scaling);
+BENCHMARK(BM_KeyedCheck_Naive)->Apply(scaling);
 BENCHMARK(BM_KeyedCheck_Ratelab)->Arg(1000)->Arg(1'000'000)->Threads(2)->UseRealTime();
 BENCHMARK(BM_KeyedCheck_Naive)->Arg(1000)->Arg(1'000'000)->Threads(2)->UseRealTime();
-
-// Resident memory of this process, in bytes.
-std::int64_t residentBytes() {
-    long pages = 0, resident = 0;
-    if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
-        if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-        std::fclose(f);
-    }
-    return static_cast<std::int64_t>(resident) * sysconf(_SC_PAGESIZE);
-}
 
 // Bytes per key as the kernel sees them: the growth of the resident set while `build` fills a
 // structure with n keys, measured in a forked child so that no memory this process freed
@@ -216,8 +154,8 @@ void BM_BytesPerKey_Naive(benchmark::State& state) {
     });
 }
 
-BENCHMARK(BM_BytesPerKey_Ratelab)->Arg(1'000'000)->Iterations(1)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_BytesPerKey_Naive)->Arg(1'000'000)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BytesPerKey_Ratelab)->Apply(scaling)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BytesPerKey_Naive)->Apply(scaling)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 double ratio(const Results& r, const std::string& baseline, const std::string& ours) {
     return nanos(r, baseline) / nanos(r, ours);
@@ -248,6 +186,28 @@ double ratio(const Results& r, const std::string& baseline, const std::string& o
                      },
                      1,
                      12});
+    // The batch: one iteration decides kBatch checks.
+    const auto batchRatio = [](const Results& r, const std::string& keys) {
+        return nanos(r, "BM_KeyedCheck_Naive/" + keys) /
+               (nanos(r, "BM_KeyedCheckBatch_Ratelab/" + keys) / static_cast<double>(kBatch));
+    };
+    registerSummary({"batch_ratio_1k",
+                     {"BM_KeyedCheck_Naive/1000", "BM_KeyedCheckBatch_Ratelab/1000"},
+                     [batchRatio](const Results& r) { return batchRatio(r, "1000"); },
+                     1,
+                     15});
+    registerSummary({"batch_ratio_1m",
+                     {"BM_KeyedCheck_Naive/1000000", "BM_KeyedCheckBatch_Ratelab/1000000"},
+                     [batchRatio](const Results& r) { return batchRatio(r, "1000000"); },
+                     1,
+                     16});
+    // Whether the 10^6-key table ran on huge pages: both of its figures depend on it.
+    registerSummary(
+        {"huge_pages_1m",
+         {"BM_KeyedCheck_Ratelab/1000000"},
+         [](const Results& r) { return counter(r, "BM_KeyedCheck_Ratelab/1000000", "huge_pages"); },
+         2,
+         17});
     registerSummary({"bytes_per_key",
                      {"BM_BytesPerKey_Ratelab/1000000/iterations:1"},
                      [](const Results& r) {
