@@ -31,6 +31,12 @@ public:
         }
     }
 
+    /// Starts loading the slot insert(h) will look at first, so that a caller with other work
+    /// to do before the insert does not wait for it.
+    [[gnu::always_inline]] void prefetch(std::uint64_t h) const {
+        if (!slots_.empty())
+            __builtin_prefetch(&slots_[static_cast<std::size_t>(h) & (slots_.size() - 1)]);
+    }
     std::uint32_t size() const { return size_; }
 
     /// Forgets every hash; the next insert is numbered 0 again. The table keeps its size.
