@@ -1,6 +1,7 @@
 #include "sim/access_log.h"
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <unordered_map>
 
@@ -38,16 +39,17 @@ public:
     }
     void writeNext(RequestSlot& slot) override {
         const RecordedRequest& r = t_.requests[next_++];
-        line_ = t_.line(r, headers_);
-        writeReplayedRequest(line_, slot);
+        // The request's header list lives on for the batch (RecordedCursor::writeNext).
+        at_ = at_ + 1 == headers_.size() ? 0 : at_ + 1;
+        writeReplayedRequest(t_.line(r, headers_[at_]), slot);
         slot.instance = r.client;
     }
 
 private:
     const RecordedTraffic& t_;
     std::size_t next_ = 0;
-    ReplayedLine line_;
-    std::vector<Header> headers_;
+    std::array<std::vector<Header>, kRecordedBatch + 1> headers_;
+    std::size_t at_ = 0;
 };
 
 }  // namespace

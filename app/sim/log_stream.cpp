@@ -4,6 +4,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <deque>
@@ -186,11 +187,13 @@ struct LogStream::Impl {
     std::uint64_t seq = 0;
     std::int64_t maxSeen = INT64_MIN;
     std::optional<std::int64_t> lastEmitted;
-    // The slots next() handed out last and the time before: a caller may still use the one
-    // before while it looks at the next line's time (ActorTraffic schedules ahead).
-    std::optional<std::uint32_t> emitted, emittedBefore;
-    std::vector<Header> emittedHeaders[2];
-    int headerBuffer = 0;
+    // The slots (and header lists) of the lines next() handed out last, kept for a batch of
+    // kRecordedBatch and the one a caller looks at the time of (ActorTraffic schedules ahead);
+    // each emission releases the line handed out kKept emissions before.
+    static constexpr std::size_t kKept = kRecordedBatch + 1;
+    std::array<std::optional<std::uint32_t>, kKept> kept;
+    std::array<std::vector<Header>, kKept> keptHeaders;
+    std::size_t keptAt = 0;
 
     HashIndex clients;  // client field hash -> ReplayedLine::clientId
     // The line accounted last: its client is numbered when the next line is accounted, or
@@ -429,9 +432,6 @@ bool LogStream::Impl::pump() {
 
 bool LogStream::Impl::next(ReplayedLine& out) {
     if (!start()) return false;
-    if (emittedBefore) releaseSlot(*emittedBefore);
-    emittedBefore = emitted;
-    emitted.reset();
     for (;;) {
         if (reading.error) return false;
         if (!heap.empty() || !inOrder.empty()) {
@@ -464,7 +464,9 @@ bool LogStream::Impl::next(ReplayedLine& out) {
                 lastEmitted = slot.epochMicros;
                 reading.endEpochMicros = slot.epochMicros;
                 ++reading.replayed;
-                emitted = top.slot;
+                keptAt = keptAt + 1 == kKept ? 0 : keptAt + 1;
+                if (kept[keptAt]) releaseSlot(*kept[keptAt]);
+                kept[keptAt] = top.slot;
                 out.epochMicros = slot.epochMicros;
                 out.file = slot.file;
                 out.line = slot.line;
@@ -481,8 +483,7 @@ bool LogStream::Impl::next(ReplayedLine& out) {
                 out.client = take(slot.clientLen);
                 out.method = take(slot.methodLen);
                 out.path = take(slot.pathLen);
-                headerBuffer ^= 1;
-                std::vector<Header>& headers = emittedHeaders[headerBuffer];
+                std::vector<Header>& headers = keptHeaders[keptAt];
                 headers.clear();
                 for (std::size_t i = 0; i + 1 < slot.headerLens.size(); i += 2) {
                     const std::string_view name = take(slot.headerLens[i]);

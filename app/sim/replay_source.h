@@ -5,6 +5,7 @@
 // run can replay any number of times) and a stream over files (StreamedLog, replayed once, in
 // bounded memory, its span known only at its end).
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -16,14 +17,18 @@ namespace ratelab::sim {
 
 struct RequestSlot;  // traffic.h
 
+/// The most requests of a recorded log a runner generates before deciding them.
+inline constexpr std::size_t kRecordedBatch = 64;
+
 /// One pass over a log's requests. Not thread-safe.
 class RecordedCursor {
 public:
     virtual ~RecordedCursor() = default;
     /// Time of the next request since the log's first; kEndOfLog when there is none.
     virtual Nanos nextTime() = 0;
-    /// Writes the next request into `slot` (its views stay valid until the next call) and
-    /// moves on. REQUIRES: nextTime() != kEndOfLog.
+    /// Writes the next request into `slot` and moves on. Its views stay valid while the
+    /// cursor writes kRecordedBatch more requests (and looks at the time of the one after), so
+    /// a runner can generate a batch before deciding it. REQUIRES: nextTime() != kEndOfLog.
     virtual void writeNext(RequestSlot& slot) = 0;
 
     static constexpr Nanos kEndOfLog = INT64_MAX;

@@ -118,10 +118,10 @@ void ScenarioRunner::Impl::build() {
                 : shared && shared->kind() == "redis" ? 256
                                                       : 64;
     if (!replicasInterchangeable) batchSize = 1;
-    // A replayed log's cursor keeps one line's views alive at a time (replay_source.h), so a
-    // replay generates and decides its requests one by one.
+    // A replayed log's cursor keeps the views of its last kRecordedBatch requests alive
+    // (replay_source.h).
     for (const Actor& a : scenario.actors)
-        if (a.recorded) batchSize = 1;
+        if (a.recorded) batchSize = std::min(batchSize, kRecordedBatch);
     slots.resize(batchSize);
     views.resize(batchSize);
     times.resize(batchSize);
