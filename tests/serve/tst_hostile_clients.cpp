@@ -322,15 +322,20 @@ private slots:
         QVERIFY(good.answered());
     }
 
-    // Storms of connections that send half a request and reset leave no memory behind.
+    // Storms of connections that send half a request and reset leave no memory behind. The
+    // baseline is taken after three storms: how many buffers the server holds at once in a
+    // storm depends on scheduling, so the first storms set the allocator's high-water mark
+    // (under AddressSanitizer on a loaded machine the first alone once fell short of it by
+    // 4.4 MB). A leak would add up storm after storm: six storms of 400 connections left
+    // behind would be 29 MB.
     void abortedConnectionStormsKeepMemoryFlat() {
         SidecarUnderTest s(kPolicy);
         QVERIFY2(s.sidecar, s.error.c_str());
         GoodClient good(s.port());
-        std::int64_t afterFirst = 0;
+        std::int64_t baseline = 0;
         const std::string half =
             "GET /storm HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(12000, 'p');
-        for (int storm = 0; storm < 6; ++storm) {
+        for (int storm = 0; storm < 9; ++storm) {
             std::vector<RawClient> clients;
             for (int i = 0; i < 400; ++i) {
                 clients.emplace_back(s.port());
@@ -341,10 +346,10 @@ private slots:
                 c.reset();
             // Every reset is seen once the server's count of open connections is back to one.
             QVERIFY(s.waitForOpenConnections(1));
-            if (storm == 0) afterFirst = residentBytes();
+            if (storm == 2) baseline = residentBytes();
         }
         QVERIFY(good.answered());
-        const std::int64_t growth = residentBytes() - afterFirst;
+        const std::int64_t growth = residentBytes() - baseline;
         QVERIFY2(growth < 4 * 1024 * 1024, qPrintable(QString::number(growth)));
     }
 };
