@@ -16,6 +16,8 @@ struct LogFormatChoice {
     QString format;       ///< a sim::logFormatName() spelling; empty: detected from the first lines
     QString nginxFormat;  ///< nginx: the server's log_format string
     QString jsonFields;   ///< json: ROLE=PATH pairs separated by spaces, as --field takes them
+
+    friend bool operator==(const LogFormatChoice&, const LogFormatChoice&) = default;
 };
 
 /// The reading options `choice` names into `out` (nullopt: detect the format). False with

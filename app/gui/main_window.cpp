@@ -201,12 +201,16 @@ void MainWindow::buildMenus() {
             ui_.chooseOpenFile(tr("Replay an access log"), {}, tr(kAccessLogFilter));
         std::optional<sim::LogFormatOptions> format;
         if (!path.isEmpty() && askLogFormat(path, format))
-            openFile(RecentFiles::Kind::AccessLog, path, format);
+            openFile(RecentFiles::Kind::AccessLog, path, logFormat_);
     });
     openLog->setObjectName("openAccessLogAction");
     recentMenu_ = new RecentFilesMenu(
         *recent_, ui_,
-        [this](RecentFiles::Kind kind, const QString& path) { openFile(kind, path); }, this);
+        [this](RecentFiles::Kind kind, const QString& path) {
+            // An access log opens again as it was read last.
+            openFile(kind, path, recent_->logFormat(path));
+        },
+        this);
     file->addMenu(recentMenu_);
     file->addAction(tr("&Fit a scenario to a log..."), this, [this] {
         const QString log =
@@ -288,7 +292,7 @@ bool MainWindow::askLogFormat(const QString& path, std::optional<sim::LogFormatO
 }
 
 void MainWindow::openFile(RecentFiles::Kind kind, const QString& path,
-                          const std::optional<sim::LogFormatOptions>& format) {
+                          const LogFormatChoice& format) {
     switch (kind) {
         case RecentFiles::Kind::Policy:
             if (workbench_.openPolicy(path)) recent_->add(kind, path);
@@ -297,15 +301,22 @@ void MainWindow::openFile(RecentFiles::Kind kind, const QString& path,
             if (workbench_.openScenario(path)) recent_->add(kind, path);
             return;
         case RecentFiles::Kind::AccessLog: {
+            std::optional<sim::LogFormatOptions> options;
+            QString error;
+            if (!readLogFormatChoice(format, options, error)) {
+                ui_.showError(tr("Cannot read the access log"),
+                              tr("%1: %2").arg(QDir::toNativeSeparators(path), error));
+                return;
+            }
             // Parsed on a pool thread: listed once it has opened.
             auto* once = new QObject(this);
             connect(&workbench_, &Workbench::accessLogOpened, once,
-                    [this, once, path](const QString& opened, bool ok) {
+                    [this, once, path, format](const QString& opened, bool ok) {
                         if (opened != path) return;
-                        if (ok) recent_->add(RecentFiles::Kind::AccessLog, path);
+                        if (ok) recent_->add(RecentFiles::Kind::AccessLog, path, format);
                         once->deleteLater();
                     });
-            workbench_.openAccessLog(path, format);
+            workbench_.openAccessLog(path, options);
             return;
         }
     }

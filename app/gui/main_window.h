@@ -63,9 +63,8 @@ private:
     void updateTitle();
     /// Opens a file the user picked through the workbench and, once it opened, lists it
     /// under File > Open recent.
-    /// An access log opens in `format` (unset: detected).
-    void openFile(RecentFiles::Kind kind, const QString& path,
-                  const std::optional<sim::LogFormatOptions>& format = std::nullopt);
+    /// An access log opens as `format` says (all empty: detected), and is listed with it.
+    void openFile(RecentFiles::Kind kind, const QString& path, const LogFormatChoice& format = {});
     /// Asks how the log at `path` is written (the last answer proposed); false when the user
     /// cancelled or the answer is wrong (then shown as an error).
     bool askLogFormat(const QString& path, std::optional<sim::LogFormatOptions>& format);

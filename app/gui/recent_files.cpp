@@ -14,6 +14,8 @@ namespace {
 // The settings keys, one per kind, in Kind's order.
 constexpr const char* kKeys[RecentFiles::kKindCount] = {"recent/policies", "recent/scenarios",
                                                         "recent/accessLogs"};
+// Path -> [format, nginx log_format, json fields] of the listed access logs not detected.
+constexpr const char* kLogFormatsKey = "recent/accessLogFormats";
 
 QString headingOf(RecentFiles::Kind kind) {
     switch (kind) {
@@ -38,27 +40,46 @@ RecentFiles::RecentFiles(QSettings* settings, QObject* parent)
                 lists_[k] << path;
         }
     }
+    const QVariantMap formats = settings_->value(kLogFormatsKey).toMap();
+    for (auto it = formats.begin(); it != formats.end(); ++it) {
+        const QStringList parts = it.value().toStringList();
+        if (parts.size() == 3 && lists_[index(Kind::AccessLog)].contains(it.key()))
+            logFormats_.insert(it.key(), LogFormatChoice{parts[0], parts[1], parts[2]});
+    }
 }
 
-void RecentFiles::add(Kind kind, const QString& path) {
+void RecentFiles::add(Kind kind, const QString& path, const LogFormatChoice& format) {
     if (path.isEmpty() || path.startsWith(":/")) return;
     const QString absolute = QDir::cleanPath(QFileInfo(path).absoluteFilePath());
     QStringList& list = lists_[index(kind)];
-    if (!list.isEmpty() && list.front() == absolute) return;
+    const bool isLog = kind == Kind::AccessLog;
+    if (!list.isEmpty() && list.front() == absolute && (!isLog || logFormat(absolute) == format))
+        return;
     list.removeAll(absolute);
     list.prepend(absolute);
     while (list.size() > kMaxRecent)
-        list.removeLast();
+        logFormats_.remove(list.takeLast());
+    if (isLog) {
+        if (format == LogFormatChoice{}) {
+            logFormats_.remove(absolute);
+        } else {
+            logFormats_.insert(absolute, format);
+        }
+    }
     save();
 }
 
 void RecentFiles::remove(Kind kind, const QString& path) {
-    if (lists_[index(kind)].removeAll(path) > 0) save();
+    if (lists_[index(kind)].removeAll(path) > 0) {
+        if (kind == Kind::AccessLog) logFormats_.remove(path);
+        save();
+    }
 }
 
 void RecentFiles::clear() {
     for (QStringList& list : lists_)
         list.clear();
+    logFormats_.clear();
     save();
 }
 
@@ -66,6 +87,12 @@ void RecentFiles::save() {
     if (settings_) {
         for (int k = 0; k < kKindCount; ++k)
             settings_->setValue(kKeys[k], lists_[k]);
+        QVariantMap formats;
+        for (auto it = logFormats_.begin(); it != logFormats_.end(); ++it) {
+            formats.insert(it.key(), QStringList{it.value().format, it.value().nginxFormat,
+                                                 it.value().jsonFields});
+        }
+        settings_->setValue(kLogFormatsKey, formats);
         settings_->sync();  // a crash later still leaves the lists
     }
     emit changed();

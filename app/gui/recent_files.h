@@ -3,8 +3,10 @@
 // The files the user opened from the window, most recent first: policies, scenarios and access
 // logs, at most kMaxRecent of each, remembered between launches in QSettings. File > Open
 // recent lists them; a file that has gone since is dropped when picked, with a message saying
-// so.
+// so. An access log keeps how it was read (its format, as the user gave it), so that it opens
+// again the same way.
 
+#include <QHash>
 #include <QMenu>
 #include <QObject>
 #include <QString>
@@ -13,6 +15,8 @@
 #include <array>
 #include <functional>
 #include <vector>
+
+#include "log_format_choice.h"
 
 class QSettings;
 
@@ -37,7 +41,11 @@ public:
     const QStringList& files(Kind kind) const { return lists_[index(kind)]; }
     /// `path` becomes the most recent of its kind: an earlier entry of the same file moves to
     /// the front, and the oldest beyond kMaxRecent goes. Embedded files (":/...") are skipped.
-    void add(Kind kind, const QString& path);
+    /// An access log keeps `format`, how it was read.
+    void add(Kind kind, const QString& path, const LogFormatChoice& format = {});
+    /// How the listed access log `path` was last read; all empty when its format was detected
+    /// (or it is not listed).
+    LogFormatChoice logFormat(const QString& path) const { return logFormats_.value(path); }
     void remove(Kind kind, const QString& path);
     void clear();
 
@@ -50,6 +58,7 @@ private:
 
     QSettings* settings_;
     std::array<QStringList, kKindCount> lists_;
+    QHash<QString, LogFormatChoice> logFormats_;  // listed access logs read in a stated format
 };
 
 /// File > Open recent: each kind's files under its heading, then "Clear recent files". Picking

@@ -122,6 +122,7 @@ private slots:
     void recentFilesAndLayoutSurviveARestart();
     void aRecentFileThatIsGoneIsDropped();
     void recentListsKeepTheEightNewest();
+    void recentLogsKeepTheirFormat();
     void helpShowsTheVersionAndOpensTheDocs();
     void germanLocaleShowsCommasWhileFilesKeepDots();
 
@@ -454,6 +455,37 @@ void TestWorkbenchDesktop::recentListsKeepTheEightNewest() {
     QCOMPARE(recent.files(RecentFiles::Kind::Scenario).size(), RecentFiles::kMaxRecent);
     recent.add(RecentFiles::Kind::Policy, ":/ratelab/resources/policies/default.json");
     QVERIFY(recent.files(RecentFiles::Kind::Policy).isEmpty());
+}
+
+// A recent access log keeps the format it was read in across a restart; read again as
+// detected, or dropped from the list, it keeps none.
+void TestWorkbenchDesktop::recentLogsKeepTheirFormat() {
+    const QString iniPath = dir_.filePath("formats.ini");
+    const QString edge = QFileInfo(dir_.filePath("edge.log")).absoluteFilePath();
+    const QString plain = QFileInfo(dir_.filePath("plain.log")).absoluteFilePath();
+    const LogFormatChoice nginx{"nginx", "$remote_addr [$time_local] \"$request\" $status "
+                                         "$http_x_forwarded_for", {}};
+    const auto log = RecentFiles::Kind::AccessLog;
+    {
+        QSettings settings(iniPath, QSettings::IniFormat);
+        RecentFiles recent(&settings);
+        recent.add(log, edge, nginx);
+        recent.add(log, plain);
+    }
+    QSettings settings(iniPath, QSettings::IniFormat);
+    RecentFiles recent(&settings);
+    QCOMPARE(recent.files(log), (QStringList{plain, edge}));
+    QVERIFY(recent.logFormat(edge) == nginx);
+    QVERIFY(recent.logFormat(plain) == LogFormatChoice{});
+
+    recent.add(log, edge);
+    QVERIFY(recent.logFormat(edge) == LogFormatChoice{});
+    recent.add(log, edge, nginx);
+    QVERIFY(recent.logFormat(edge) == nginx);
+    recent.remove(log, edge);
+    QVERIFY(recent.logFormat(edge) == LogFormatChoice{});
+    QSettings reread(iniPath, QSettings::IniFormat);
+    QVERIFY(reread.value("recent/accessLogFormats").toMap().isEmpty());
 }
 
 // Help > About shows the version and where the README and docs/ are; Help > Documentation

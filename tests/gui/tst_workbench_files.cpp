@@ -336,6 +336,24 @@ void TestWorkbenchFiles::theLogFormatIsAskedAndUsed() {
     QVERIFY2(notes.contains("(json client=client.ip time=time method=req.method path=req.path "
                             "format): 25 lines, 25 requests from 3 clients over 13 s."),
              qPrintable(notes));
+
+    // Listed with the format it was read in, and opened that way again from File > Open
+    // recent, without a question.
+    const QString absolute = QFileInfo(log).absoluteFilePath();
+    QVERIFY(b.window.recentFiles().logFormat(absolute) == b.ui.logFormatAnswer);
+    QAction* entry =
+        b.window.recentFilesMenu()->actionFor(RecentFiles::Kind::AccessLog, absolute);
+    QVERIFY(entry);
+    b.ui.logFormatAnswer = {};
+    b.workbench.openPolicy(policy_);  // another document in between
+    entry->trigger();
+    QVERIFY(opened.wait(30000));
+    QCOMPARE(opened.at(1).at(1).toBool(), true);
+    QCOMPARE(b.ui.logFormatQuestions, 4);
+    QCOMPARE(b.ui.errors.size(), 2);
+    QVERIFY2(b.workbench.scenarioNotes().contains(
+                 "(json client=client.ip time=time method=req.method path=req.path format)"),
+             qPrintable(b.workbench.scenarioNotes()));
 }
 
 // File > Fit a scenario to a log: parsed and fitted off the GUI thread with a progress bar,
