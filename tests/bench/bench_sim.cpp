@@ -77,6 +77,22 @@ void BM_Sim_Ipv4(benchmark::State& state) {
 BENCHMARK(BM_Sim_RotatingAuthorization)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Sim_Ipv4)->Iterations(1)->Unit(benchmark::kMillisecond);
 
+// The scaling table's simulator rows: the IPv4 stream's 10^7 requests spread over Arg clients
+// (10^3 to 10^6 addresses of 10.0.0.0/8, so as many buckets), each sending 10^6/Arg a second.
+void BM_Sim_Ipv4Clients(benchmark::State& state) {
+    const std::int64_t clients = state.range(0);
+    const std::string actors =
+        R"({ "name": "clients", "count": )" + std::to_string(clients) +
+        R"(, "arrival": {"kind":"constant","rate_per_s":)" + std::to_string(1'000'000 / clients) +
+        R"(}, "identity": { "peer": {"kind":"ipv4_pool","cidr":"10.0.0.0/8"} } })";
+    runScenario(state, actors.c_str());
+}
+BENCHMARK(BM_Sim_Ipv4Clients)
+    ->RangeMultiplier(10)
+    ->Range(1000, 1'000'000)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
 // The engine alone on the same streams: Limiter::check with requests prepared beforehand and a
 // clock advanced by 1 us per request, as in the scenario. The difference is the simulator's own
 // cost (traffic generation, metrics, the fault-store decorator).
