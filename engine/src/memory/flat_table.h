@@ -152,6 +152,41 @@ public:
         --size_;
     }
 
+    /// Removes `slot` and every later slot of its probe run (up to the next empty slot) that
+    /// drop(slot) selects, in two passes over the run: erase() once per slot would shift the
+    /// rest of the run back each time, k^2/2 moves for k slots. drop() runs exactly once per
+    /// later slot of the run, so it may release what a dropped slot owns. Returns how many
+    /// slots went (at least `slot`). Invalidates pointers into the run.
+    /// REQUIRES: `slot` points into this table.
+    template <class Drop>
+    std::uint64_t eraseRun(Slot* slot, Drop&& drop) {
+        const std::uint64_t first = static_cast<std::uint64_t>(slot - slots_);
+        slot->fingerprint = 0;
+        std::uint64_t removed = 1;
+        std::uint64_t end = first;  // the empty slot that ends the run
+        for (;;) {
+            if (++end == capacity_) end = 0;
+            Slot& s = slots_[end];
+            if (s.fingerprint == 0) break;
+            if (drop(s)) {
+                s.fingerprint = 0;
+                ++removed;
+            }
+        }
+        size_ -= removed;
+        // The run now has holes. Each survivor, in run order, is placed again from its home:
+        // the first free slot from there is at or before its old one, and a lookup from its
+        // home meets no hole before it.
+        for (std::uint64_t i = first; i != end; i = i + 1 == capacity_ ? 0 : i + 1) {
+            if (slots_[i].fingerprint == 0) continue;
+            const Slot moving = slots_[i];
+            slots_[i].fingerprint = 0;
+            --size_;
+            place(moving.fingerprint, moving.state);
+        }
+        return removed;
+    }
+
     /// Rebuilds into `capacity` slots (at least enough for every current slot at the max load),
     /// keeping the slots for which keep(slot) is true. keep() runs exactly once per slot, so it
     /// may release what a dropped slot owns. Returns false, changing nothing, on OOM.

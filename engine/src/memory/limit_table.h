@@ -458,16 +458,28 @@ private:
     static std::int64_t toMillisCeil(Nanos t) { return (t + kNanosPerMilli - 1) / kNanosPerMilli; }
 
     // Looks at a couple of slots past a cursor and evicts the idle ones, so that memory follows
-    // the live keys without a background thread.
+    // the live keys without a background thread. An idle slot goes with every idle slot after
+    // it in its probe run, in one pass (FlatTable::eraseRun): when nearly every bucket is idle
+    // (clients that come back after their bucket refilled), erasing them one look at a time
+    // shifted each run back once per slot and made inserts quadratic in the run's length.
     void evictSome(StoreAccounts& store, Shard& shard, Nanos now) {
         for (int i = 0; i < kEvictionsPerInsert; ++i) {
             Slot* s = shard.buckets.occupiedFrom(shard.evictCursor);
             if (!s) return;
             if (Algo::idleAt(s->state, shard.limit) <= now) {
-                store.addOwnedBytes(-static_cast<std::int64_t>(Algo::ownedBytes(s->state)));
-                Algo::release(s->state);
-                shard.buckets.erase(s);
-                store.releaseBuckets(1);
+                std::int64_t freed = 0;
+                auto evict = [&](Slot& slot) {
+                    freed += static_cast<std::int64_t>(Algo::ownedBytes(slot.state));
+                    Algo::release(slot.state);
+                };
+                evict(*s);
+                const std::uint64_t evicted = shard.buckets.eraseRun(s, [&](Slot& slot) {
+                    if (Algo::idleAt(slot.state, shard.limit) > now) return false;
+                    evict(slot);
+                    return true;
+                });
+                store.addOwnedBytes(-freed);
+                store.releaseBuckets(static_cast<std::int64_t>(evicted));
             } else {
                 ++shard.evictCursor;
             }

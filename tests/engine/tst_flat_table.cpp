@@ -1,0 +1,88 @@
+// The memory store's open-addressing table (engine/src/memory/flat_table.h) against a
+// std::map of the same keys: inserts, erase() and eraseRun() over many seeded rounds, in
+// tables small enough that probe runs wrap around the end and grow long.
+
+// First: the table names a variable `slots`, which Qt defines as a keyword.
+#include "memory/flat_table.h"
+
+#include <QtTest>
+
+#include <cstdint>
+#include <map>
+#include <random>
+
+using ratelab::memory::FlatTable;
+
+namespace {
+
+using Table = FlatTable<std::uint64_t>;
+
+// Every key of `expected` is found with its value, and the table holds nothing else.
+bool agrees(Table& table, const std::map<std::uint64_t, std::uint64_t>& expected) {
+    if (table.size() != expected.size()) return false;
+    for (const auto& [key, value] : expected) {
+        Table::Slot* s = table.find(key);
+        if (!s || s->state != value) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+class TestFlatTable : public QObject {
+    Q_OBJECT
+
+private slots:
+    // Whole runs of slots dropped in one pass leave every other key findable, and the ones
+    // dropped gone: as many erase() calls would, in one pass.
+    void eraseRunDropsWhatItIsToldAndKeepsTheRest() {
+        std::mt19937_64 random(7);
+        for (int round = 0; round < 400; ++round) {
+            Table table;
+            std::map<std::uint64_t, std::uint64_t> expected;
+            const int keys = 5 + static_cast<int>(random() % 120);
+            for (int k = 0; k < keys; ++k) {
+                // Fingerprints bunched in a narrow range of home slots, so runs are long.
+                std::uint64_t fp = (random() >> 8) | 1;
+                if (round % 2 == 0) fp = (fp & 0x0FFF'FFFF'FFFF'FFFFULL) | 1;
+                if (expected.count(fp)) continue;
+                table.insert(fp, fp * 3);
+                expected[fp] = fp * 3;
+            }
+            QVERIFY(agrees(table, expected));
+            // Drop runs at random starting slots: the start always, then one in three.
+            for (int cut = 0; cut < 4 && table.size() > 0; ++cut) {
+                std::uint64_t cursor = random() % table.capacity();
+                Table::Slot* start = table.occupiedFrom(cursor);
+                expected.erase(start->fingerprint);
+                std::uint64_t asked = 0, dropped = 0;
+                const std::uint64_t removed = table.eraseRun(start, [&](Table::Slot& s) {
+                    ++asked;
+                    if (s.fingerprint % 3 != 0) return false;
+                    expected.erase(s.fingerprint);
+                    ++dropped;
+                    return true;
+                });
+                QCOMPARE(removed, dropped + 1);
+                QVERIFY(asked >= dropped);
+                QVERIFY2(agrees(table, expected), qPrintable(QString("round %1").arg(round)));
+            }
+            // The table still takes inserts and single erases afterwards.
+            for (int k = 0; k < 20; ++k) {
+                const std::uint64_t fp = (random() >> 4) | 1;
+                if (expected.count(fp)) continue;
+                table.insert(fp, k);
+                expected[fp] = static_cast<std::uint64_t>(k);
+            }
+            if (!expected.empty()) {
+                const std::uint64_t fp = expected.begin()->first;
+                table.erase(table.find(fp));
+                expected.erase(fp);
+            }
+            QVERIFY(agrees(table, expected));
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestFlatTable)
+#include "tst_flat_table.moc"
