@@ -32,7 +32,8 @@ public:
     }
 
     /// Starts loading the slot insert(h) will look at first, so that a caller with other work
-    /// to do before the insert does not wait for it.
+    /// to do before the insert does not wait for it. Forced inline: GCC drops calls to a
+    /// function made only of prefetches, taking it for one without effects.
     [[gnu::always_inline]] void prefetch(std::uint64_t h) const {
         if (!slots_.empty())
             __builtin_prefetch(&slots_[static_cast<std::size_t>(h) & (slots_.size() - 1)]);

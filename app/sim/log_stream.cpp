@@ -12,7 +12,6 @@
 #include "ratelab/number_text.h"
 #include "sim/hash_index.h"
 #include "sim/log_input.h"
-#include "sim/traffic.h"
 
 namespace ratelab::sim {
 
@@ -137,9 +136,8 @@ struct LogStream::Impl {
     }
     // A line waits in its slot for the reorder window (a minute of log, tens of thousands of
     // lines), so its slot has left the cache by the time it is emitted: the slots of the next
-    // lines in order are asked for ahead, the one after next and the text of the next.
-    // (Inlined by force: GCC takes a function made only of prefetches for one without effects
-    // and drops its calls.)
+    // lines in order are asked for ahead, the one after next and the text of the next. Forced
+    // inline, like HashIndex::prefetch.
     [[gnu::always_inline]] void prefetchNext() const {
         if (inOrder.size() > 2) {
             const char* p = reinterpret_cast<const char*>(&slots[inOrder[2].slot]);
@@ -571,55 +569,6 @@ std::vector<Diagnostic> readingDiagnostics(const LogReading& reading, std::size_
         out.push_back(std::move(d));
     }
     return out;
-}
-
-// --- StreamedLog ----------------------------------------------------------------------------
-
-namespace {
-
-// writeNext() hands out line_ and nextTime() reads the following one into next_; the stream
-// keeps both alive (ReplayedLine's views last one extra next()).
-class StreamCursor final : public RecordedCursor {
-public:
-    explicit StreamCursor(std::shared_ptr<LogStream> stream) : stream_(std::move(stream)) {}
-
-    Nanos nextTime() override {
-        if (!has_ && stream_) {
-            has_ = stream_->next(next_);
-            if (has_ && !start_) start_ = next_.epochMicros;
-            if (!has_) stream_.reset();
-        }
-        return has_ ? (next_.epochMicros - *start_) * kMicrosPerNano : kEndOfLog;
-    }
-
-    void writeNext(RequestSlot& slot) override {
-        line_ = next_;
-        writeReplayedRequest(line_, slot);
-        // Clients numbered as a log read into memory numbers them: by first replayed request
-        // (the stream numbers them by first line read, before the reorder window sorts them).
-        if (line_.clientId >= instanceOf_.size()) instanceOf_.resize(line_.clientId + 1, -1);
-        std::int64_t& instance = instanceOf_[line_.clientId];
-        if (instance < 0) instance = instances_++;
-        slot.instance = instance;
-        has_ = false;
-    }
-
-private:
-    std::shared_ptr<LogStream> stream_;
-    std::vector<std::int64_t> instanceOf_;  // ReplayedLine::clientId -> instance, -1 until seen
-    std::int64_t instances_ = 0;
-    ReplayedLine next_, line_;
-    bool has_ = false;
-    std::optional<std::int64_t> start_;
-};
-
-}  // namespace
-
-StreamedLog::StreamedLog(std::shared_ptr<LogStream> stream, std::string fileName)
-    : stream_(std::move(stream)), fileName_(std::move(fileName)) {}
-
-std::unique_ptr<RecordedCursor> StreamedLog::open() const {
-    return std::make_unique<StreamCursor>(stream_);
 }
 
 }  // namespace ratelab::sim

@@ -13,8 +13,10 @@
 namespace ratelab::bench {
 namespace {
 
-// Each thread keeps its own virtual clock; the store and the naive limiter both take a time
-// earlier than the bucket's as "no refill", so the interleaving only decides who is refused.
+// Each thread keeps its own virtual clock, so the threads' times interleave out of order. The
+// store takes a time earlier than the bucket's as "no refill"; the naive limiter subtracts the
+// negative refill, which refuses a little more but costs the same. Either way the interleaving
+// decides only who is refused, not what a check costs.
 Nanos threadStart(const benchmark::State& state) {
     return kNanosPerSecond + static_cast<Nanos>(state.thread_index()) * 7;
 }

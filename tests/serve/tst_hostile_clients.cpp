@@ -325,9 +325,9 @@ private slots:
     // Storms of connections that send half a request and reset leave no memory behind. The
     // baseline is taken after three storms: how many buffers the server holds at once in a
     // storm depends on scheduling, so the first storms set the allocator's high-water mark
-    // (under AddressSanitizer on a loaded machine the first alone once fell short of it by
-    // 4.4 MB). A leak would add up storm after storm: six storms of 400 connections left
-    // behind would be 29 MB.
+    // (under AddressSanitizer on a loaded machine, measured from the first storm alone, the
+    // later ones once grew it by 4.4 MB). A leak would add up storm after storm: six storms of
+    // 400 connections left behind would be 29 MB.
     void abortedConnectionStormsKeepMemoryFlat() {
         SidecarUnderTest s(kPolicy);
         QVERIFY2(s.sidecar, s.error.c_str());

@@ -24,7 +24,7 @@ struct ContextDeleter {
 // A thread's contexts: one initialised for SHA-256 once, and one that each digest starts as a
 // copy of it. OpenSSL 3.0 builds a new provider context on every EVP_DigestInit_ex (an
 // allocation, a free and a cleanse); EVP_MD_CTX_copy_ex from an initialised context costs less
-// (98 against 119 ns for an 80-byte token, docs/BENCHMARKS.md).
+// (docs/BENCHMARKS.md, "SHA-256", has every interface measured).
 class ThreadContexts {
 public:
     ThreadContexts() : initialised_(EVP_MD_CTX_new()), work_(EVP_MD_CTX_new()) {
