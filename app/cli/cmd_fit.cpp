@@ -19,6 +19,9 @@ namespace ratelab::cli {
 
 namespace {
 
+// Lines of each kind printed on stderr; the report lists up to kMaxListedLines.
+constexpr std::size_t kPrintedLines = 20;
+
 // The policy the scenario names, as a path from the folder the scenario is written to.
 std::string policyReference(const std::string& policy, const std::string& output) {
     namespace fs = std::filesystem;
@@ -54,11 +57,31 @@ int fitLog(const Arguments& args) {
         policies = sim::defaultFitPolicies();
     }
 
-    Result<std::shared_ptr<sim::RecordedTraffic>> traffic = readLogInMemory(*input, !quiet);
-    if (!traffic) return traffic.failure();
     const std::string where = logInputName(*input);
-
-    sim::FitResult fit = sim::fitScenario(*traffic, policies, options);
+    sim::LogReading reading;
+    std::optional<sim::FitResult> fitted;
+    {
+        ProgressBar progress(input->files.size() == 1
+                                 ? input->files.front()
+                                 : std::to_string(input->files.size()) + " logs");
+        fitted = sim::fitScenario(
+            *input, policies, options, reading, [&](std::int64_t done, std::int64_t total) {
+                progress.update(total > 0 ? static_cast<double>(done) / static_cast<double>(total)
+                                          : 0.0);
+                return true;
+            });
+    }
+    if (reading.error) {
+        printDiagnostics({*reading.error});
+        return reading.unreadable ? kIoError : kInvalidInput;
+    }
+    if (!quiet && !reading.detection.empty()) {
+        std::fprintf(stderr, "%s: format %s\n", input->files.front().c_str(),
+                     reading.detection.c_str());
+    }
+    printDiagnostics(sim::readingDiagnostics(reading, kPrintedLines), !quiet);
+    if (!fitted) return fail(kInvalidInput, where + ": no request could be read from the log");
+    const sim::FitResult& fit = *fitted;
     for (const std::string& warning : fit.warnings)
         std::fprintf(stderr, "ratelab-cli fit: warning: %s\n", warning.c_str());
     const std::string text = sim::scenarioJson(fit.scenario);
@@ -71,11 +94,11 @@ int fitLog(const Arguments& args) {
     }
     if (ExitCode e = writeOutput(output, text)) return e;
     if (!quiet && !args.stdoutTaken()) {
-        std::printf(
-            "%s: %" PRId64 " requests of %" PRId64 " clients over %s s -> %s (%zu actors)\n",
-            where.c_str(), static_cast<std::int64_t>((*traffic)->requests.size()), fit.clients,
-            fixedText(static_cast<double>(fit.scenario.duration) / 1e9, 0).c_str(), output.c_str(),
-            fit.scenario.actors.size());
+        std::printf("%s: %" PRId64 " requests of %" PRId64
+                    " clients over %s s -> %s (%zu actors)\n",
+                    where.c_str(), fit.requests, fit.clients,
+                    fixedText(static_cast<double>(fit.scenario.duration) / 1e9, 0).c_str(),
+                    output.c_str(), fit.scenario.actors.size());
         for (const sim::FitClass& c : fit.classes) {
             std::printf("  %-10s %8" PRId64 " clients %10" PRId64 " requests %4" PRId64 " actors\n",
                         c.name.c_str(), c.clients, c.requests, c.actors);

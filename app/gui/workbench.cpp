@@ -66,25 +66,32 @@ struct AccessLogResult {
 };
 
 // Runs on a pool thread; `progress` is called there too.
+// Why reading `path` gave no traffic: an error, no readable line, or a cancel.
+QString readingFailure(const QString& path, const sim::LogReading& reading) {
+    if (reading.error) return QString::fromStdString(formatDiagnostic(*reading.error));
+    if (reading.ended && reading.replayed == 0) {
+        return QObject::tr("%1: no line could be read as a %2 access log (%3 lines)")
+            .arg(path, QString::fromStdString(reading.format))
+            .arg(localeCount(reading.lines));
+    }
+    return QObject::tr("%1: reading was cancelled").arg(path);
+}
+
+sim::ReplayInput logInput(const QString& path, const std::optional<sim::LogFormatOptions>& format) {
+    sim::ReplayInput input;
+    input.files = {QDir::toNativeSeparators(path).toStdString()};
+    input.format = format;  // unset: detected
+    return input;
+}
+
 AccessLogResult parseAccessLogFile(const QString& path,
                                    const std::optional<sim::LogFormatOptions>& format,
                                    const sim::LoadProgress& progress) {
     AccessLogResult out;
-    sim::ReplayInput input;
-    input.files = {QDir::toNativeSeparators(path).toStdString()};
-    input.format = format;  // unset: detected
     sim::LogReading reading;
-    out.traffic = sim::loadAccessLog(input, reading, progress);
-    if (!out.traffic && !reading.error) {
-        out.error = QObject::tr("%1: reading was cancelled").arg(path);
-    } else if (!out.traffic) {
-        out.error = QString::fromStdString(formatDiagnostic(*reading.error));
-    } else if (out.traffic->requests.empty()) {
-        out.error = QObject::tr("%1: no line could be read as a %2 access log (%3 lines)")
-                        .arg(path, QString::fromStdString(reading.format))
-                        .arg(localeCount(reading.lines));
-        out.traffic.reset();
-    }
+    out.traffic = sim::loadAccessLog(logInput(path, format), reading, progress);
+    if (out.traffic && out.traffic->requests.empty()) out.traffic.reset();
+    if (!out.traffic) out.error = readingFailure(path, reading);
     return out;
 }
 
@@ -317,15 +324,16 @@ FitJob fitLogFile(const QString& logPath, const std::optional<sim::LogFormatOpti
                   const PolicySet& policies, const std::string& policyRef,
                   const sim::LoadProgress& progress) {
     FitJob job;
-    AccessLogResult log = parseAccessLogFile(logPath, format, progress);
-    if (!log.traffic) {
-        job.error = log.error;
-        return job;
-    }
     sim::FitOptions options;
     options.policy = policyRef;
-    sim::FitResult fit = sim::fitScenario(log.traffic, policies, options);
-    job.text = sim::scenarioJson(fit.scenario);
+    sim::LogReading reading;
+    std::optional<sim::FitResult> fit =
+        sim::fitScenario(logInput(logPath, format), policies, options, reading, progress);
+    if (!fit) {
+        job.error = readingFailure(logPath, reading);
+        return job;
+    }
+    job.text = sim::scenarioJson(fit->scenario);
     return job;
 }
 

@@ -5,31 +5,13 @@
 #include <filesystem>
 #include <unordered_map>
 
+#include "sim/interner.h"
 #include "sim/report.h"
 #include "sim/traffic.h"
 
 namespace ratelab::sim {
 
 namespace {
-
-class Interner {
-public:
-    explicit Interner(std::vector<std::string>& table) : table_(table) {}
-    std::uint32_t intern(std::string_view text) {
-        key_.assign(text);
-        auto it = index_.find(key_);
-        if (it != index_.end()) return it->second;
-        const auto id = static_cast<std::uint32_t>(table_.size());
-        table_.emplace_back(text);
-        index_.emplace(table_.back(), id);
-        return id;
-    }
-
-private:
-    std::vector<std::string>& table_;
-    std::unordered_map<std::string, std::uint32_t> index_;
-    std::string key_;
-};
 
 class TrafficCursor final : public RecordedCursor {
 public:

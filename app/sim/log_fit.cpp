@@ -7,22 +7,15 @@
 #include <numeric>
 #include <unordered_map>
 
-#include "sim/scenario_runner.h"
+#include "sim/log_fit_reading.h"
 
 namespace ratelab::sim {
 
 namespace {
 
-// What the key says the client is: how its fitted actor is identified.
-enum class KeyKind : std::uint8_t { Address, Authorization, Principal, Header, Other };
-
-KeyKind keyKind(std::string_view key) {
-    if (key.starts_with("ip:")) return KeyKind::Address;
-    if (key.starts_with("auth:")) return KeyKind::Authorization;
-    if (key.starts_with("princ:")) return KeyKind::Principal;
-    if (key.starts_with("hdr:")) return KeyKind::Header;
-    return KeyKind::Other;
-}
+using fitting::Client;
+using fitting::Gaps;
+using fitting::KeyKind;
 
 std::string_view keyKindName(KeyKind k) {
     switch (k) {
@@ -39,55 +32,6 @@ std::string_view keyKindName(KeyKind k) {
     }
     return "other";
 }
-
-struct Client {
-    std::string key;  // the engine's key; never written
-    KeyKind kind = KeyKind::Other;
-    std::int64_t requests = 0;
-    Nanos first = 0;
-    Nanos last = 0;
-    std::map<int, std::int64_t> statuses;
-    std::unordered_map<std::uint64_t, std::int64_t> routes;  // method << 32 | path
-    std::uint32_t classIndex = 0;
-};
-
-// Finds every request's client: the replay, with a sink that reads the keys it derives.
-class KeySink final : public DecisionSink {
-public:
-    KeySink(const RecordedTraffic& traffic, std::vector<Client>& clients,
-            std::vector<std::uint32_t>& clientOf)
-        : traffic_(traffic), clients_(clients), clientOf_(clientOf) {
-        clientOf_.assign(traffic.requests.size(), 0);
-    }
-    void onDecision(const DecisionRecord& d) override {
-        // No policy matched: nothing keys the request; its client field stands for it.
-        text_.assign(d.key.empty() ? "-" : "");
-        text_.append(d.key.empty() ? d.client : d.key);
-        auto [it, added] = index_.try_emplace(text_, static_cast<std::uint32_t>(clients_.size()));
-        if (added) {
-            Client c;
-            c.key = text_;
-            c.kind = keyKind(text_);
-            c.first = d.at;
-            clients_.push_back(std::move(c));
-        }
-        const auto seq = static_cast<std::size_t>(d.seq);
-        const RecordedRequest& r = traffic_.requests[seq];
-        Client& c = clients_[it->second];
-        c.requests += 1;
-        c.last = d.at;
-        if (r.status != 0) c.statuses[r.status] += 1;
-        c.routes[std::uint64_t(r.method) << 32 | r.path] += 1;
-        clientOf_[seq] = it->second;
-    }
-
-private:
-    const RecordedTraffic& traffic_;
-    std::vector<Client>& clients_;
-    std::vector<std::uint32_t>& clientOf_;
-    std::unordered_map<std::string, std::uint32_t> index_;
-    std::string text_;
-};
 
 // Synthetic addresses for actors that must not carry a logged one: aligned blocks from
 // benchmarking and shared address space, skipping any the policy trusts or bypasses.
@@ -137,9 +81,9 @@ private:
 // the mean one) form a burst: a client sending 1.5 or more per burst on average is fitted as
 // bursts (which is also how a log with whole-second times records a steady 3 per second),
 // others as evenly spaced or Poisson, by the spread of their gaps (coefficient of variation).
-void fitArrival(const std::vector<Nanos>& times, Actor& a) {
-    const auto n = static_cast<std::int64_t>(times.size());
-    const Nanos first = times.front(), last = times.back();
+void fitArrival(const Gaps& gaps, Actor& a) {
+    const std::int64_t n = gaps.requests;
+    const Nanos first = gaps.first, last = gaps.last;
     a.start = first;
     Arrival& r = a.arrival;
     if (n == 1 || last == first) {
@@ -150,21 +94,11 @@ void fitArrival(const std::vector<Nanos>& times, Actor& a) {
         a.stop = first + kNanosPerMilli;
         return;
     }
-    const double gap = static_cast<double>(last - first) / static_cast<double>(n - 1);
-    double sq = 0;
-    std::int64_t bursts = 1;
-    double inner = 0;
-    std::int64_t innerGaps = 0;
-    for (std::size_t i = 1; i < times.size(); ++i) {
-        const double g = static_cast<double>(times[i] - times[i - 1]);
-        sq += (g - gap) * (g - gap);
-        if (g > gap) {
-            ++bursts;
-        } else {
-            inner += g;
-            ++innerGaps;
-        }
-    }
+    const double gap = gaps.mean;
+    const double sq = gaps.squares;
+    const std::int64_t bursts = gaps.bursts;
+    const double inner = gaps.inner;
+    const std::int64_t innerGaps = gaps.innerGaps;
     const double perBurst = static_cast<double>(n) / static_cast<double>(bursts);
     if (perBurst < 1.5 || bursts < 2) {
         const double cv = std::sqrt(sq / static_cast<double>(n - 1)) / gap;
@@ -194,7 +128,8 @@ Nanos ceilMillis(Nanos t) {
 }
 
 // The request most of `clients`' requests were: the fitted actor sends that one.
-void fitRequest(const RecordedTraffic& t, const std::vector<const Client*>& clients, Actor& a) {
+void fitRequest(const fitting::LogClients& log, const std::vector<const Client*>& clients,
+                Actor& a) {
     std::unordered_map<std::uint64_t, std::int64_t> routes;
     for (const Client* c : clients) {
         for (const auto& [route, n] : c->routes)
@@ -208,8 +143,8 @@ void fitRequest(const RecordedTraffic& t, const std::vector<const Client*>& clie
             bestCount = n;
         }
     }
-    a.method = t.strings[best >> 32];
-    a.path = t.strings[best & 0xffffffffu];
+    a.method = log.strings[best >> 32];
+    a.path = log.strings[best & 0xffffffffu];
     if (a.path.empty() || a.path.front() != '/') a.path = "/" + a.path;
 }
 
@@ -244,26 +179,29 @@ PolicySet defaultFitPolicies() {
     return set;
 }
 
-FitResult fitScenario(std::shared_ptr<const RecordedTraffic> traffic, const PolicySet& policies,
-                      const FitOptions& options) {
-    const RecordedTraffic& t = *traffic;
-    FitResult result;
-    std::vector<Client> clients;
-    std::vector<std::uint32_t> clientOf;
-    {
-        KeySink sink(t, clients, clientOf);
-        RunnerOptions runnerOptions;
-        runnerOptions.decisions = &sink;
-        runnerOptions.measureWallTime = false;
-        ScenarioRunner runner(makeReplayScenario(traffic, kNanosPerSecond), policies,
-                              runnerOptions);
-        runner.runToEnd();
-    }
-    result.clients = static_cast<std::int64_t>(clients.size());
+std::uint32_t FitResult::classOf(const DecisionRecord& d) const {
+    if (otherClasses.empty()) return commonClass;
+    std::string text;
+    fitting::clientText(d, text);
+    auto it = otherClasses.find(text);
+    return it == otherClasses.end() ? commonClass : it->second;
+}
 
+std::optional<FitResult> fitScenario(const ReplayInput& given, const PolicySet& policies,
+                                     const FitOptions& options, LogReading& reading,
+                                     const LoadProgress& progress) {
+    fitting::FitReader reader(given, policies, reading, progress);
+    fitting::LogClients* read = reader.readClients();
+    if (!read) return std::nullopt;
+    const fitting::LogClients& log = *read;
+    std::vector<Client>& clients = read->clients;
+
+    FitResult result;
+    result.clients = static_cast<std::int64_t>(clients.size());
+    result.requests = log.requests;
     Scenario& s = result.scenario;
-    s.sampleInterval = replaySampleInterval(t.spanNanos, kNanosPerSecond);
-    s.duration = (t.spanNanos / s.sampleInterval + 1) * s.sampleInterval;
+    s.sampleInterval = replaySampleInterval(log.span, kNanosPerSecond);
+    s.duration = (log.span / s.sampleInterval + 1) * s.sampleInterval;
     const double durationS = static_cast<double>(s.duration) / 1e9;
 
     // Classes.
@@ -290,16 +228,13 @@ FitResult fitScenario(std::shared_ptr<const RecordedTraffic> traffic, const Poli
     });
     const auto topCount =
         static_cast<std::size_t>(std::min<std::int64_t>(options.top, order.size()));
-    std::vector<std::vector<Nanos>> topTimes(topCount);
-    std::vector<int> topRank(clients.size(), -1);
-    for (std::size_t k = 0; k < topCount; ++k) {
-        topRank[order[k]] = static_cast<int>(k);
-        topTimes[k].reserve(static_cast<std::size_t>(clients[order[k]].requests));
-    }
-    for (std::size_t i = 0; i < t.requests.size(); ++i) {
-        if (const int k = topRank[clientOf[i]]; k >= 0)
-            topTimes[static_cast<std::size_t>(k)].push_back(t.requests[i].at);
-    }
+
+    // The second reading: the gaps between the busiest clients' requests.
+    std::vector<const Client*> top(topCount);
+    for (std::size_t k = 0; k < topCount; ++k)
+        top[k] = &clients[order[k]];
+    std::vector<Gaps> gaps;
+    if (!reader.readGaps(top, gaps)) return std::nullopt;
 
     AddressPlan addresses(policies);
     std::string headerName = "x-api-key";
@@ -314,7 +249,7 @@ FitResult fitScenario(std::shared_ptr<const RecordedTraffic> traffic, const Poli
     auto identify = [&](Actor& a, KeyKind kind, const Client* only) {
         Identity& id = a.identity;
         if (kind == KeyKind::Address && only) {
-            std::string_view text = std::string_view(only->key).substr(3);
+            std::string_view text = std::string_view(*only->key).substr(3);
             text = text.substr(0, text.find('/'));
             if (std::optional<IpAddress> address = IpAddress::parse(text)) {
                 id.peer.kind = address->isV4() ? PeerSpec::Kind::Ipv4 : PeerSpec::Kind::Ipv6;
@@ -342,10 +277,10 @@ FitResult fitScenario(std::shared_ptr<const RecordedTraffic> traffic, const Poli
         Actor a;
         a.name = "client-" + std::to_string(k + 1);
         a.className = classNames[c.classIndex];
-        fitArrival(topTimes[k], a);
+        fitArrival(gaps[k], a);
         a.stop = ceilMillis(*a.stop);
         a.arrival.burstEvery = a.arrival.burstEvery / 1000 * 1000;
-        fitRequest(t, {&c}, a);
+        fitRequest(log, {&c}, a);
         fitResponse({&c}, a);
         identify(a, c.kind, &c);
         s.actors.push_back(std::move(a));
@@ -381,7 +316,7 @@ FitResult fitScenario(std::shared_ptr<const RecordedTraffic> traffic, const Poli
             a.arrival.kind = Arrival::Kind::Poisson;
             a.arrival.ratePerSecond =
                 static_cast<double>(requests) / static_cast<double>(a.count) / durationS;
-            fitRequest(t, group, a);
+            fitRequest(log, group, a);
             fitResponse(group, a);
             identify(a, id.second, nullptr);
             s.actors.push_back(std::move(a));
@@ -420,11 +355,18 @@ FitResult fitScenario(std::shared_ptr<const RecordedTraffic> traffic, const Poli
         auto it = std::find(fitted.begin(), fitted.end(), a.className);
         result.classes[static_cast<std::size_t>(it - fitted.begin())].actors += 1;
     }
-    result.requestClass.resize(clientOf.size());
-    for (std::size_t i = 0; i < clientOf.size(); ++i)
-        result.requestClass[i] = classAt[clients[clientOf[i]].classIndex];
+    // Clients of the commonest class are classOf()'s default; the others are listed.
+    std::vector<std::int64_t> classClients(classNames.size(), 0);
+    for (const Client& c : clients)
+        classClients[c.classIndex] += 1;
+    const auto common = static_cast<std::uint32_t>(
+        std::max_element(classClients.begin(), classClients.end()) - classClients.begin());
+    result.commonClass = classAt[common];
+    for (const Client& c : clients) {
+        if (c.classIndex != common) result.otherClasses.emplace(*c.key, classAt[c.classIndex]);
+    }
 
-    const std::string file = t.fileName();
+    const std::string& file = given.files.front();
     std::string stem = std::filesystem::path(file).filename().string();
     if (stem.empty() || file == "-") stem = "stdin";
     s.name = "fit-" + stem;
@@ -433,7 +375,7 @@ FitResult fitScenario(std::shared_ptr<const RecordedTraffic> traffic, const Poli
     const std::string rule =
         options.attackerIf ? "attacker if " + options.attackerIf->text() : std::string("all legit");
     s.title = "Fitted to " + stem + " (" + rule + ")";
-    s.description = "Fitted to " + std::to_string(t.requests.size()) + " requests of " +
+    s.description = "Fitted to " + std::to_string(log.requests) + " requests of " +
                     std::to_string(clients.size()) + " clients over " +
                     std::to_string(std::llround(durationS)) + " s: the " +
                     std::to_string(topCount) +

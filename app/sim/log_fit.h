@@ -4,7 +4,10 @@
 // so it can be rerun, edited, scaled and swept like any scenario.
 //
 // Clients are the log's bucket keys, derived by the policy's own rules exactly as the replay
-// derives them (the replay runs once to find them). The N busiest clients become actors of
+// derives them. The log is streamed twice through that replay, so memory grows with the
+// clients, not the lines: once to find the clients, their counts, routes and statuses, once
+// more for the gaps between the requests of the busiest (standard input is kept in a temporary
+// file for the second reading). The N busiest clients become actors of
 // their own, with their observed span, rate and burstiness (constant, Poisson or bursts, from
 // the gaps between their requests); the rest become a crowd: per class and kind of key, groups
 // of clients of similar rate, each group one actor whose instances send at the group's mean
@@ -19,11 +22,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ratelab/policy.h"
 #include "sim/access_log.h"
 #include "sim/fit_rule.h"
+#include "sim/log_stream.h"
+#include "sim/metrics.h"
 #include "sim/scenario.h"
 
 namespace ratelab::sim {
@@ -48,24 +54,36 @@ struct FitClass {
 };
 
 struct FitResult {
-    Scenario scenario;  ///< loadable and valid; scenarioJson() writes it
-    /// The class of each request of the log (in the log's order), as an index into
-    /// scenario.classNames(): for comparing the log's replay with the fitted run per class.
-    std::vector<std::uint32_t> requestClass;
+    Scenario scenario;              ///< loadable and valid; scenarioJson() writes it
     std::vector<FitClass> classes;  ///< in scenario.classNames() order
     std::int64_t clients = 0;
+    std::int64_t requests = 0;
     /// Where the fitted scenario must differ from the log (a policy aggregating IPv4 clients
     /// to a prefix, which the crowd's address pools do not reproduce).
     std::vector<std::string> warnings;
+
+    /// The class the fit gave the client of a decision of the log's replay under the same
+    /// policies, as an index into scenario.classNames(): for comparing the replay with the
+    /// fitted run per class.
+    std::uint32_t classOf(const DecisionRecord& d) const;
+
+    // What classOf() reads: the class of most clients, and the others' by client.
+    std::uint32_t commonClass = 0;
+    std::unordered_map<std::string, std::uint32_t> otherClasses;
 };
 
 /// What a fit keys clients by when no policy is given: one policy over every route with the
 /// engine's default key (the principal, then Authorization, then the address), no proxies.
 PolicySet defaultFitPolicies();
 
-/// Fits a scenario to `traffic` under `policies`' key rules. Deterministic.
-/// REQUIRES: policies validated and compiled; traffic holds at least one request.
-FitResult fitScenario(std::shared_ptr<const RecordedTraffic> traffic, const PolicySet& policies,
-                      const FitOptions& options);
+/// Fits a scenario to the logs `input` names under `policies`' key rules. Deterministic.
+/// `reading` receives what reading the logs found (the first reading's; file names as given).
+/// `progress` sees both readings as one: done and total are twice the logs' bytes.
+/// Nullopt when reading stopped (reading.error says why, including a log that changed between
+/// the readings), no line could be replayed (reading.replayed == 0) or `progress` said stop.
+/// REQUIRES: policies validated and compiled.
+std::optional<FitResult> fitScenario(const ReplayInput& input, const PolicySet& policies,
+                                     const FitOptions& options, LogReading& reading,
+                                     const LoadProgress& progress = {});
 
 }  // namespace ratelab::sim

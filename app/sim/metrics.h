@@ -173,6 +173,8 @@ struct DecisionRecord {
     /// The first matching policy's bucket key (credentials hashed by the engine), as the
     /// engine derived it; empty when no policy matched. Valid for the call only.
     std::string_view key;
+    std::string_view method;  ///< the request's; valid for the call only
+    std::string_view path;
     /// Replays: the client field as written, and the line the request came from (an index
     /// into the log's files, and a 1-based line). Empty and 0 otherwise.
     std::string_view client;

@@ -359,6 +359,8 @@ void ScenarioRunner::Impl::account(std::size_t j) {
         }
         if (!check.policies().empty()) d.key = check.policies().front().key;
         d.client = slots[j].clientText;
+        d.method = slots[j].method;
+        d.path = slots[j].path;
         d.logFile = slots[j].logFile;
         d.logLine = slots[j].logLine;
         options.decisions->onDecision(d);

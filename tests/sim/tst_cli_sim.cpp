@@ -459,14 +459,27 @@ void TestCliSim::fit() {
     const auto fitted = nlohmann::json::parse(rotated.out.toStdString());
     QCOMPARE(fitted["name"], "fit-nginx-proxy.log.2.gz");
     QCOMPARE(fitted["actors"].size(), std::size_t(6));  // the six clients behind the balancer
+    // Standard input is read twice from a temporary file, removed after: the same scenario as
+    // the file's but for the name.
     QProcess p;
+    QTemporaryDir spool;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("TMPDIR", spool.path());
+    p.setProcessEnvironment(env);
     p.setStandardInputFile(dir + "caddy.log");
     p.start(ratelab::testing::cliPath(), {"fit", "-", "-o", "-", "--quiet"});
     QVERIFY(p.waitForFinished(60'000));
     QCOMPARE(p.exitCode(), 0);
     const QByteArray caddy = p.readAllStandardOutput();
-    QCOMPARE(nlohmann::json::parse(caddy.toStdString())["name"], "fit-stdin");
+    nlohmann::json fromStdin = nlohmann::json::parse(caddy.toStdString());
+    QCOMPARE(fromStdin["name"], "fit-stdin");
     QVERIFY(!caddy.contains("REDACTED"));  // the logged Authorization value
+    QCOMPARE(QDir(spool.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries), QStringList());
+    Result file = cli({"fit", dir + "caddy.log", "-o", "-", "--quiet"});
+    QCOMPARE(file.exitCode, 0);
+    nlohmann::json fromFile = nlohmann::json::parse(file.out.toStdString());
+    QCOMPARE(fromFile["actors"], fromStdin["actors"]);
+    QCOMPARE(fromFile["duration_s"], fromStdin["duration_s"]);
 }
 
 void TestCliSim::fitErrors_data() {

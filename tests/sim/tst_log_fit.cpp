@@ -6,6 +6,7 @@
 
 #include <QTemporaryDir>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -25,13 +26,24 @@ std::string logPath(const char* name) {
     return std::string(RATELAB_SOURCE_DIR) + "/tests/data/logs/" + name;
 }
 
-std::shared_ptr<const RecordedTraffic> load(const std::string& path) {
+ReplayInput logInput(const std::string& path) {
     ReplayInput input;
     input.files = {path};
+    return input;
+}
+
+std::shared_ptr<const RecordedTraffic> load(const std::string& path) {
     LogReading reading;
-    std::shared_ptr<RecordedTraffic> t = loadAccessLog(input, reading);
+    std::shared_ptr<RecordedTraffic> t = loadAccessLog(logInput(path), reading);
     if (!t) qFatal("cannot load %s", path.c_str());
     return t;
+}
+
+FitResult fit(const std::string& path, const PolicySet& policies, const FitOptions& options) {
+    LogReading reading;
+    std::optional<FitResult> r = fitScenario(logInput(path), policies, options, reading);
+    if (!r) qFatal("cannot fit %s", path.c_str());
+    return std::move(*r);
 }
 
 ClassRule rule(const char* text) {
@@ -44,20 +56,19 @@ ClassRule rule(const char* text) {
 // Replays the log and counts each request under the class the fit gave its client.
 class ClassTally final : public DecisionSink {
 public:
-    ClassTally(const std::vector<std::uint32_t>& classOf, std::size_t classes)
-        : classOf_(classOf), counts(classes) {}
+    explicit ClassTally(const FitResult& fit) : fit_(fit), counts(fit.classes.size()) {}
     void onDecision(const DecisionRecord& d) override {
-        ClassCounters& c = counts[classOf_[static_cast<std::size_t>(d.seq)]];
+        ClassCounters& c = counts[fit_.classOf(d)];
         c.offered += 1;
         (d.allowed ? c.allowed : c.throttled) += 1;
     }
-    const std::vector<std::uint32_t>& classOf_;
+    const FitResult& fit_;
     std::vector<ClassCounters> counts;
 };
 
 std::vector<ClassCounters> replayByClass(std::shared_ptr<const RecordedTraffic> t,
                                          const PolicySet& policies, const FitResult& fit) {
-    ClassTally tally(fit.requestClass, fit.classes.size());
+    ClassTally tally(fit);
     RunnerOptions options;
     options.decisions = &tally;
     options.measureWallTime = false;
@@ -98,6 +109,7 @@ private slots:
     void fittedRunMatchesReplay();
     void attackerByStatusRatio();
     void credentialsAreSynthetic();
+    void changedBetweenReadings();
     void writerRoundTrips();
 };
 
@@ -189,7 +201,7 @@ void TestLogFit::fittedRunMatchesReplay() {
     const PolicySet policies = simtest::policyFile("tests/data/logs/fit-token-bucket.json");
     FitOptions options;
     options.attackerIf = rule("rate>P97");
-    FitResult fit = fitScenario(traffic, policies, options);
+    FitResult fit = ::fit(logPath("fit-shape.log.gz"), policies, options);
 
     // Keyed by the real client behind the balancer, as the replay keys them: 47 clients, not
     // one balancer. Above the 97th percentile of rates: the scrapers (8 and 6 per second); the
@@ -236,7 +248,7 @@ void TestLogFit::attackerByStatusRatio() {
     const PolicySet policies = simtest::policyFile("tests/data/logs/fit-token-bucket.json");
     FitOptions options;
     options.attackerIf = rule("status=401 ratio>0.5");
-    FitResult fit = fitScenario(traffic, policies, options);
+    FitResult fit = ::fit(logPath("fit-shape.log.gz"), policies, options);
     QCOMPARE(fit.scenario.title, "Fitted to fit-shape.log.gz (attacker if status=401 ratio>0.5)");
     // The three credential stuffers (90% 401), 240 requests each; nobody else.
     QCOMPARE(fit.scenario.classNames(), (std::vector<std::string>{"legit", "attacker"}));
@@ -270,7 +282,7 @@ void TestLogFit::attackerByStatusRatio() {
     QCOMPARE(fitted.classes[1].throttled, 0);
 
     // Without a rule every client is legit.
-    FitResult plain = fitScenario(traffic, policies, FitOptions{});
+    FitResult plain = ::fit(logPath("fit-shape.log.gz"), policies, FitOptions{});
     QCOMPARE(plain.scenario.title, "Fitted to fit-shape.log.gz (all legit)");
     QCOMPARE(plain.scenario.classNames(), std::vector<std::string>{"legit"});
     QCOMPARE(plain.classes[0].requests, 4127);
@@ -294,8 +306,7 @@ void TestLogFit::credentialsAreSynthetic() {
                 << "\n";
         }
     }
-    auto traffic = load(path);
-    FitResult fit = fitScenario(traffic, defaultFitPolicies(), FitOptions{});
+    FitResult fit = ::fit(path, defaultFitPolicies(), FitOptions{});
     QCOMPARE(fit.clients, 2);  // one address, two credentials: two clients, as keyed
     const std::string text = scenarioJson(fit.scenario);
     QVERIFY(text.find("s3cret") == std::string::npos);
@@ -312,6 +323,43 @@ void TestLogFit::credentialsAreSynthetic() {
     // Run under the default key, the two actors are two Authorization keys, as in the log.
     const RunTotals fitted = runFitted(fit, defaultFitPolicies());
     QCOMPARE(fitted.maxBuckets, 2);
+}
+
+// A fit reads the log twice (the clients, then the gaps of the busiest); a log that grows in
+// between is refused with both counts, not fitted to a mix of the two, and a fit told to stop
+// stops without an error.
+void TestLogFit::changedBetweenReadings() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("growing.log").toStdString();
+    std::filesystem::copy_file(logPath("login-401-storms.log"), path);
+    bool appended = false;
+    bool duringFirst = false;
+    auto grow = [&](std::int64_t done, std::int64_t total) {
+        if (!appended) {
+            duringFirst = done * 2 <= total;
+            std::ofstream(path, std::ios::app)
+                << "198.51.100.30 - - [01/Mar/2026:10:08:28 +0000] \"POST /login HTTP/1.1\" 200 "
+                   "512 \"-\" \"python-requests/2.31\"\n";
+            appended = true;
+        }
+        return true;
+    };
+    LogReading reading;
+    QVERIFY(!fitScenario(logInput(path), defaultFitPolicies(), FitOptions{}, reading, grow));
+    QVERIFY(duringFirst);
+    QVERIFY(reading.error);
+    QCOMPARE(reading.error->file, path);
+    QCOMPARE(reading.error->message,
+             "the log changed while it was fitted: 48 requests on the first reading, 49 on the "
+             "second");
+    QCOMPARE(reading.replayed, 48);  // what the first reading found
+
+    LogReading stopped;
+    QVERIFY(!fitScenario(logInput(path), defaultFitPolicies(), FitOptions{}, stopped,
+                         [](std::int64_t, std::int64_t) { return false; }));
+    QVERIFY(!stopped.error);
+    // Read whole, the grown log fits.
+    QCOMPARE(fit(path, defaultFitPolicies(), FitOptions{}).requests, 49);
 }
 
 void TestLogFit::writerRoundTrips() {
