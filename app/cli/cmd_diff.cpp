@@ -27,6 +27,8 @@ int diffPolicies(const Arguments& args) {
     sim::RunnerOptions options;
     options.measureWallTime = false;
     if (!args.seed(options.seed)) return kUsage;
+    if (isScenario && args.positionals().size() > 1)
+        return fail(kUsage, "diff compares on one scenario; several inputs must be logs");
     for (const char* logOption : {"format", "log-format", "field", "reorder-window"}) {
         if (isScenario && args.isSet(logOption)) {
             return fail(kUsage,
@@ -36,7 +38,9 @@ int diffPolicies(const Arguments& args) {
 
     const auto started = std::chrono::steady_clock::now();
     std::optional<sim::Scenario> scenario;
-    std::shared_ptr<const sim::RecordedTraffic> traffic;
+    std::optional<sim::ReplayInput> log;  // a log's input, streamed in bounded memory
+    sim::LogReading reading;              // filled in as it streams
+    std::shared_ptr<sim::LogStream> stream;
     if (isScenario) {
         Result<sim::Scenario> loaded = loadScenario(input, !quiet);
         if (!loaded) return loaded.failure();
@@ -44,12 +48,14 @@ int diffPolicies(const Arguments& args) {
     } else {
         if (!args.isSet("policy"))
             return fail(kUsage, input + ": a log names no policy A; pass --policy A.json");
-        Result<sim::ReplayInput> log = readLogInput(args);
-        if (!log) return log.failure();
-        Result<std::shared_ptr<sim::RecordedTraffic>> read = readLogInMemory(*log, !quiet);
+        Result<sim::ReplayInput> read = readLogInput(args);
         if (!read) return read.failure();
-        traffic = *read;
-        scenario = sim::makeReplayScenario(traffic, kNanosPerSecond);
+        log = std::move(*read);
+        Result<std::shared_ptr<sim::LogStream>> opened = openLogStream(*log, reading, !quiet);
+        if (!opened) return opened.failure();
+        stream = *opened;
+        scenario = sim::makeReplayScenario(
+            std::make_shared<sim::StreamedLog>(stream, log->files.front()), kNanosPerSecond);
     }
     Result<PolicySet> a = loadPolicyFor(*scenario, args.value("policy"), !quiet);
     if (!a) return a.failure();
@@ -61,29 +67,39 @@ int diffPolicies(const Arguments& args) {
     if (args.isSet("flips")) {
         flipsFile = std::make_unique<OutputStream>(args.value("flips"));
         if (!flipsFile->file()) return kIoError;
-        flips = std::make_unique<sim::FlipCsvWriter>(
-            flipsFile->file(), *scenario, traffic ? traffic->reading.startEpochMicros / 1000 : 0);
+        flips = std::make_unique<sim::FlipCsvWriter>(flipsFile->file(), *scenario,
+                                                     stream ? &reading : nullptr);
         options.flips = flips.get();
     }
     sim::ScenarioRunner runner(*scenario, std::vector<PolicySet>{*a, *b}, options);
     {
-        ProgressBar progress(scenario->name);
+        ProgressBar progress(log ? logInputName(*log) : scenario->name);
         const Nanos slice = std::max<Nanos>(runner.duration() / 200, 1);
         while (!runner.finished()) {
-            runner.advance(runner.now() + slice, progress.enabled() ? 1'000'000 : INT64_MAX);
+            if (stream) {  // a stream's duration is known at its end: it goes by bytes read
+                runner.advance(runner.duration(), 200'000);
+            } else {
+                runner.advance(runner.now() + slice, progress.enabled() ? 1'000'000 : INT64_MAX);
+            }
+            const double done =
+                stream ? stream->fractionRead()
+                       : static_cast<double>(runner.now()) / static_cast<double>(runner.duration());
             progress.update(
-                static_cast<double>(runner.now()) / static_cast<double>(runner.duration()),
-                shortCount(static_cast<double>(runner.requests())) + " requests, twice");
+                done, shortCount(static_cast<double>(runner.requests())) + " requests, twice");
         }
     }
     if (flips) {
         if (ExitCode e = flipsFile->close(flips->finish())) return e;
     }
+    if (log) {
+        if (ExitCode e = finishLogReading(*log, reading, !quiet)) return e;
+    }
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     sim::Timing timing{wall, wall > 0 ? static_cast<double>(runner.requests()) / wall : 0};
-    sim::Comparison comparison = sim::buildComparison(runner, top, timing);
-    if (traffic) comparison.replay = sim::replayInfo(traffic->reading);
+    const sim::Comparison comparison =
+        log ? sim::buildReplayComparison(runner, top, timing, reading)
+            : sim::buildComparison(runner, top, timing);
 
     if (args.isSet("json")) {
         if (ExitCode e = writeOutput(args.value("json"), sim::comparisonJson(comparison))) return e;
@@ -104,8 +120,10 @@ Command diffCommand() {
         "that become collateral (throttled under B, never under A), most affected first. Exit 0 "
         "when B meets every expectation of the scenario (a log has none), 1 when it does not. "
         "Deterministic: the same inputs and seed give the same bytes (but for \"timing\").";
-    c.positionals = {{"INPUT", "A scenario (a .json file) or an access log (anything else).",
-                      Option::Kind::Input}};
+    c.positionals = {{"INPUT",
+                      "A scenario (a .json file) or access logs (anything else), oldest first "
+                      "as for replay; logs are streamed in bounded memory.",
+                      Option::Kind::Input, true}};
     c.options = {
         Option::input("policy", "A.json",
                       "Policy A, the reference (default for a scenario: the one it names)."),

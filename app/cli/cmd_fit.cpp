@@ -19,9 +19,6 @@ namespace ratelab::cli {
 
 namespace {
 
-// Lines of each kind printed on stderr; the report lists up to kMaxListedLines.
-constexpr std::size_t kPrintedLines = 20;
-
 // The policy the scenario names, as a path from the folder the scenario is written to.
 std::string policyReference(const std::string& policy, const std::string& output) {
     namespace fs = std::filesystem;
@@ -61,9 +58,7 @@ int fitLog(const Arguments& args) {
     sim::LogReading reading;
     std::optional<sim::FitResult> fitted;
     {
-        ProgressBar progress(input->files.size() == 1
-                                 ? input->files.front()
-                                 : std::to_string(input->files.size()) + " logs");
+        ProgressBar progress(where);
         fitted = sim::fitScenario(
             *input, policies, options, reading, [&](std::int64_t done, std::int64_t total) {
                 progress.update(total > 0 ? static_cast<double>(done) / static_cast<double>(total)
@@ -71,16 +66,9 @@ int fitLog(const Arguments& args) {
                 return true;
             });
     }
-    if (reading.error) {
-        printDiagnostics({*reading.error});
-        return reading.unreadable ? kIoError : kInvalidInput;
-    }
-    if (!quiet && !reading.detection.empty()) {
-        std::fprintf(stderr, "%s: format %s\n", input->files.front().c_str(),
-                     reading.detection.c_str());
-    }
-    printDiagnostics(sim::readingDiagnostics(reading, kPrintedLines), !quiet);
-    if (!fitted) return fail(kInvalidInput, where + ": no request could be read from the log");
+    printLogDetection(*input, reading, !quiet);
+    if (ExitCode e = finishLogReading(*input, reading, !quiet)) return e;
+    if (!fitted) return kInvalidInput;  // unreachable: this progress never stops a fit
     const sim::FitResult& fit = *fitted;
     for (const std::string& warning : fit.warnings)
         std::fprintf(stderr, "ratelab-cli fit: warning: %s\n", warning.c_str());

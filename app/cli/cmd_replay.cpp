@@ -20,9 +20,6 @@ namespace ratelab::cli {
 
 namespace {
 
-// Lines of each kind printed on stderr; the report lists up to kMaxListedLines.
-constexpr std::size_t kPrintedLines = 20;
-
 int replayLogs(const Arguments& args) {
     const bool quiet = args.isSet("quiet");
     std::int64_t sampleMs = 1000;
@@ -35,15 +32,9 @@ int replayLogs(const Arguments& args) {
     const sim::ReplayInput& input = *read;
     const auto started = std::chrono::steady_clock::now();
     sim::LogReading reading;
-    auto stream = std::make_shared<sim::LogStream>(input, reading);
-    if (!stream->start()) {
-        printDiagnostics({*reading.error});
-        return reading.unreadable ? kIoError : kInvalidInput;
-    }
-    if (!quiet && !reading.detection.empty()) {
-        std::fprintf(stderr, "%s: format %s\n", input.files.front().c_str(),
-                     reading.detection.c_str());
-    }
+    Result<std::shared_ptr<sim::LogStream>> opened = openLogStream(input, reading, !quiet);
+    if (!opened) return opened.failure();
+    const std::shared_ptr<sim::LogStream>& stream = *opened;
 
     sim::RunnerOptions options;
     options.measureWallTime = false;
@@ -60,33 +51,18 @@ int replayLogs(const Arguments& args) {
                                 sampleMs * kNanosPerMilli),
         *policies, options);
     {
-        ProgressBar progress(input.files.size() == 1
-                                 ? input.files.front()
-                                 : std::to_string(input.files.size()) + " logs");
+        ProgressBar progress(logInputName(input));
         while (!runner.finished()) {
             runner.advance(runner.duration(), 200'000);
-            const std::int64_t total = stream->bytesTotal();
-            progress.update(
-                total > 0 ? static_cast<double>(stream->bytesRead()) / static_cast<double>(total)
-                          : 0.0,
-                shortCount(static_cast<double>(runner.requests())) + " lines");
+            progress.update(stream->fractionRead(),
+                            shortCount(static_cast<double>(runner.requests())) + " lines");
         }
     }
     if (decisions) {
         if (ExitCode e = decisionsFile->close(decisions->finish())) return e;
     }
-    if (reading.error) {
-        printDiagnostics({*reading.error});
-        return reading.unreadable ? kIoError : kInvalidInput;
-    }
-    printDiagnostics(sim::readingDiagnostics(reading, kPrintedLines), !quiet);
-    const std::string where =
-        input.files.size() == 1
-            ? input.files.front()
-            : input.files.front() + " and " + std::to_string(input.files.size() - 1) + " more";
-    if (reading.replayed == 0) {
-        return fail(kInvalidInput, where + ": no request could be read from the log");
-    }
+    if (ExitCode e = finishLogReading(input, reading, !quiet)) return e;
+    const std::string where = logInputName(input);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     sim::Timing timing{wall, wall > 0 ? static_cast<double>(runner.requests()) / wall : 0};

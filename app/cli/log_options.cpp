@@ -70,34 +70,60 @@ std::string logInputName(const sim::ReplayInput& input) {
     return input.files.front() + " and " + std::to_string(input.files.size() - 1) + " more";
 }
 
+namespace {
+
+// Lines of each kind printed on stderr; the report lists up to kMaxListedLines.
+constexpr std::size_t kPrintedLines = 20;
+
+}  // namespace
+
+void printLogDetection(const sim::ReplayInput& input, const sim::LogReading& reading,
+                       bool warnings) {
+    if (warnings && !reading.error && !reading.detection.empty()) {
+        std::fprintf(stderr, "%s: format %s\n", input.files.front().c_str(),
+                     reading.detection.c_str());
+    }
+}
+
+Result<std::shared_ptr<sim::LogStream>> openLogStream(const sim::ReplayInput& input,
+                                                      sim::LogReading& reading, bool warnings) {
+    auto stream = std::make_shared<sim::LogStream>(input, reading);
+    if (!stream->start()) {
+        printDiagnostics({*reading.error});
+        return reading.unreadable ? kIoError : kInvalidInput;
+    }
+    printLogDetection(input, reading, warnings);
+    return stream;
+}
+
+ExitCode finishLogReading(const sim::ReplayInput& input, const sim::LogReading& reading,
+                          bool warnings) {
+    if (reading.error) {
+        printDiagnostics({*reading.error});
+        return reading.unreadable ? kIoError : kInvalidInput;
+    }
+    printDiagnostics(sim::readingDiagnostics(reading, kPrintedLines), warnings);
+    if (reading.replayed == 0) {
+        return fail(kInvalidInput, logInputName(input) + ": no request could be read from the log");
+    }
+    return kSuccess;
+}
+
 Result<std::shared_ptr<sim::RecordedTraffic>> readLogInMemory(const sim::ReplayInput& input,
                                                               bool warnings) {
-    // Lines of each kind printed on stderr; the report lists up to kMaxListedLines.
-    constexpr std::size_t kPrintedLines = 20;
     sim::LogReading reading;
     std::shared_ptr<sim::RecordedTraffic> traffic;
     {
-        ProgressBar progress(input.files.size() == 1
-                                 ? input.files.front()
-                                 : std::to_string(input.files.size()) + " logs");
+        ProgressBar progress(logInputName(input));
         traffic = sim::loadAccessLog(input, reading, [&](std::int64_t done, std::int64_t total) {
             progress.update(total > 0 ? static_cast<double>(done) / static_cast<double>(total)
                                       : 0.0);
             return true;
         });
     }
-    if (!traffic) {
-        if (reading.error) printDiagnostics({*reading.error});
-        return reading.unreadable ? kIoError : kInvalidInput;
-    }
-    if (warnings && !reading.detection.empty()) {
-        std::fprintf(stderr, "%s: format %s\n", input.files.front().c_str(),
-                     reading.detection.c_str());
-    }
-    printDiagnostics(sim::readingDiagnostics(reading, kPrintedLines), warnings);
-    if (traffic->requests.empty()) {
-        return fail(kInvalidInput, logInputName(input) + ": no request could be read from the log");
-    }
+    printLogDetection(input, reading, warnings);
+    if (ExitCode e = finishLogReading(input, reading, warnings)) return e;
+    if (!traffic) return kInvalidInput;  // unreachable: loading stops only on an error
     return traffic;
 }
 

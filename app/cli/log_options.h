@@ -1,7 +1,8 @@
 #pragma once
 
-// How `replay` and `fit` read logs: the positional files and --format, --log-format, --field,
-// --reorder-window. One set of options, so the two commands read logs alike.
+// How the commands that read logs (replay, fit, diff, tune) read them: the positional files and
+// --format, --log-format, --field, --reorder-window, and what they print about the reading. One
+// set of options and one set of messages, so they read logs alike.
 
 #include <memory>
 #include <string>
@@ -24,10 +25,24 @@ Result<sim::ReplayInput> readLogInput(const Arguments& args);
 /// "access.log", or "access.log.2.gz and 2 more": the input's files in one message.
 std::string logInputName(const sim::ReplayInput& input);
 
-/// Reads the input into memory (fit, and diff and tune, which replay it per client), with a
-/// progress bar on stderr; prints the detected format (with `warnings`), the first lines of
-/// each kind that did not replay whole, and why reading stopped. kIoError when a file cannot
-/// be read, kInvalidInput when it is not a log in the format or no request can be read.
+/// Opens the input as a stream (replay, diff), settling its format; prints the detected format
+/// (with `warnings`) or why it cannot be read: kIoError when a file cannot be read,
+/// kInvalidInput when it is not a log in the format.
+Result<std::shared_ptr<sim::LogStream>> openLogStream(const sim::ReplayInput& input,
+                                                      sim::LogReading& reading, bool warnings);
+
+/// With `warnings`, which format was detected (nothing when it was given or reading failed).
+void printLogDetection(const sim::ReplayInput& input, const sim::LogReading& reading,
+                       bool warnings);
+
+/// After a reading: prints why it stopped (then kIoError or kInvalidInput) or, with
+/// `warnings`, the first lines of each kind that did not replay whole; kInvalidInput when no
+/// request could be read; kSuccess otherwise.
+ExitCode finishLogReading(const sim::ReplayInput& input, const sim::LogReading& reading,
+                          bool warnings);
+
+/// Reads the input into memory (tune, which replays it more than once), with a progress bar on
+/// stderr; prints as openLogStream() and finishLogReading() do.
 Result<std::shared_ptr<sim::RecordedTraffic>> readLogInMemory(const sim::ReplayInput& input,
                                                               bool warnings = true);
 

@@ -40,6 +40,11 @@ std::unique_ptr<RecordedCursor> RecordedTraffic::open() const {
     return std::make_unique<TrafficCursor>(*this);
 }
 
+std::string RecordedTraffic::clientName(std::int64_t instance) const {
+    const auto i = static_cast<std::size_t>(instance);
+    return instance >= 0 && i < clients.size() ? clients[i].text : std::string();
+}
+
 std::string RecordedTraffic::fileName() const {
     return reading.files.empty() ? std::string() : reading.files.front();
 }

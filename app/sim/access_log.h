@@ -56,6 +56,7 @@ public:
     std::unique_ptr<RecordedCursor> open() const override;
     std::optional<Nanos> span() const override { return spanNanos; }
     std::string fileName() const override;
+    std::string clientName(std::int64_t instance) const override;
 
     /// A request's line as the stream gave it (views into this object).
     ReplayedLine line(const RecordedRequest& r, std::vector<Header>& headerScratch) const;

@@ -4,8 +4,10 @@
 #include <cinttypes>
 #include <cstdlib>
 
-#include "sim/access_log.h"
 #include "ratelab/number_text.h"
+#include "sim/access_log.h"  // replayInfo()
+#include "sim/log_stream.h"
+#include "sim/replay_source.h"
 #include "sim/report_json.h"
 
 namespace ratelab::sim {
@@ -22,9 +24,8 @@ std::string policyNames(const PolicySet& set) {
 }
 
 std::string instanceName(const Actor& actor, std::int64_t instance) {
-    const RecordedTraffic* traffic = recordedTraffic(actor);
-    if (traffic && static_cast<std::size_t>(instance) < traffic->clients.size()) {
-        return traffic->clients[static_cast<std::size_t>(instance)].text;
+    if (actor.recorded) {
+        if (std::string name = actor.recorded->clientName(instance); !name.empty()) return name;
     }
     return actor.name + "#" + std::to_string(instance);
 }
@@ -173,6 +174,15 @@ Comparison buildComparison(const ScenarioRunner& runner, std::size_t top, Timing
     return c;
 }
 
+Comparison buildReplayComparison(const ScenarioRunner& runner, std::size_t top, Timing timing,
+                                 const LogReading& reading) {
+    Comparison c = buildComparison(runner, top, timing);
+    c.replay = replayInfo(reading);
+    for (ComparedActor& a : c.actors)
+        a.instances = reading.clients;
+    return c;
+}
+
 std::string comparisonJson(const Comparison& c) {
     using report_json::Json;
     Json j;
@@ -315,8 +325,8 @@ std::string comparisonText(const Comparison& c) {
     return out;
 }
 
-FlipCsvWriter::FlipCsvWriter(std::FILE* out, const Scenario& scenario, std::int64_t epochMs)
-    : out_(out), scenario_(scenario), epochMs_(epochMs) {
+FlipCsvWriter::FlipCsvWriter(std::FILE* out, const Scenario& scenario, const LogReading* reading)
+    : out_(out), scenario_(scenario), reading_(reading) {
     buffer_.reserve(1 << 20);
     buffer_ = "seq,ts_ms,actor,key,a,b\n";
 }
@@ -337,7 +347,7 @@ void FlipCsvWriter::field(std::string_view text) {
 void FlipCsvWriter::onFlip(const FlipRecord& f) {
     char head[64];
     const int n = std::snprintf(head, sizeof head, "%" PRId64 ",%" PRId64 ",", f.seq,
-                                epochMs_ + f.at / kNanosPerMilli);
+                                reading_ ? reading_->epochMillis(f.at) : f.at / kNanosPerMilli);
     buffer_.append(head, static_cast<std::size_t>(n));
     field(f.client.empty()
               ? std::string_view(scenario_.actors[static_cast<std::size_t>(f.actor)].name)

@@ -75,6 +75,10 @@ struct Comparison {
 /// The comparison of lanes 0 (A) and 1 (B) of `runner` in its current state (normally
 /// finished). REQUIRES: runner.laneCount() >= 2.
 Comparison buildComparison(const ScenarioRunner& runner, std::size_t top, Timing timing);
+/// The comparison of a streamed log's replay: with what `reading` found, its clients as the
+/// actor's instances (a stream's scenario cannot know them before the end).
+Comparison buildReplayComparison(const ScenarioRunner& runner, std::size_t top, Timing timing,
+                                 const LogReading& reading);
 
 /// The comparison as JSON, keys in a fixed order, ending in a newline. Deterministic: the same
 /// scenario, policies and seed give the same bytes apart from `timing`.
@@ -91,7 +95,8 @@ std::string flipName(std::size_t from, std::size_t to);
 /// the virtual time (a replay's start; 0 for scenarios).
 class FlipCsvWriter final : public FlipSink {
 public:
-    FlipCsvWriter(std::FILE* out, const Scenario& scenario, std::int64_t epochMs);
+    /// `reading`: a log's, for the logged times (read as the replay goes); null for a scenario.
+    FlipCsvWriter(std::FILE* out, const Scenario& scenario, const LogReading* reading);
     void onFlip(const FlipRecord& flip) override;
     /// Flushes; false when any write failed.
     bool finish();
@@ -101,7 +106,7 @@ private:
     void field(std::string_view text);
     std::FILE* out_;
     const Scenario& scenario_;
-    std::int64_t epochMs_;
+    const LogReading* reading_;
     std::string buffer_;
     bool ok_ = true;
 };

@@ -530,6 +530,11 @@ std::int64_t LogStream::bytesTotal() const {
     return impl_->bytesTotal;
 }
 
+double LogStream::fractionRead() const {
+    const std::int64_t total = bytesTotal();
+    return total > 0 ? static_cast<double>(bytesRead()) / static_cast<double>(total) : 0.0;
+}
+
 std::vector<Diagnostic> readingDiagnostics(const LogReading& reading, std::size_t perKind) {
     struct Entry {
         const LineNote* note;

@@ -82,6 +82,11 @@ struct LogReading {
 
     /// "FILE:LINE:COLUMN".
     std::string where(const LineNote& note) const;
+    /// The logged time of a request replayed `at` after the first replayed line, in epoch
+    /// milliseconds (the ts_ms of decisions and flips files).
+    std::int64_t epochMillis(Nanos at) const {
+        return (startEpochMicros + at / kNanosPerMicro) / 1000;
+    }
 };
 
 /// One replayed line. Views stay valid through one more LogStream::next() (so a caller can look
@@ -117,6 +122,8 @@ public:
     /// Bytes of stored files consumed and their total (-1 when unknown): for progress bars.
     std::int64_t bytesRead() const;
     std::int64_t bytesTotal() const;
+    /// bytesRead() / bytesTotal(), 0 while the total is unknown (standard input).
+    double fractionRead() const;
 
 private:
     struct Impl;
@@ -137,10 +144,13 @@ public:
     std::unique_ptr<RecordedCursor> open() const override;
     std::optional<Nanos> span() const override { return std::nullopt; }
     std::string fileName() const override { return fileName_; }
+    /// Kept as the replay goes: memory grows with the clients.
+    std::string clientName(std::int64_t instance) const override;
 
 private:
     std::shared_ptr<LogStream> stream_;
     std::string fileName_;
+    std::shared_ptr<std::vector<std::string>> clientNames_;  // by instance
 };
 
 /// The peer a host-name client is replayed from: fd00::/8 and 120 bits of a hash of the name,

@@ -45,6 +45,9 @@ public:
     virtual std::optional<Nanos> span() const = 0;
     /// The log's (first) file, for the scenario's name.
     virtual std::string fileName() const = 0;
+    /// The client field of the replay's `instance` as written ("198.51.100.7"); empty when no
+    /// request of it was replayed (yet).
+    virtual std::string clientName(std::int64_t instance) const = 0;
 };
 
 }  // namespace ratelab::sim

@@ -19,7 +19,8 @@ namespace {
 // are epoch microseconds.
 class StreamCursor final : public RecordedCursor {
 public:
-    explicit StreamCursor(std::shared_ptr<LogStream> stream) : stream_(std::move(stream)) {}
+    StreamCursor(std::shared_ptr<LogStream> stream, std::shared_ptr<std::vector<std::string>> names)
+        : stream_(std::move(stream)), names_(std::move(names)) {}
 
     Nanos nextTime() override {
         if (!has_ && stream_) {
@@ -36,13 +37,17 @@ public:
         // (the stream numbers them by first line read, before the reorder window sorts them).
         if (next_.clientId >= instanceOf_.size()) instanceOf_.resize(next_.clientId + 1, -1);
         std::int64_t& instance = instanceOf_[next_.clientId];
-        if (instance < 0) instance = instances_++;
+        if (instance < 0) {
+            instance = instances_++;
+            names_->emplace_back(next_.client);
+        }
         slot.instance = instance;
         has_ = false;
     }
 
 private:
     std::shared_ptr<LogStream> stream_;
+    std::shared_ptr<std::vector<std::string>> names_;  // the client field by instance
     std::vector<std::int64_t> instanceOf_;  // ReplayedLine::clientId -> instance, -1 until seen
     std::int64_t instances_ = 0;
     ReplayedLine next_;
@@ -53,10 +58,17 @@ private:
 }  // namespace
 
 StreamedLog::StreamedLog(std::shared_ptr<LogStream> stream, std::string fileName)
-    : stream_(std::move(stream)), fileName_(std::move(fileName)) {}
+    : stream_(std::move(stream))
+    , fileName_(std::move(fileName))
+    , clientNames_(std::make_shared<std::vector<std::string>>()) {}
 
 std::unique_ptr<RecordedCursor> StreamedLog::open() const {
-    return std::make_unique<StreamCursor>(stream_);
+    return std::make_unique<StreamCursor>(stream_, clientNames_);
+}
+
+std::string StreamedLog::clientName(std::int64_t instance) const {
+    const auto i = static_cast<std::size_t>(instance);
+    return instance >= 0 && i < clientNames_->size() ? (*clientNames_)[i] : std::string();
 }
 
 }  // namespace ratelab::sim

@@ -70,6 +70,7 @@ private slots:
     void diffDeltasAreTwoRuns_data();
     void diffDeltasAreTwoRuns();
     void diffOfALog();
+    void diffOfRotatedLogs();
     void diffBadInput_data();
     void diffBadInput();
     void tunePicksACellThatHolds();
@@ -178,11 +179,59 @@ void TestCliDecide::diffOfALog() {
     QCOMPARE(j["clients"]["changed"], 1);
     QCOMPARE(j["clients"]["top"][0]["client"], "198.51.100.1");
     QCOMPARE(j["replay"]["parsed"], 5);
+    QCOMPARE(j["actors"][0]["instances"], 3);  // the clients, known once the stream is read
     const QList<QByteArray> rows = readFile(flips).trimmed().split('\n');
     QCOMPARE(rows.size(), 2);
     QVERIFY2(rows[1].startsWith("2,1696946136000,198.51.100.1,"), rows[1].constData());
     QVERIFY(rows[1].endsWith(",allowed,throttled"));
     QVERIFY2(r.out.contains("198.51.100.1"), qPrintable(r.out));
+}
+
+// A log rotated into two files (the older gzipped) compares as the one file it was: the same
+// comparison and the same flips, with each flip's logged time.
+void TestCliDecide::diffOfRotatedLogs() {
+    QByteArray older, newer;
+    for (int i = 0; i < 40; ++i) {
+        QByteArray& part = i < 25 ? older : newer;
+        part += "198.51.100." + QByteArray::number(1 + i % 3) +
+                " - - [10/Oct/2023:13:55:" + QByteArray::number(10 + i / 10) +
+                " +0000] \"GET /a HTTP/1.1\" 200 1\n";
+    }
+    const QString whole = dir_.filePath("whole.log");
+    const QString one = dir_.filePath("rotated.log.1");
+    const QString two = dir_.filePath("rotated.log.2");
+    writeFile(whole, older + newer);
+    writeFile(two, older);
+    writeFile(one, newer);
+    QProcess gzip;
+    gzip.start("gzip", {"-f", two});
+    QVERIFY(gzip.waitForFinished());
+    QCOMPARE(gzip.exitCode(), 0);
+    const QString strict = dir_.filePath("strict-rotated.json");
+    QByteArray text = readFile(policy("scenarios/policies/token-bucket-100.json"));
+    text.replace("\"capacity\": 100", "\"capacity\": 3");
+    writeFile(strict, text);
+    const auto compare = [&](const QStringList& logs, const QString& name) {
+        QStringList arguments{"diff"};
+        arguments << logs << "--policy" << policy("scenarios/policies/token-bucket-100.json")
+                  << "--against" << strict << "--json" << dir_.filePath(name + ".json") << "--flips"
+                  << dir_.filePath(name + ".csv") << "--quiet";
+        const Result r = cli(arguments);
+        if (r.exitCode != 0) qWarning("%s", qPrintable(r.err));
+        nlohmann::json j = readJson(dir_.filePath(name + ".json"));
+        for (const char* differs : {"timing", "scenario"})  // the wall time, the first file
+            j.erase(differs);
+        j["replay"].erase("file");
+        j["replay"].erase("files");
+        return std::pair{j, readFile(dir_.filePath(name + ".csv"))};
+    };
+    const auto [rotated, rotatedFlips] = compare({two + ".gz", one}, "rotated");
+    const auto [single, singleFlips] = compare({whole}, "whole");
+    QCOMPARE(rotated["replay"]["parsed"], 40);
+    QVERIFY(rotated["classes"]["log"]["flips"]["allowed_to_throttled"].get<int>() > 0);
+    QCOMPARE(rotated["actors"][0]["instances"], 3);
+    QVERIFY2(rotated == single, nlohmann::json::diff(single, rotated).dump().c_str());
+    QCOMPARE(rotatedFlips, singleFlips);
 }
 
 // Exit codes as every command has them: 64 for a wrong command line, 74 for a file that cannot
@@ -203,6 +252,9 @@ void TestCliDecide::diffBadInput_data() {
                                             "--against", policy("resources/policies/default.json"),
                                             "--top",     "-1"}
                              << "--top" << 64;
+    QTest::newRow("two scenarios")
+        << QStringList{"diff", s, s, "--against", policy("resources/policies/default.json")}
+        << "several inputs must be logs" << 64;
     QTest::newRow("log without A") << QStringList{"diff", kRoot + "/README.md", "--against",
                                                   policy("resources/policies/default.json")}
                                    << "README.md" << 64;
