@@ -263,7 +263,7 @@ std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) 
             growInstances(static_cast<std::size_t>(actor),
                           static_cast<std::size_t>(slots[n].instance) + 1);
         }
-        views[n] = slots[n].view();
+        slots[n].writeView(views[n]);
         replicaOf[n] = nextReplica;
         nextReplica = nextReplica + 1 == lanes.front()->limiters.size() ? 0 : nextReplica + 1;
         // Keys are captured only where they are read: a legitimate instance's first request of
