@@ -1,7 +1,7 @@
-// Exports: golden files for nginx, Envoy and HAProxy (neither envoy nor haproxy is installed, so
-// their exports are checked against goldens and, for Envoy, parsed as YAML), refusals, and
-// nginx's rate text. nginx itself checks the nginx exports in tst_policy_export_nginx; the CLI's
-// export is in tests/cli/tst_cli.cpp.
+// Exports: golden files for nginx, Envoy and HAProxy (Envoy is not in Debian, so its exports are
+// checked against goldens and parsed as YAML), refusals, and nginx's rate text. nginx and
+// HAProxy themselves check their exports in tst_policy_export_nginx and
+// tst_policy_export_haproxy; the CLI's export is in tests/cli/tst_cli.cpp.
 
 #include <QRegularExpression>
 #include <QtTest>
