@@ -38,13 +38,16 @@ public:
     void undo() override {
         document_.finishStep();
         document_.apply(before_);
+        emit document_.stepReplayed(policy_);
     }
 
     void redo() override {
         // push() applies the step the first time; a redo afterwards is a step of its own.
-        if (pushed_) document_.finishStep();
+        const bool replayed = pushed_;
+        if (replayed) document_.finishStep();
         pushed_ = true;
         document_.apply(after_);
+        if (replayed) emit document_.stepReplayed(policy_);
     }
 
 private:

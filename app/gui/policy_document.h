@@ -22,6 +22,9 @@ class PolicyDocument : public QObject {
     Q_OBJECT
 
 public:
+    /// A step's policy when it changes several, or the file-wide sections.
+    static constexpr std::size_t kAllPolicies = static_cast<std::size_t>(-1);
+
     explicit PolicyDocument(QObject* parent = nullptr);
 
     /// The user's values, limits compiled.
@@ -70,6 +73,10 @@ signals:
     void policyEdited(std::size_t index);
     /// The store or the trusted proxies changed: an edit, or an undo or redo of one.
     void fileSectionsEdited();
+    /// An undo or redo was applied (after its policyEdited and fileSectionsEdited): `policy`
+    /// is the one policy it changed, or kAllPolicies for a step over several or over the
+    /// file-wide sections.
+    void stepReplayed(std::size_t policy);
     void modifiedChanged(bool modified);
     void diagnosticsChanged();
 
@@ -83,8 +90,6 @@ private:
     /// Makes `values` the current set and tells the views what changed.
     void apply(const PolicySet& values);
     void revalidate();
-
-    static constexpr std::size_t kAllPolicies = static_cast<std::size_t>(-1);
 
     PolicySet set_;
     PolicySet original_;

@@ -44,6 +44,15 @@ PolicyEditor::PolicyEditor(PolicyDocument& document, QWidget* parent)
     connect(&document_, &PolicyDocument::fileSectionsEdited, this, [this] {
         if (!updating_) showFileSections();
     });
+    // Undoing or redoing an edit of a policy that is not on screen brings it on screen, so
+    // the change can be seen (a step over several policies leaves the picker where it is).
+    connect(&document_, &PolicyDocument::stepReplayed, this, [this](std::size_t policy) {
+        if (policy != PolicyDocument::kAllPolicies &&
+            static_cast<int>(policy) < policyPicker_->count() &&
+            static_cast<int>(policy) != currentPolicy()) {
+            policyPicker_->setCurrentIndex(static_cast<int>(policy));
+        }
+    });
     showDocument();
 }
 

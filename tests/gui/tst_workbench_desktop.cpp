@@ -6,6 +6,7 @@
 // locale while the files keep their dots.
 
 #include <QAction>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QFile>
@@ -117,6 +118,7 @@ private slots:
     void undoRetunesTheRunningEngine();
     void aSliderDragUndoesInOneStep();
     void undoBackToTheSavedStateIsUnmodified();
+    void undoShowsThePolicyItChanges();
     void loadingAFileClearsTheSteps();
     void aTradeoffCellIsOneStep();
     void recentFilesAndLayoutSurviveARestart();
@@ -277,6 +279,54 @@ void TestWorkbenchDesktop::undoBackToTheSavedStateIsUnmodified() {
     b.action("redoAction")->trigger();
     QCOMPARE(b.policy().capacity, std::int64_t(25));
     QVERIFY(!b.workbench.document().isModified());
+}
+
+// Two policies: an edit of the second, undone and redone while the first is on screen, brings
+// the second on screen with its number; a step over both leaves the picker where it is.
+void TestWorkbenchDesktop::undoShowsThePolicyItChanges() {
+    QByteArray two = policyJson("token_bucket", 10, 1.0);
+    two.replace("  ]\n}", R"(    ,{
+      "name": "login",
+      "match": { "path_prefix": "/login" },
+      "algorithm": "token_bucket",
+      "capacity": 5,
+      "refill_per_second": 0.5,
+      "key": { "source": "peer" }
+    }
+  ]
+})");
+    Bench b;
+    QVERIFY(b.workbench.openPolicy(writeFile(dir_, "two.json", two)));
+    auto* picker = b.editor()->findChild<QComboBox*>("policyPicker");
+    QVERIFY(picker);
+    QCOMPARE(picker->count(), 2);
+    const auto& policies = b.workbench.document().policies().policies;
+    picker->setCurrentIndex(1);
+    QCOMPARE(b.capacity()->value(), 5);
+    typeInto(b.capacity(), "8");
+    QCOMPARE(policies[1].capacity, std::int64_t(8));
+    picker->setCurrentIndex(0);
+    QCOMPARE(b.capacity()->value(), 10);
+
+    b.action("undoAction")->trigger();
+    QCOMPARE(policies[1].capacity, std::int64_t(5));
+    QCOMPARE(picker->currentIndex(), 1);
+    QCOMPARE(b.capacity()->value(), 5);
+    picker->setCurrentIndex(0);
+    b.action("redoAction")->trigger();
+    QCOMPARE(picker->currentIndex(), 1);
+    QCOMPARE(b.capacity()->value(), 8);
+
+    picker->setCurrentIndex(0);
+    std::vector<Policy> both = policies;
+    both[0].capacity = 30;
+    both[1].capacity = 3;
+    b.workbench.document().setPolicies(both, "both");
+    QCOMPARE(b.capacity()->value(), 30);
+    b.action("undoAction")->trigger();
+    QCOMPARE(picker->currentIndex(), 0);
+    QCOMPARE(b.capacity()->value(), 10);
+    QCOMPARE(policies[1].capacity, std::int64_t(8));
 }
 
 // Opening a file replaces the values: nothing of the old file's edits is left to undo.
@@ -463,8 +513,10 @@ void TestWorkbenchDesktop::recentLogsKeepTheirFormat() {
     const QString iniPath = dir_.filePath("formats.ini");
     const QString edge = QFileInfo(dir_.filePath("edge.log")).absoluteFilePath();
     const QString plain = QFileInfo(dir_.filePath("plain.log")).absoluteFilePath();
-    const LogFormatChoice nginx{"nginx", "$remote_addr [$time_local] \"$request\" $status "
-                                         "$http_x_forwarded_for", {}};
+    const LogFormatChoice nginx{"nginx",
+                                "$remote_addr [$time_local] \"$request\" $status "
+                                "$http_x_forwarded_for",
+                                {}};
     const auto log = RecentFiles::Kind::AccessLog;
     {
         QSettings settings(iniPath, QSettings::IniFormat);
