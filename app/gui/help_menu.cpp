@@ -46,8 +46,8 @@ QString aboutText() {
     const QString docs = docsFolder();
     if (readme.isEmpty() && docs.isEmpty()) {
         lines << QObject::tr(
-            "Documentation: README.md and docs/ come with the source tree, and were not "
-            "found beside this executable.");
+            "Documentation: README.md and docs/ come with the source tree and are installed "
+            "in share/ratelab/; neither was found beside this executable.");
     } else {
         lines << QObject::tr("Documentation:");
         if (!readme.isEmpty())
@@ -65,8 +65,9 @@ QMenu* addHelpMenu(QMenuBar& bar, UserInteraction& ui) {
         if (folder.isEmpty()) {
             ui.showError(
                 QObject::tr("No documentation found"),
-                QObject::tr("README.md and docs/ come with the source tree, and were not found "
-                            "beside this executable (looked in: %1).")
+                QObject::tr("README.md and docs/ come with the source tree and are installed in "
+                            "share/ratelab/; neither was found beside this executable (looked "
+                            "in: %1).")
                     .arg(dataRoots().join(", ")));
             return;
         }
