@@ -140,12 +140,18 @@ int tuneLog(const Arguments& args, const std::string& input) {
     if (!policies) return policies.failure();
     Result<sim::ReplayInput> log = readLogInput(args);
     if (!log) return log.failure();
-    Result<std::shared_ptr<sim::RecordedTraffic>> traffic = readLogInMemory(*log, !quiet);
-    if (!traffic) return traffic.failure();
-    const sim::Scenario replay = sim::makeReplayScenario(*traffic, kNanosPerSecond);
+    sim::LogReading reading;
     std::string error;
-    std::optional<sim::ToleranceTuning> tuning =
-        sim::tuneToTolerance(replay, *policies, args.value("policy-name"), keep, top, error);
+    std::optional<sim::ToleranceTuning> tuning;
+    {
+        ProgressBar progress(logInputName(*log));
+        sim::StreamedReplays replays(*log, reading,
+                                     [&](double done) { progress.update(done, "read twice"); });
+        tuning =
+            sim::tuneToTolerance(replays, *policies, args.value("policy-name"), keep, top, error);
+    }
+    printLogDetection(*log, reading, !quiet);
+    if (ExitCode e = finishLogReading(*log, reading, !quiet)) return e;
     if (!tuning) return fail(kInvalidInput, error);
     if (args.isSet("json")) {
         if (ExitCode e = writeOutput(args.value("json"), sim::toleranceJson(*tuning))) return e;
@@ -160,6 +166,8 @@ int tuneLog(const Arguments& args, const std::string& input) {
 int tunePolicy(const Arguments& args) {
     const std::string input = args.positionals().front();
     if (!input.ends_with(".json")) return tuneLog(args, input);
+    if (args.positionals().size() > 1)
+        return fail(kUsage, "tune sweeps one scenario; several inputs must be logs");
     if (args.isSet("keep-unthrottled")) {
         return fail(kUsage,
                     "--keep-unthrottled applies to access logs; a scenario is tuned to its "
@@ -189,8 +197,9 @@ Command tuneCommand() {
         "how often. -o writes the tuned policy with the run that checked it embedded (as run "
         "--validated-policy does). Exit 0 with a recommendation, 1 without one.";
     c.positionals = {{"INPUT",
-                      "A scenario (a .json file) to sweep, or an access log (anything else).",
-                      Option::Kind::Input}};
+                      "A scenario (a .json file) to sweep, or access logs (anything else), oldest "
+                      "first as for replay; logs are streamed, twice.",
+                      Option::Kind::Input, true}};
     c.options = {
         Option::input("policy", "P.json",
                       "The policy file (default for a scenario: the one it names)."),

@@ -2,7 +2,6 @@
 
 #include <charconv>
 
-#include "cli/progress.h"
 #include "sim/log_format.h"
 
 namespace ratelab::cli {
@@ -107,24 +106,6 @@ ExitCode finishLogReading(const sim::ReplayInput& input, const sim::LogReading& 
         return fail(kInvalidInput, logInputName(input) + ": no request could be read from the log");
     }
     return kSuccess;
-}
-
-Result<std::shared_ptr<sim::RecordedTraffic>> readLogInMemory(const sim::ReplayInput& input,
-                                                              bool warnings) {
-    sim::LogReading reading;
-    std::shared_ptr<sim::RecordedTraffic> traffic;
-    {
-        ProgressBar progress(logInputName(input));
-        traffic = sim::loadAccessLog(input, reading, [&](std::int64_t done, std::int64_t total) {
-            progress.update(total > 0 ? static_cast<double>(done) / static_cast<double>(total)
-                                      : 0.0);
-            return true;
-        });
-    }
-    printLogDetection(input, reading, warnings);
-    if (ExitCode e = finishLogReading(input, reading, warnings)) return e;
-    if (!traffic) return kInvalidInput;  // unreachable: loading stops only on an error
-    return traffic;
 }
 
 }  // namespace ratelab::cli

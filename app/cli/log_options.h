@@ -10,7 +10,6 @@
 
 #include "cli/command.h"
 #include "cli/inputs.h"
-#include "sim/access_log.h"
 #include "sim/log_stream.h"
 
 namespace ratelab::cli {
@@ -25,9 +24,9 @@ Result<sim::ReplayInput> readLogInput(const Arguments& args);
 /// "access.log", or "access.log.2.gz and 2 more": the input's files in one message.
 std::string logInputName(const sim::ReplayInput& input);
 
-/// Opens the input as a stream (replay, diff), settling its format; prints the detected format
-/// (with `warnings`) or why it cannot be read: kIoError when a file cannot be read,
-/// kInvalidInput when it is not a log in the format.
+/// Opens the input as a stream (replay, diff; fit and tune read it twice, sim/log_rereading.h),
+/// settling its format; prints the detected format (with `warnings`) or why it cannot be read:
+/// kIoError when a file cannot be read, kInvalidInput when it is not a log in the format.
 Result<std::shared_ptr<sim::LogStream>> openLogStream(const sim::ReplayInput& input,
                                                       sim::LogReading& reading, bool warnings);
 
@@ -40,10 +39,5 @@ void printLogDetection(const sim::ReplayInput& input, const sim::LogReading& rea
 /// request could be read; kSuccess otherwise.
 ExitCode finishLogReading(const sim::ReplayInput& input, const sim::LogReading& reading,
                           bool warnings);
-
-/// Reads the input into memory (tune, which replays it more than once), with a progress bar on
-/// stderr; prints as openLogStream() and finishLogReading() do.
-Result<std::shared_ptr<sim::RecordedTraffic>> readLogInMemory(const sim::ReplayInput& input,
-                                                              bool warnings = true);
 
 }  // namespace ratelab::cli

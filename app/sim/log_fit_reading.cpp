@@ -164,31 +164,12 @@ private:
 
 FitReader::FitReader(const ReplayInput& input, const PolicySet& policies, LogReading& reading,
                      LoadProgress progress)
-    : given_(input)
-    , input_(input)
-    , policies_(policies)
-    , reading_(reading)
-    , progress_(std::move(progress)) {}
+    : log_(input), policies_(policies), reading_(reading), progress_(std::move(progress)) {}
 
 LogClients* FitReader::readClients() {
-    for (std::string& f : input_.files) {
-        if (f != "-") continue;
-        if (!spool_) {
-            std::string error;
-            spool_ = SpooledStdin::make(error);
-            if (!spool_) {
-                reading_ = LogReading{};
-                reading_.files = given_.files;
-                reading_.error = Diagnostic{Diagnostic::Severity::Error, "-", 0, 0, "", error};
-                reading_.unreadable = true;
-                return nullptr;
-            }
-        }
-        f = spool_->path();
-    }
     ClientSink sink(clients_);
     const bool read = replay(sink, reading_, 0);
-    nameAsGiven(reading_);
+    log_.nameAsGiven(reading_);
     if (!read || reading_.replayed == 0) return nullptr;
     sink.settleRoutes();
     return &clients_;
@@ -217,19 +198,11 @@ bool FitReader::readGaps(std::span<const Client* const> top, std::vector<Gaps>& 
         same = same && g.seen == g.requests;
     if (same) return true;
     if (again.error) {
-        nameAsGiven(again);
+        log_.nameAsGiven(again);
         reading_.error = again.error;
         reading_.unreadable = again.unreadable;
     } else {
-        reading_.error =
-            Diagnostic{Diagnostic::Severity::Error,
-                       given_.files.front(),
-                       0,
-                       0,
-                       "",
-                       "the log changed while it was fitted: " + std::to_string(clients_.requests) +
-                           " requests on the first reading, " + std::to_string(sink.requests) +
-                           " on the second"};
+        reading_.error = log_.changed("fitted", clients_.requests, sink.requests);
     }
     return false;
 }
@@ -237,15 +210,12 @@ bool FitReader::readGaps(std::span<const Client* const> top, std::vector<Gaps>& 
 // One streamed replay into `sink`, as `ratelab-cli replay` runs it. False when reading stopped
 // (reading.error) or progress said stop. `pass` 0 or 1: where its bytes sit in the progress.
 bool FitReader::replay(DecisionSink& sink, LogReading& reading, int pass) {
-    auto stream = std::make_shared<LogStream>(input_, reading);
-    if (!stream->start()) return false;
+    std::shared_ptr<LogStream> stream = log_.open(reading);
+    if (!stream) return false;
     RunnerOptions options;
     options.decisions = &sink;
     options.measureWallTime = false;
-    ScenarioRunner runner(
-        makeReplayScenario(std::make_shared<StreamedLog>(stream, input_.files.front()),
-                           kNanosPerSecond),
-        policies_, options);
+    ScenarioRunner runner(log_.scenario(stream, kNanosPerSecond), policies_, options);
     while (!runner.finished()) {
         runner.advance(runner.duration(), 200'000);
         const std::int64_t total = stream->bytesTotal();
@@ -255,12 +225,6 @@ bool FitReader::replay(DecisionSink& sink, LogReading& reading, int pass) {
         }
     }
     return !reading.error;
-}
-
-// The files named as the caller named them (standard input was read from its spool).
-void FitReader::nameAsGiven(LogReading& r) const {
-    r.files = given_.files;
-    if (r.error && spool_ && r.error->file == spool_->path()) r.error->file = "-";
 }
 
 }  // namespace ratelab::sim::fitting

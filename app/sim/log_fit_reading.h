@@ -3,8 +3,8 @@
 // The two readings of a fit (sim/log_fit.h's internals). Both stream the logs through the
 // replay, so clients are keyed exactly as `ratelab-cli replay` keys them, and memory grows with
 // the clients, not the lines: the first finds every client with its requests, span, statuses
-// and routes; the second, the gaps between the requests of the busiest. A log given as "-" is
-// kept in a temporary file for the second reading.
+// and routes; the second, the gaps between the requests of the busiest (LogRereader: "-" is
+// kept for the second reading).
 
 #include <cstdint>
 #include <memory>
@@ -17,9 +17,9 @@
 
 #include "ratelab/policy.h"
 #include "sim/access_log.h"
+#include "sim/log_rereading.h"
 #include "sim/log_stream.h"
 #include "sim/metrics.h"
-#include "sim/spooled_stdin.h"
 
 namespace ratelab::sim::fitting {
 
@@ -91,14 +91,11 @@ public:
 
 private:
     bool replay(DecisionSink& sink, LogReading& reading, int pass);
-    void nameAsGiven(LogReading& r) const;
 
-    ReplayInput given_;
-    ReplayInput input_;  // "-" replaced by the spool
+    LogRereader log_;
     const PolicySet& policies_;
     LogReading& reading_;
     LoadProgress progress_;
-    std::unique_ptr<SpooledStdin> spool_;
     LogClients clients_;
 };
 

@@ -90,24 +90,80 @@ std::int64_t quantile(std::vector<std::int64_t> values, double keep) {
     return values[k - 1];
 }
 
+// Runs a replay to its end in batches, telling `replays` between them.
+void runReplay(ScenarioRunner& runner, LogReplays& replays) {
+    while (!runner.finished()) {
+        runner.advance(runner.duration(), 200'000);
+        replays.advanced();
+    }
+}
+
 }  // namespace
+
+Report MemoryReplays::report(const ScenarioRunner& runner) const {
+    return buildReport(runner, Timing{});
+}
+
+StreamedReplays::StreamedReplays(const ReplayInput& input, LogReading& reading,
+                                 std::function<void(double)> progress)
+    : log_(input), reading_(reading), progress_(std::move(progress)) {}
+
+std::optional<Scenario> StreamedReplays::open(std::string& error) {
+    LogReading& reading = replays_ == 0 ? reading_ : (again_ = LogReading{});
+    ++replays_;
+    stream_ = log_.open(reading);
+    if (!stream_) {
+        if (&reading != &reading_) {
+            reading_.error = reading.error;
+            reading_.unreadable = reading.unreadable;
+        }
+        error = reading_.error ? reading_.error->message : "the log cannot be read";
+        return std::nullopt;
+    }
+    return log_.scenario(stream_, kNanosPerSecond);
+}
+
+void StreamedReplays::advanced() {
+    if (progress_ && stream_) progress_((replays_ - 1 + stream_->fractionRead()) / 2);
+}
+
+bool StreamedReplays::finished(const ScenarioRunner& runner, std::string& error) {
+    LogReading& reading = replays_ == 1 ? reading_ : again_;
+    log_.nameAsGiven(reading);
+    if (reading.error) {
+        reading_.error = reading.error;
+        reading_.unreadable = reading.unreadable;
+    } else if (replays_ == 1) {
+        requests_ = runner.requests();
+        return true;
+    } else if (runner.requests() != requests_) {
+        reading_.error = log_.changed("tuned", requests_, runner.requests());
+    } else {
+        return true;
+    }
+    error = reading_.error->message;
+    return false;
+}
+
+Report StreamedReplays::report(const ScenarioRunner& runner) const {
+    // As a log in memory reports: the distinct clients as the log actor's instances.
+    Report r = buildReplayReport(runner, Timing{}, replays_ == 1 ? reading_ : again_);
+    r.replay.reset();
+    return r;
+}
 
 double ToleranceTuning::keptShare() const {
     const std::int64_t n = report.totals.spread.empty() ? 0 : report.totals.spread[0].instances;
     return n > 0 ? 1.0 - static_cast<double>(throttledClients) / static_cast<double>(n) : 1.0;
 }
 
-std::optional<ToleranceTuning> tuneToTolerance(const Scenario& replay, const PolicySet& policies,
+std::optional<ToleranceTuning> tuneToTolerance(LogReplays& replays, const PolicySet& policies,
                                                std::string_view policyName, double keepUnthrottled,
                                                std::size_t top, std::string& error) {
     ToleranceTuning t;
     t.keepUnthrottled = keepUnthrottled;
     if (!(keepUnthrottled > 0 && keepUnthrottled <= 1)) {
         error = "--keep-unthrottled must be above 0 and at most 1";
-        return std::nullopt;
-    }
-    if (replay.actors.size() != 1 || !recordedTraffic(replay.actors[0])) {
-        error = "tuning to a tolerance needs a replayed access log, read into memory";
         return std::nullopt;
     }
     bool found = false;
@@ -130,13 +186,23 @@ std::optional<ToleranceTuning> tuneToTolerance(const Scenario& replay, const Pol
     }
 
     // 1. Which bucket each request lands in, under the policy as it is.
+    const auto isReplay = [](const Scenario& s) {
+        return s.actors.size() == 1 && s.actors[0].recorded != nullptr;
+    };
     BucketTimes buckets(static_cast<std::uint32_t>(t.policyIndex));
     {
+        std::optional<Scenario> replay = replays.open(error);
+        if (!replay) return std::nullopt;
+        if (!isReplay(*replay)) {
+            error = "tuning to a tolerance needs a replayed access log";
+            return std::nullopt;
+        }
         RunnerOptions options;
         options.measureWallTime = false;
         options.decisions = &buckets;
-        ScenarioRunner runner(replay, policies, options);
-        runner.runToEnd();
+        ScenarioRunner runner(std::move(*replay), policies, options);
+        runReplay(runner, replays);
+        if (!replays.finished(runner, error)) return std::nullopt;
     }
     if (buckets.times().empty()) {
         error = "policy \"" + policy.name + "\" keys no request of the log (no match, or bypassed)";
@@ -145,7 +211,9 @@ std::optional<ToleranceTuning> tuneToTolerance(const Scenario& replay, const Pol
 
     // 2. Per client, the most demanding of its buckets: the peak over the window first.
     const Nanos window = policy.windowMs * kNanosPerMilli;
-    const std::size_t clientCount = recordedTraffic(replay.actors[0])->clients.size();
+    std::size_t clientCount = 0;  // the replay's instances: one per client of the log
+    for (auto [client, bucket] : buckets.uses())
+        clientCount = std::max(clientCount, static_cast<std::size_t>(client) + 1);
     std::vector<std::int64_t> peakOfBucket;
     for (const std::vector<Nanos>& times : buckets.times())
         peakOfBucket.push_back(windowPeak(times, window));
@@ -196,17 +264,21 @@ std::optional<ToleranceTuning> tuneToTolerance(const Scenario& replay, const Pol
     }
 
     // 4. The log again, with them: who is still throttled, and how often.
+    std::optional<Scenario> replay = replays.open(error);
+    if (!replay) return std::nullopt;
+    const std::shared_ptr<const RecordedLog> log = replay->actors[0].recorded;
     RunnerOptions options;
     options.measureWallTime = false;
-    ScenarioRunner runner(replay, t.tuned, options);
-    runner.runToEnd();
-    t.report = buildReport(runner, Timing{});
-    const RecordedTraffic& traffic = *recordedTraffic(replay.actors[0]);
+    ScenarioRunner runner(std::move(*replay), t.tuned, options);
+    runReplay(runner, replays);
+    if (!replays.finished(runner, error)) return std::nullopt;
+    t.report = replays.report(runner);
     const std::span<const InstanceCounters> clients = runner.instances(0);
     std::vector<ThrottledClient> throttled;
     for (std::size_t i = 0; i < clients.size(); ++i) {
         if (clients[i].throttled == 0) continue;
-        throttled.push_back({traffic.clients[i].text, clients[i].offered, clients[i].throttled});
+        throttled.push_back({log->clientName(static_cast<std::int64_t>(i)), clients[i].offered,
+                             clients[i].throttled});
     }
     t.throttledClients = static_cast<std::int64_t>(throttled.size());
     const std::size_t n = std::min(top, throttled.size());
@@ -229,8 +301,7 @@ std::string toleranceText(const ToleranceTuning& t) {
            std::to_string(t.windowPeakMedian) + ", max " + std::to_string(t.windowPeakMax) + "\n";
     out += "  to keep " + numberText(t.keepUnthrottled * 100) +
            "% of the clients unthrottled: capacity " + std::to_string(t.capacity);
-    if (isRateAlgorithm(p.algorithm))
-        out += ", refill " + numberText(t.refillPerSecond) + "/s";
+    if (isRateAlgorithm(p.algorithm)) out += ", refill " + numberText(t.refillPerSecond) + "/s";
     out += " (" + std::to_string(t.predictedThrottled) + " clients need more)\n";
     const std::int64_t replayed =
         t.report.totals.spread.empty() ? 0 : t.report.totals.spread[0].instances;

@@ -56,6 +56,21 @@ void writeFile(const QString& path, const QByteArray& text) {
     if (!f.open(QIODevice::WriteOnly) || f.write(text) != text.size()) qFatal("cannot write");
 }
 
+// A log in `dir` as one file (NAME.log) and rotated in two, the older gzipped
+// (NAME.log.2.gz NAME.log.1, oldest first). Returns {whole, older, newer}, or empty when gzip
+// fails.
+QStringList writeRotated(const QTemporaryDir& dir, const QString& name, const QByteArray& older,
+                         const QByteArray& newer) {
+    const QString whole = dir.filePath(name + ".log");
+    writeFile(whole, older + newer);
+    writeFile(whole + ".2", older);
+    writeFile(whole + ".1", newer);
+    QProcess gzip;
+    gzip.start("gzip", {"-f", whole + ".2"});
+    if (!gzip.waitForFinished() || gzip.exitCode() != 0) return {};
+    return {whole, whole + ".2.gz", whole + ".1"};
+}
+
 const char* const kCounters[] = {"offered", "allowed",     "throttled",
                                  "refused", "failed_open", "failed_closed"};
 
@@ -75,6 +90,7 @@ private slots:
     void diffBadInput();
     void tunePicksACellThatHolds();
     void tuneALogToATolerance();
+    void tuneReadsLogsAsReplayDoes();
     void tuneBadInput_data();
     void tuneBadInput();
 
@@ -197,16 +213,8 @@ void TestCliDecide::diffOfRotatedLogs() {
                 " - - [10/Oct/2023:13:55:" + QByteArray::number(10 + i / 10) +
                 " +0000] \"GET /a HTTP/1.1\" 200 1\n";
     }
-    const QString whole = dir_.filePath("whole.log");
-    const QString one = dir_.filePath("rotated.log.1");
-    const QString two = dir_.filePath("rotated.log.2");
-    writeFile(whole, older + newer);
-    writeFile(two, older);
-    writeFile(one, newer);
-    QProcess gzip;
-    gzip.start("gzip", {"-f", two});
-    QVERIFY(gzip.waitForFinished());
-    QCOMPARE(gzip.exitCode(), 0);
+    const QStringList logs = writeRotated(dir_, "diff", older, newer);
+    QCOMPARE(logs.size(), 3);
     const QString strict = dir_.filePath("strict-rotated.json");
     QByteArray text = readFile(policy("scenarios/policies/token-bucket-100.json"));
     text.replace("\"capacity\": 100", "\"capacity\": 3");
@@ -225,8 +233,8 @@ void TestCliDecide::diffOfRotatedLogs() {
         j["replay"].erase("files");
         return std::pair{j, readFile(dir_.filePath(name + ".csv"))};
     };
-    const auto [rotated, rotatedFlips] = compare({two + ".gz", one}, "rotated");
-    const auto [single, singleFlips] = compare({whole}, "whole");
+    const auto [rotated, rotatedFlips] = compare(logs.mid(1), "rotated");
+    const auto [single, singleFlips] = compare({logs[0]}, "whole");
     QCOMPARE(rotated["replay"]["parsed"], 40);
     QVERIFY(rotated["classes"]["log"]["flips"]["allowed_to_throttled"].get<int>() > 0);
     QCOMPARE(rotated["actors"][0]["instances"], 3);
@@ -322,6 +330,49 @@ void TestCliDecide::tuneALogToATolerance() {
     QCOMPARE(readJson(json)["throttled_clients"], j["classes"]["log"]["throttled_instances"]);
 }
 
+// tune streams the log twice, as replay reads it: rotated files (the older gzipped) tune as the
+// one file they were, and so does the log on standard input (kept for the second reading).
+void TestCliDecide::tuneReadsLogsAsReplayDoes() {
+    QByteArray older, newer;
+    for (int i = 0; i < 300; ++i) {
+        QByteArray& part = i < 180 ? older : newer;
+        part += "198.51.100." + QByteArray::number(1 + (i * 7) % 40) +
+                " - - [10/Oct/2023:13:" + QByteArray::number(10 + i / 60) + ":" +
+                QByteArray::number(10 + i % 60 / 2) + " +0000] \"GET /a HTTP/1.1\" 200 1\n";
+    }
+    const QStringList logs = writeRotated(dir_, "tune", older, newer);
+    QCOMPARE(logs.size(), 3);
+    const QStringList tuning{"--policy",
+                             policy("scenarios/policies/token-bucket-100.json"),
+                             "--keep-unthrottled",
+                             "0.9",
+                             "--quiet",
+                             "--json"};
+    const auto tuned = [](const QString& path) {
+        nlohmann::json j = readJson(path);
+        j.erase("log");  // the first file's name
+        return j;
+    };
+    QCOMPARE(
+        cli(QStringList{"tune", logs[0]} + tuning + QStringList{dir_.filePath("w.json")}).exitCode,
+        0);
+    QCOMPARE(cli(QStringList{"tune"} + logs.mid(1) + tuning + QStringList{dir_.filePath("r.json")})
+                 .exitCode,
+             0);
+    QProcess fromStdin;
+    fromStdin.setStandardInputFile(logs[0]);
+    fromStdin.start(kCli, QStringList{"tune", "-"} + tuning + QStringList{dir_.filePath("s.json")});
+    QVERIFY(fromStdin.waitForFinished(60'000));
+    QCOMPARE(fromStdin.exitCode(), 0);
+    const nlohmann::json w = tuned(dir_.filePath("w.json"));
+    QCOMPARE(w["clients"], 40);
+    QVERIFY(w["chosen"]["capacity"].get<std::int64_t>() >= 1);
+    QVERIFY2(tuned(dir_.filePath("r.json")) == w,
+             nlohmann::json::diff(w, tuned(dir_.filePath("r.json"))).dump().c_str());
+    QVERIFY2(tuned(dir_.filePath("s.json")) == w,
+             nlohmann::json::diff(w, tuned(dir_.filePath("s.json"))).dump().c_str());
+}
+
 void TestCliDecide::tuneBadInput_data() {
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<QString>("message");
@@ -333,6 +384,8 @@ void TestCliDecide::tuneBadInput_data() {
         << QStringList{"tune", s, "--vary", "burst=1:2:1"} << "use capacity, refill" << 64;
     QTest::newRow("tolerance on a scenario")
         << QStringList{"tune", s, "--keep-unthrottled", "0.9"} << "applies to access logs" << 64;
+    QTest::newRow("two scenarios") << QStringList{"tune", s, s, "--vary", "capacity=1:3:1"}
+                                   << "several inputs must be logs" << 64;
     QTest::newRow("vary on a log")
         << QStringList{"tune", kRoot + "/README.md", "--vary", "capacity=1:2:1", "--policy", p}
         << "no classes to trade off" << 64;

@@ -3,7 +3,10 @@
 // not validate, a pick that meets every expectation when run alone, and a tolerance that holds
 // when the log is replayed with the numbers it chose.
 
+#include <QTemporaryDir>
 #include <QtTest>
+
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -73,6 +76,7 @@ private slots:
     void toleranceHolds_data();
     void toleranceHolds();
     void toleranceRefusals();
+    void aStreamedLogThatChangesIsRefused();
     void axisAround_data();
     void axisAround();
     void cancelledCellsReturnNothing();
@@ -210,7 +214,8 @@ void TestTradeoff::toleranceHolds() {
     const Scenario replay = makeReplayScenario(traffic, kNanosPerSecond);
     const PolicySet policies = peerPolicy(static_cast<Algorithm>(algorithm));
     std::string error;
-    std::optional<ToleranceTuning> t = tuneToTolerance(replay, policies, "", keep, 10, error);
+    MemoryReplays replays(replay);
+    std::optional<ToleranceTuning> t = tuneToTolerance(replays, policies, "", keep, 10, error);
     QVERIFY2(t, error.c_str());
     QCOMPARE(t->clients, std::int64_t(200));
     QVERIFY(t->capacity >= 1);
@@ -237,15 +242,17 @@ void TestTradeoff::toleranceHolds() {
 void TestTradeoff::toleranceRefusals() {
     auto traffic = recordedLog(clientsLog(), LogFormat::Csv, "clients.csv");
     QVERIFY(traffic);
-    const Scenario replay = makeReplayScenario(traffic, kNanosPerSecond);
+    MemoryReplays replays(makeReplayScenario(traffic, kNanosPerSecond));
     std::string error;
-    QVERIFY(!tuneToTolerance(replay, peerPolicy(Algorithm::LeakyBucket), "", 0.99, 10, error));
+    QVERIFY(!tuneToTolerance(replays, peerPolicy(Algorithm::LeakyBucket), "", 0.99, 10, error));
     QVERIFY2(error.find("leaky_bucket") != std::string::npos, error.c_str());
-    QVERIFY(!tuneToTolerance(replay, peerPolicy(Algorithm::TokenBucket), "login", 0.99, 10, error));
+    QVERIFY(
+        !tuneToTolerance(replays, peerPolicy(Algorithm::TokenBucket), "login", 0.99, 10, error));
     QVERIFY2(error.find("\"login\"") != std::string::npos, error.c_str());
-    QVERIFY(!tuneToTolerance(replay, peerPolicy(Algorithm::TokenBucket), "", 1.5, 10, error));
-    QVERIFY(!tuneToTolerance(shipped("page-load"), peerPolicy(Algorithm::TokenBucket), "", 0.99, 10,
-                             error));
+    QVERIFY(!tuneToTolerance(replays, peerPolicy(Algorithm::TokenBucket), "", 1.5, 10, error));
+    MemoryReplays scenario(shipped("page-load"));
+    QVERIFY(!tuneToTolerance(scenario, peerPolicy(Algorithm::TokenBucket), "", 0.99, 10, error));
+    QVERIFY2(error.find("needs a replayed access log") != std::string::npos, error.c_str());
 }
 
 void TestTradeoff::axisAround_data() {
@@ -306,6 +313,37 @@ void TestTradeoff::cancelledCellsReturnNothing() {
     options.cancel = &cancel;
     cancel = true;
     QCOMPARE(runSweep(s, *loaded.policies, axes, options).cells.size(), std::size_t(0));
+}
+
+// A streamed log is read once per replay: one that grows between the two is refused, not
+// tuned on a mixture of the two versions.
+void TestTradeoff::aStreamedLogThatChangesIsRefused() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("clients.csv").toStdString();
+    std::ofstream(path, std::ios::binary) << clientsLog();
+    ReplayInput input;
+    input.files = {path};
+    input.format = LogFormatOptions{LogFormat::Csv, {}, {}};
+    LogReading reading;
+    StreamedReplays replays(input, reading);
+    std::string error;
+    const PolicySet policies = peerPolicy(Algorithm::TokenBucket);
+    for (int pass = 0; pass < 2; ++pass) {
+        std::optional<Scenario> replay = replays.open(error);
+        QVERIFY2(replay, error.c_str());
+        ScenarioRunner runner(std::move(*replay), policies);
+        runner.runToEnd();
+        if (pass == 0) {
+            QVERIFY2(replays.finished(runner, error), error.c_str());
+            QCOMPARE(reading.clients, std::int64_t(200));
+            std::ofstream(path, std::ios::binary | std::ios::app) << "1700000600000,10.0.0.1\n";
+        } else {
+            QVERIFY(!replays.finished(runner, error));
+        }
+    }
+    QVERIFY2(error.find("the log changed while it was tuned") != std::string::npos, error.c_str());
+    QVERIFY(reading.error);
+    QCOMPARE(reading.error->file, path);
 }
 
 QTEST_APPLESS_MAIN(TestTradeoff)
