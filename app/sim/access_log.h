@@ -62,12 +62,6 @@ public:
     ReplayedLine line(const RecordedRequest& r, std::vector<Header>& headerScratch) const;
 };
 
-/// The log `actor` replays when it is held in memory (its clients known); null for a streamed
-/// log or an actor that replays nothing.
-inline const RecordedTraffic* recordedTraffic(const Actor& actor) {
-    return dynamic_cast<const RecordedTraffic*>(actor.recorded.get());
-}
-
 /// Called now and then while a log is read: bytes of the stored files consumed and their total
 /// (-1 when unknown, as for standard input). Returns false to stop reading.
 using LoadProgress = std::function<bool(std::int64_t done, std::int64_t total)>;
