@@ -33,8 +33,7 @@ void appendCsvField(std::string& out, std::string_view field) {
 }  // namespace
 
 void DecisionCsvWriter::onDecision(const sim::DecisionRecord& d) {
-    // A replay's time is the logged one: the first line's, plus the virtual time since.
-    const std::int64_t tsMs = reading_ ? reading_->epochMillis(d.at) : d.at / kNanosPerMilli;
+    const std::int64_t tsMs = sim::recordMillis(reading_, d.at);
     char line[96];
     int n = std::snprintf(line, sizeof line, "%" PRId64 ",%" PRId64 ",", d.seq, tsMs);
     buffer_.append(line, static_cast<std::size_t>(n));

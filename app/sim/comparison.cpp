@@ -347,7 +347,7 @@ void FlipCsvWriter::field(std::string_view text) {
 void FlipCsvWriter::onFlip(const FlipRecord& f) {
     char head[64];
     const int n = std::snprintf(head, sizeof head, "%" PRId64 ",%" PRId64 ",", f.seq,
-                                reading_ ? reading_->epochMillis(f.at) : f.at / kNanosPerMilli);
+                                recordMillis(reading_, f.at));
     buffer_.append(head, static_cast<std::size_t>(n));
     field(f.client.empty()
               ? std::string_view(scenario_.actors[static_cast<std::size_t>(f.actor)].name)

@@ -91,11 +91,12 @@ std::string comparisonText(const Comparison& comparison);
 std::string flipName(std::size_t from, std::size_t to);
 
 /// Streams flipped requests as CSV `seq,ts_ms,actor,key,a,b` (the actor column is the client
-/// field for a replay; a and b are outcome names) with a large buffer. `epochMs` is added to
-/// the virtual time (a replay's start; 0 for scenarios).
+/// field for a replay; a and b are outcome names) with a large buffer; ts_ms as recordMillis()
+/// gives it.
 class FlipCsvWriter final : public FlipSink {
 public:
-    /// `reading`: a log's, for the logged times (read as the replay goes); null for a scenario.
+    /// `reading`: a log's, for the logged times (read as the replay goes; it must outlive the
+    /// writer); null for a scenario.
     FlipCsvWriter(std::FILE* out, const Scenario& scenario, const LogReading* reading);
     void onFlip(const FlipRecord& flip) override;
     /// Flushes; false when any write failed.

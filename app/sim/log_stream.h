@@ -82,12 +82,14 @@ struct LogReading {
 
     /// "FILE:LINE:COLUMN".
     std::string where(const LineNote& note) const;
-    /// The logged time of a request replayed `at` after the first replayed line, in epoch
-    /// milliseconds (the ts_ms of decisions and flips files).
-    std::int64_t epochMillis(Nanos at) const {
-        return (startEpochMicros + at / kNanosPerMicro) / 1000;
-    }
 };
+
+/// The ts_ms of a decisions or flips row for a request decided `at` into the run: for a log
+/// (`reading` not null), its logged time in epoch milliseconds, the first replayed line's plus
+/// the virtual time since; for a scenario, the virtual time.
+inline std::int64_t recordMillis(const LogReading* reading, Nanos at) {
+    return reading ? (reading->startEpochMicros + at / kNanosPerMicro) / 1000 : at / kNanosPerMilli;
+}
 
 /// One replayed line. Views stay valid through one more LogStream::next() (so a caller can look
 /// at the next line's time while it still uses this one) and end with the second.

@@ -109,8 +109,8 @@ StreamedReplays::StreamedReplays(const ReplayInput& input, LogReading& reading,
     : log_(input), reading_(reading), progress_(std::move(progress)) {}
 
 std::optional<Scenario> StreamedReplays::open(std::string& error) {
-    LogReading& reading = replays_ == 0 ? reading_ : (again_ = LogReading{});
-    ++replays_;
+    if (replays_++ > 0) again_ = LogReading{};
+    LogReading& reading = current();
     stream_ = log_.open(reading);
     if (!stream_) {
         if (&reading != &reading_) {
@@ -128,7 +128,7 @@ void StreamedReplays::advanced() {
 }
 
 bool StreamedReplays::finished(const ScenarioRunner& runner, std::string& error) {
-    LogReading& reading = replays_ == 1 ? reading_ : again_;
+    LogReading& reading = current();
     log_.nameAsGiven(reading);
     if (reading.error) {
         reading_.error = reading.error;
@@ -147,7 +147,7 @@ bool StreamedReplays::finished(const ScenarioRunner& runner, std::string& error)
 
 Report StreamedReplays::report(const ScenarioRunner& runner) const {
     // As a log in memory reports: the distinct clients as the log actor's instances.
-    Report r = buildReplayReport(runner, Timing{}, replays_ == 1 ? reading_ : again_);
+    Report r = buildReplayReport(runner, Timing{}, current());
     r.replay.reset();
     return r;
 }

@@ -94,6 +94,9 @@ public:
     Report report(const ScenarioRunner& runner) const override;
 
 private:
+    LogReading& current() { return replays_ <= 1 ? reading_ : again_; }  // of the last open()
+    const LogReading& current() const { return replays_ <= 1 ? reading_ : again_; }
+
     LogRereader log_;
     LogReading& reading_;
     LogReading again_;  // the later replays' reading
