@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "hex.h"
 #include "ratelab/number_text.h"
 #include "ratelab/policy_file.h"
 #include "sim/access_log.h"
@@ -59,12 +60,8 @@ std::string policySha256(const PolicySet& policies) {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int length = 0;
     EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string hex;
-    for (unsigned int i = 0; i < length; ++i) {
-        hex.push_back(kHex[digest[i] >> 4]);
-        hex.push_back(kHex[digest[i] & 0xf]);
-    }
+    std::string hex(2 * length, '0');
+    writeHex(digest, length, hex.data());
     return hex;
 }
 

@@ -4,30 +4,15 @@
 #include <cmath>
 #include <cstring>
 
+#include "hex.h"
 #include "sim/log_stream.h"
 
 namespace ratelab::sim {
 
 namespace {
 
-// Two hex digits per byte value, so a token costs 8 lookups rather than 16.
-struct HexPairs {
-    char pairs[256][2];
-    constexpr HexPairs() : pairs() {
-        constexpr char kHex[] = "0123456789abcdef";
-        for (int i = 0; i < 256; ++i) {
-            pairs[i][0] = kHex[i >> 4];
-            pairs[i][1] = kHex[i & 0xf];
-        }
-    }
-};
-constexpr HexPairs kHexPairs;
-
 char* writeHex(char* out, std::uint64_t value) {
-    for (int i = 7; i >= 0; --i) {
-        std::memcpy(out + 2 * i, kHexPairs.pairs[value & 0xff], 2);
-        value >>= 8;
-    }
+    writeHex64(value, out);
     return out + 16;
 }
 

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <random>
 
+#include "hex.h"
+
 namespace ratelab {
 
 KeyNamer::KeyNamer(std::string secret) : secret_(std::move(secret)) {
@@ -22,7 +24,6 @@ KeyNamer::KeyNamer(std::string secret) : secret_(std::move(secret)) {
 }
 
 void KeyNamer::name(std::string_view key, char* out) const {
-    static constexpr char kHex[] = "0123456789abcdef";
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int length = 0;
     if (HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()),
@@ -33,10 +34,7 @@ void KeyNamer::name(std::string_view key, char* out) const {
         std::memset(out, '0', kKeyNameLength);
         return;
     }
-    for (std::size_t i = 0; i < kKeyNameLength / 2; ++i) {
-        out[2 * i] = kHex[digest[i] >> 4];
-        out[2 * i + 1] = kHex[digest[i] & 15];
-    }
+    writeHex(digest, kKeyNameLength / 2, out);
 }
 
 std::string KeyNamer::name(std::string_view key) const {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hex.h"
 #include "identity/key_deriver.h"
 #include "policy/compiled_policy.h"
 #include "ratelab/limiter.h"
@@ -118,12 +119,7 @@ struct Limiter::Impl {
 
     // 16 hex digits naming a key in events without revealing it.
     void keyHash(std::string_view key, char (&out)[16]) const {
-        static const char* const kHex = "0123456789abcdef";
-        std::uint64_t h = XXH3_64bits_withSeed(key.data(), key.size(), options.keyHashSecret);
-        for (int i = 15; i >= 0; --i) {
-            out[i] = kHex[h & 15];
-            h >>= 4;
-        }
+        writeHex64(XXH3_64bits_withSeed(key.data(), key.size(), options.keyHashSecret), out);
     }
 
     // The store call for result r of a Check, if its response changes anything.

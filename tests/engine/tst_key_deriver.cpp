@@ -1,11 +1,10 @@
-// identity/key_deriver: SHA-256, the default key chain (principal, Authorization, peer), other
+// identity/key_deriver: the default key chain (principal, Authorization, peer), other
 // single sources, budget numbers, and a context that computes once and reuses its buffers.
 
 #include <QtTest>
 
 #include <string>
 
-#include "identity/sha256.h"
 #include "key_deriver_fixture.h"
 
 using namespace ratelab;
@@ -16,51 +15,6 @@ class TestKeyDeriver : public QObject {
     Q_OBJECT
 
 private slots:
-    void sha256MatchesKnownVectors() {
-        char hex[kSha256HexLength];
-        QVERIFY(sha256Hex("", hex));
-        QCOMPARE(
-            str({hex, 64}),
-            QStringLiteral("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
-        QVERIFY(sha256Hex("abc", hex));
-        QCOMPARE(
-            str({hex, 64}),
-            QStringLiteral("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
-        std::string long_(100000, 'a');
-        QVERIFY(sha256Hex(long_, hex));
-        QCOMPARE(str({hex, 64}), qtSha(QByteArray(100000, 'a')));
-    }
-
-    void partsHashIsUnambiguous() {
-        char ab_c[kSha256HexLength];
-        char a_bc[kSha256HexLength];
-        std::string_view first[] = {"ab", "c"};
-        std::string_view second[] = {"a", "bc"};
-        QVERIFY(sha256HexOfParts(first, ab_c));
-        QVERIFY(sha256HexOfParts(second, a_bc));
-        QVERIFY(std::string_view(ab_c, 64) != std::string_view(a_bc, 64));
-        // The encoding is "<length>:<bytes>" per part; a part may hold any byte, NUL included.
-        QCOMPARE(str({ab_c, 64}), qtSha("2:ab1:c"));
-        std::string_view withNul[] = {std::string_view("x\0y", 3)};
-        char nul[kSha256HexLength];
-        QVERIFY(sha256HexOfParts(withNul, nul));
-        QCOMPARE(str({nul, 64}), qtSha(QByteArray("3:x\0y", 5)));
-        // A builder nested in another still produces the right digest (it takes its own context).
-        Sha256PartsHasher outer;
-        outer.addPart("ab");
-        {
-            Sha256PartsHasher inner;
-            inner.addPart("zz");
-            char innerHex[kSha256HexLength];
-            QVERIFY(inner.finishHex(innerHex));
-            QCOMPARE(str({innerHex, 64}), qtSha("2:zz"));
-        }
-        outer.addPart("c");
-        char outerHex[kSha256HexLength];
-        QVERIFY(outer.finishHex(outerHex));
-        QCOMPARE(str({outerHex, 64}), qtSha("2:ab1:c"));
-    }
-
     void defaultChain_data() {
         QTest::addColumn<QString>("principal");
         QTest::addColumn<QString>("authorization");  // "" for none

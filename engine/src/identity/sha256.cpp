@@ -1,10 +1,14 @@
 #include "identity/sha256.h"
 
+#include <openssl/core_dispatch.h>
 #include <openssl/evp.h>
+#include <openssl/provider.h>
 
 #include <charconv>
 #include <cstring>
-#include <memory>
+#include <new>
+
+#include "hex.h"
 
 namespace ratelab::identity {
 
@@ -12,111 +16,204 @@ namespace {
 
 const EVP_MD* sha256Digest() {
     // Fetched once and kept for the life of the process (never freed: threads may still hash
-    // during static destruction).
+    // during static destruction). Holding it keeps its provider loaded, whose functions
+    // ProviderSha256 calls.
     static const EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
     return md;
 }
 
-struct ContextDeleter {
-    void operator()(EVP_MD_CTX* context) const { EVP_MD_CTX_free(context); }
+// The digest functions of the provider behind sha256Digest(), as provider-digest(7) names
+// them, found once through OSSL_PROVIDER_query_operation.
+struct ProviderSha256 {
+    void* providerContext = nullptr;
+    OSSL_FUNC_digest_newctx_fn* newContext = nullptr;
+    OSSL_FUNC_digest_freectx_fn* freeContext = nullptr;
+    OSSL_FUNC_digest_init_fn* init = nullptr;
+    OSSL_FUNC_digest_update_fn* update = nullptr;
+    OSSL_FUNC_digest_final_fn* finalize = nullptr;
+
+    bool complete() const { return newContext && freeContext && init && update && finalize; }
+
+    // Whether the functions hash "abc" to FIPS 180-2's answer.
+    bool passesKnownAnswer() const {
+        static constexpr unsigned char kAbc[32] = {
+            0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40,
+            0xde, 0x5d, 0xae, 0x22, 0x23, 0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17,
+            0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad};
+        void* context = newContext(providerContext);
+        if (!context) return false;
+        unsigned char digest[32];
+        std::size_t length = 0;
+        const bool ok = init(context, nullptr) == 1 &&
+                        update(context, reinterpret_cast<const unsigned char*>("abc"), 3) == 1 &&
+                        finalize(context, digest, &length, sizeof digest) == 1 && length == 32 &&
+                        std::memcmp(digest, kAbc, 32) == 0;
+        freeContext(context);
+        return ok;
+    }
 };
 
-// A thread's contexts: one initialised for SHA-256 once, and one that each digest starts as a
-// copy of it. OpenSSL 3.0 builds a new provider context on every EVP_DigestInit_ex (an
-// allocation, a free and a cleanse); EVP_MD_CTX_copy_ex from an initialised context costs less
-// (docs/BENCHMARKS.md, "SHA-256", has every interface measured).
-class ThreadContexts {
-public:
-    ThreadContexts() : initialised_(EVP_MD_CTX_new()), work_(EVP_MD_CTX_new()) {
-        const EVP_MD* md = sha256Digest();
-        ready_ = initialised_ && work_ && md != nullptr &&
-                 EVP_DigestInit_ex(initialised_.get(), md, nullptr) == 1;
-    }
-    /// The working context, started on a new digest (whatever a failed one left in it is
-    /// overwritten); null when OpenSSL fails.
-    EVP_MD_CTX* start() {
-        if (!ready_ || EVP_MD_CTX_copy_ex(work_.get(), initialised_.get()) != 1) return nullptr;
-        return work_.get();
-    }
-
-private:
-    std::unique_ptr<EVP_MD_CTX, ContextDeleter> initialised_;
-    std::unique_ptr<EVP_MD_CTX, ContextDeleter> work_;
-    bool ready_ = false;
-};
-
-// Two hex characters per byte value, so encoding takes one 16-bit copy per byte.
-struct HexPairs {
-    char pairs[256][2];
-    constexpr HexPairs() : pairs() {
-        constexpr char kHex[] = "0123456789abcdef";
-        for (int b = 0; b < 256; ++b) {
-            pairs[b][0] = kHex[b >> 4];
-            pairs[b][1] = kHex[b & 0xf];
+// Finds the fetched digest's implementation among its provider's digests: the one entry that
+// answers to the fetched digest's name. Anything unexpected (no provider, no entry, several
+// entries, a missing function, a wrong answer) leaves the result incomplete, and EVP is used.
+ProviderSha256 findProviderSha256() {
+    ProviderSha256 found;
+    const EVP_MD* md = sha256Digest();
+    const OSSL_PROVIDER* provider = md ? EVP_MD_get0_provider(md) : nullptr;
+    if (!provider) return found;
+    int noStore = 0;
+    const OSSL_ALGORITHM* algorithms =
+        OSSL_PROVIDER_query_operation(provider, OSSL_OP_DIGEST, &noStore);
+    if (!algorithms) return found;
+    const OSSL_DISPATCH* implementation = nullptr;
+    int matches = 0;
+    for (const OSSL_ALGORITHM* a = algorithms; a->algorithm_names != nullptr; ++a) {
+        // "SHA2-256:SHA-256:SHA256:2.16.840.1.101.3.4.2.1": any one name identifies it.
+        const std::string_view names(a->algorithm_names);
+        const std::string_view first = names.substr(0, names.find(':'));
+        char name[64];
+        if (first.size() >= sizeof name) continue;
+        std::memcpy(name, first.data(), first.size());
+        name[first.size()] = '\0';
+        if (EVP_MD_is_a(md, name)) {
+            implementation = a->implementation;
+            ++matches;
         }
     }
-};
-constexpr HexPairs kHexPairs;
-
-void toHex(const unsigned char* digest, char* out) {
-    for (int k = 0; k < 32; ++k) std::memcpy(out + 2 * k, kHexPairs.pairs[digest[k]], 2);
+    if (matches == 1) {
+        for (const OSSL_DISPATCH* f = implementation; f->function_id != 0; ++f) {
+            switch (f->function_id) {
+                case OSSL_FUNC_DIGEST_NEWCTX:
+                    found.newContext = OSSL_FUNC_digest_newctx(f);
+                    break;
+                case OSSL_FUNC_DIGEST_FREECTX:
+                    found.freeContext = OSSL_FUNC_digest_freectx(f);
+                    break;
+                case OSSL_FUNC_DIGEST_INIT:
+                    found.init = OSSL_FUNC_digest_init(f);
+                    break;
+                case OSSL_FUNC_DIGEST_UPDATE:
+                    found.update = OSSL_FUNC_digest_update(f);
+                    break;
+                case OSSL_FUNC_DIGEST_FINAL:
+                    found.finalize = OSSL_FUNC_digest_final(f);
+                    break;
+                default:
+                    break;
+            }
+        }
+        found.providerContext = OSSL_PROVIDER_get0_provider_ctx(provider);
+    }
+    // The function pointers stay valid after this: they are the provider's code, loaded while
+    // sha256Digest() holds it.
+    OSSL_PROVIDER_unquery_operation(provider, OSSL_OP_DIGEST, algorithms);
+    if (!found.complete() || !found.passesKnownAnswer()) found = ProviderSha256{};
+    return found;
 }
 
-// Starts a digest on this thread's context. The context is started afresh on every call, so a
-// failure half-way through one hash never leaks into the next.
-EVP_MD_CTX* begin() {
-    thread_local ThreadContexts contexts;
-    return contexts.start();
+const ProviderSha256& providerSha256() {
+    static const ProviderSha256 functions = findProviderSha256();
+    return functions;
 }
 
-bool finish(EVP_MD_CTX* context, char* out) {
-    unsigned char digest[EVP_MAX_MD_SIZE];
+Sha256Context& threadContext() {
+    thread_local Sha256Context context;
+    return context;
+}
+
+}  // namespace
+
+Sha256Route sha256Route() {
+    return providerSha256().complete() ? Sha256Route::Provider : Sha256Route::Evp;
+}
+
+Sha256Context::Sha256Context(Sha256Route route) {
+    const ProviderSha256& functions = providerSha256();
+    if (route == Sha256Route::Provider && functions.complete()) {
+        provider_ = functions.newContext(functions.providerContext);
+        if (provider_) return;
+    }
+    evp_ = EVP_MD_CTX_new();
+}
+
+Sha256Context::~Sha256Context() {
+    if (provider_) providerSha256().freeContext(provider_);
+    EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(evp_));
+}
+
+bool Sha256Context::start() {
+    if (provider_) return providerSha256().init(provider_, nullptr) == 1;
+    const EVP_MD* md = sha256Digest();
+    return evp_ && md && EVP_DigestInit_ex2(static_cast<EVP_MD_CTX*>(evp_), md, nullptr) == 1;
+}
+
+bool Sha256Context::update(const void* data, std::size_t size) {
+    if (provider_) {
+        return providerSha256().update(provider_, static_cast<const unsigned char*>(data), size) ==
+               1;
+    }
+    return evp_ && EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(evp_), data, size) == 1;
+}
+
+bool Sha256Context::finish(unsigned char* digest) {
+    if (provider_) {
+        std::size_t length = 0;
+        return providerSha256().finalize(provider_, digest, &length, 32) == 1 && length == 32;
+    }
     unsigned int length = 0;
-    if (EVP_DigestFinal_ex(context, digest, &length) != 1 || length != 32) return false;
-    toHex(digest, out);
+    return evp_ && EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(evp_), digest, &length) == 1 &&
+           length == 32;
+}
+
+namespace {
+
+bool finishHex(Sha256Context& context, char* out) {
+    unsigned char digest[32];
+    if (!context.finish(digest)) return false;
+    writeHex(digest, sizeof digest, out);
     return true;
 }
 
 }  // namespace
 
 bool sha256Hex(std::string_view data, char* out) {
-    EVP_MD_CTX* context = begin();
-    if (context == nullptr) return false;
-    if (EVP_DigestUpdate(context, data.data(), data.size()) != 1) return false;
-    return finish(context, out);
+    Sha256Context& context = threadContext();
+    return context.start() && context.update(data.data(), data.size()) &&
+           finishHex(context, out);
 }
 
 namespace {
 // The builders' own per-thread context, apart from sha256Hex's so a one-shot hash taken while
 // a builder is live cannot disturb it.
 thread_local bool builderContextBusy = false;
+
+Sha256Context& builderContext() {
+    thread_local Sha256Context context;
+    return context;
+}
 }  // namespace
 
 Sha256PartsHasher::Sha256PartsHasher() : context_(nullptr), ok_(false), owned_(false) {
     if (!builderContextBusy) {
-        thread_local ThreadContexts contexts;
-        context_ = contexts.start();
-        builderContextBusy = context_ != nullptr;
-        ok_ = context_ != nullptr;
-        return;
+        context_ = &builderContext();
+        builderContextBusy = true;
+    } else {
+        context_ = new (std::nothrow) Sha256Context();
+        owned_ = true;
     }
-    context_ = EVP_MD_CTX_new();
-    owned_ = context_ != nullptr;
-    const EVP_MD* md = sha256Digest();
-    ok_ = context_ != nullptr && md != nullptr && EVP_DigestInit_ex(context_, md, nullptr) == 1;
+    ok_ = context_ != nullptr && context_->start();
 }
 
 Sha256PartsHasher::~Sha256PartsHasher() {
     if (owned_) {
-        EVP_MD_CTX_free(context_);
-    } else if (context_ != nullptr) {
+        delete context_;
+    } else {
         builderContextBusy = false;
     }
 }
 
 void Sha256PartsHasher::addPart(std::string_view part) {
     if (!ok_) return;
-    EVP_MD_CTX* context = context_;
     char length[24];
     auto [end, ec] = std::to_chars(length, length + sizeof length - 1, part.size());
     if (ec != std::errc()) {
@@ -124,14 +221,14 @@ void Sha256PartsHasher::addPart(std::string_view part) {
         return;
     }
     *end++ = ':';
-    ok_ = EVP_DigestUpdate(context, length, static_cast<std::size_t>(end - length)) == 1 &&
-          EVP_DigestUpdate(context, part.data(), part.size()) == 1;
+    ok_ = context_->update(length, static_cast<std::size_t>(end - length)) &&
+          context_->update(part.data(), part.size());
 }
 
 bool Sha256PartsHasher::finishHex(char* out) {
     if (!ok_) return false;
     ok_ = false;  // a finished digest takes no more parts
-    return finish(context_, out);
+    return identity::finishHex(*context_, out);
 }
 
 bool sha256HexOfParts(std::span<const std::string_view> parts, char* out) {

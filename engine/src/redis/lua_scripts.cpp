@@ -2,6 +2,8 @@
 
 #include <openssl/evp.h>
 
+#include "hex.h"
+
 namespace ratelab::redis {
 
 namespace {
@@ -569,12 +571,8 @@ std::string sha1Hex(std::string_view text) {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int length = 0;
     EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha1(), nullptr);
-    static constexpr char kHex[] = "0123456789abcdef";
     std::string hex(2 * length, '0');
-    for (unsigned int i = 0; i < length; ++i) {
-        hex[2 * i] = kHex[digest[i] >> 4];
-        hex[2 * i + 1] = kHex[digest[i] & 15];
-    }
+    writeHex(digest, length, hex.data());
     return hex;
 }
 
