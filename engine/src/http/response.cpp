@@ -27,6 +27,14 @@ bool advertised(const PolicySet& policies, const PolicyResult& r, HeaderStyle st
 // to be printable ASCII; anything else is dropped rather than sent invalid.
 void appendSfString(std::string& out, std::string_view text) {
     out.push_back('"');
+    const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+        return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+    });
+    if (plain) {  // every valid policy name: one copy
+        out.append(text);
+        out.push_back('"');
+        return;
+    }
     for (char c : text) {
         if (c == '"' || c == '\\') {
             out.push_back('\\');

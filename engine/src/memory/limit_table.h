@@ -51,6 +51,9 @@ inline unsigned shardBits() {
 struct HashedRequest {
     std::uint64_t partition = 0;  ///< partitionHash(): picks the shard
     std::uint64_t key = 0;        ///< keyFingerprint(): the bucket asked for
+    /// scopeFingerprint() of the innermost budget level, when it was computed ahead of the
+    /// lock; 0 otherwise (no fingerprint is 0).
+    std::uint64_t scope = 0;
 };
 
 inline constexpr int kEvictionsPerInsert = 2;
@@ -124,6 +127,7 @@ public:
             shardIndex[i] = s;
             touched |= std::uint64_t(1) << s;
             shards_[s].buckets.prefetchUnlocked(h.key);
+            if (request.budget) prefetchScope(store, shards_[s], request, h);
         }
         const Limit& limit = *requests[0].limit;
         lockShards(touched);
@@ -251,10 +255,25 @@ private:
         return decided;
     }
 
+    // A budgeted request's first looks under the lock are its bucket and its innermost scope:
+    // both are brought in before the lock, so that their cache misses overlap each other and
+    // the lock (the full path's check of a returning client, 10^4 clients: a third of the
+    // store's time was these misses one after the other).
+    void prefetchScope(StoreAccounts& store, const Shard& shard, const ConsumeRequest& request,
+                       HashedRequest& h) const {
+        h.scope = scopeFingerprint(request.budget->scope, request.partition, h.partition,
+                                   store.seed());
+        shard.scopes.prefetchUnlocked(h.scope);
+    }
+
     // Everything else: budgets, new keys, a changed limit, the sliding log, a full store.
     [[gnu::noinline]] void consumeSlow(StoreAccounts& store, const ConsumeRequest& request,
                                        HashedRequest h, ConsumeResult& out) {
         Shard& shard = shards_[shardOf(h)];
+        if (request.budget) {
+            shard.buckets.prefetchUnlocked(h.key);
+            prefetchScope(store, shard, request, h);
+        }
         shard.lock.lock();
         if (!(shard.limit == *request.limit)) shard.limit = *request.limit;
         bool decided = consumeLocked(store, shard, request, h, out, false);
@@ -327,7 +346,9 @@ private:
             const std::size_t i = chain.levels++;
             chain.budget[i] = b;
             chain.scopeFp[i] =
-                scopeFingerprint(b->scope, request.partition, h.partition, store.seed());
+                i == 0 && h.scope != 0
+                    ? h.scope
+                    : scopeFingerprint(b->scope, request.partition, h.partition, store.seed());
             chain.scope[i] = shard.scopes.find(chain.scopeFp[i]);
         }
         for (std::size_t k = 0; k <= chain.levels; ++k) {
