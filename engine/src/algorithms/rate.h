@@ -35,6 +35,13 @@ inline Nanos refillTime(const Limit& limit) {
     return limit.capacity * limit.emissionInterval;
 }
 
+/// Whole tokens in `credit` ns of refill at one token every `t` ns (credit < 0 counts as none).
+/// A bucket that is empty, or nearly, holds less than one: answered without the 64-bit
+/// division, whose latency sat on every check of an exhausted bucket (a flood's every check).
+[[gnu::always_inline]] inline std::int64_t wholeTokens(Nanos credit, Nanos t) {
+    return credit < t ? 0 : credit / t;
+}
+
 /// GCRA. REQUIRES: limit.capacity >= 1, limit.emissionInterval >= 1, cost >= 1,
 /// capacity * emissionInterval <= kMaxDuration (policies are validated for it).
 [[gnu::always_inline]] inline Decision gcraConsume(RateState& state, Nanos now, std::int64_t cost,
@@ -46,21 +53,21 @@ inline Nanos refillTime(const Limit& limit) {
     d.limit = limit.capacity;
     if (cost > limit.capacity) {
         d.reason = DenyReason::CostExceedsCapacity;
-        d.remaining = std::max<Nanos>(0, burst - (tat - now)) / t;
+        d.remaining = wholeTokens(burst - (tat - now), t);
         d.resetAfter = tat - now;
         return d;
     }
     const Nanos newTat = tat + cost * t;
     if (newTat - now > burst) {
         d.reason = DenyReason::OverLimit;
-        d.remaining = std::max<Nanos>(0, burst - (tat - now)) / t;
+        d.remaining = wholeTokens(burst - (tat - now), t);
         d.retryAfter = newTat - now - burst;
         d.resetAfter = tat - now;
         return d;
     }
     state.tat = newTat;
     d.allowed = true;
-    d.remaining = (burst - (newTat - now)) / t;
+    d.remaining = wholeTokens(burst - (newTat - now), t);
     d.resetAfter = newTat - now;
     return d;
 }
@@ -80,19 +87,19 @@ inline Nanos refillTime(const Limit& limit) {
     d.resetAfter = full - now;
     if (cost > limit.capacity) {
         d.reason = DenyReason::CostExceedsCapacity;
-        d.remaining = std::max<Nanos>(0, credit) / t;
+        d.remaining = wholeTokens(credit, t);
         return d;
     }
     const Nanos need = cost * t;
     if (credit < need) {
         d.reason = DenyReason::OverLimit;
-        d.remaining = std::max<Nanos>(0, credit) / t;
+        d.remaining = wholeTokens(credit, t);
         d.retryAfter = need - credit;
         return d;
     }
     state.tat = full + need;
     d.allowed = true;
-    d.remaining = (credit - need) / t;
+    d.remaining = wholeTokens(credit - need, t);
     d.resetAfter = state.tat - now;
     return d;
 }

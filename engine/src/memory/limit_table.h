@@ -298,12 +298,15 @@ private:
 
     // A budget chain as the shard sees it: per level its scope (null until it holds a slot), and
     // per candidate (the key, then each level's fallback) its bucket fingerprint.
+    // Only the first `levels` entries of the arrays, and the candidates up to the one charged
+    // (or tried last), are ever written or read: left uninitialised, since zeroing 170 bytes a
+    // request (a `rep stos`) was a quarter of this function's time under header rotation.
     struct Chain {
         std::size_t levels = 0;
-        std::array<const BucketBudget*, kMaxBudgetLevels> budget{};
-        std::array<std::uint64_t, kMaxBudgetLevels> scopeFp{};
-        std::array<ScopeSet*, kMaxBudgetLevels> scope{};
-        std::array<std::uint64_t, kMaxBudgetLevels + 1> candidate{};
+        std::array<const BucketBudget*, kMaxBudgetLevels> budget;
+        std::array<std::uint64_t, kMaxBudgetLevels> scopeFp;
+        std::array<ScopeSet*, kMaxBudgetLevels> scope;
+        std::array<std::uint64_t, kMaxBudgetLevels + 1> candidate;
         std::size_t charged = 0;  // the candidate charged: 0 the key, i level i's fallback
         std::int64_t nowMs = 0;
         std::int64_t ttlMs = 0;
