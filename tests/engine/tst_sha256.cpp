@@ -4,6 +4,9 @@
 
 #include <QtTest>
 
+#include <algorithm>
+#include <array>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -17,8 +20,10 @@ using namespace ratelab::identity::test;
 
 namespace {
 
-QString digestOf(Sha256Route route, const std::string& data, std::size_t piece) {
-    Sha256Context context(route);
+constexpr auto kAbc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+// A digest of `data` on `context`, fed `piece` bytes at a time, as hex; what failed otherwise.
+QString digestOf(Sha256Context& context, std::string_view data, std::size_t piece) {
     unsigned char digest[32];
     if (!context.start()) return "start failed";
     for (std::size_t at = 0; at < data.size(); at += piece) {
@@ -68,19 +73,11 @@ private slots:
                 for (char& c : data)
                     c = static_cast<char>(random());
                 const std::size_t piece = std::array<std::size_t, 4>{1, 7, 64, 1000}[round % 4];
-                QVERIFY(context.start());
-                for (std::size_t at = 0; at < data.size(); at += piece) {
-                    QVERIFY(context.update(data.data() + at, std::min(piece, data.size() - at)));
-                }
-                unsigned char digest[32];
-                QVERIFY(context.finish(digest));
-                char hex[64];
-                writeHex(digest, sizeof digest, hex);
-                QCOMPARE(str({hex, 64}), qtSha(QByteArray(data.data(), qsizetype(data.size()))));
+                QCOMPARE(digestOf(context, data, piece),
+                         qtSha(QByteArray(data.data(), qsizetype(data.size()))));
             }
+            QCOMPARE(digestOf(context, "abc", 1), QString(kAbc));
         }
-        QCOMPARE(digestOf(Sha256Route::Evp, "abc", 1),
-                 QStringLiteral("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
     }
 
     // A digest abandoned half-way leaves nothing behind for the next one on the same context.
@@ -89,15 +86,7 @@ private slots:
             Sha256Context context(route);
             QVERIFY(context.start());
             QVERIFY(context.update("left over", 9));
-            QVERIFY(context.start());
-            QVERIFY(context.update("abc", 3));
-            unsigned char digest[32];
-            QVERIFY(context.finish(digest));
-            char hex[64];
-            writeHex(digest, sizeof digest, hex);
-            QCOMPARE(
-                str({hex, 64}),
-                QStringLiteral("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+            QCOMPARE(digestOf(context, "abc", 3), QString(kAbc));
         }
     }
 
