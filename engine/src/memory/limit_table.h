@@ -47,13 +47,15 @@ inline unsigned shardBits() {
     return bits;
 }
 
-/// A request's hashes, computed before any lock is taken.
+/// A request's hashes, computed before any lock is taken. No default member values: a run's
+/// array of kMaxRun of them was zero-filled per call for nothing (768 bytes, a `rep stos`);
+/// whoever makes one sets all three.
 struct HashedRequest {
-    std::uint64_t partition = 0;  ///< partitionHash(): picks the shard
-    std::uint64_t key = 0;        ///< keyFingerprint(): the bucket asked for
+    std::uint64_t partition;  ///< partitionHash(): picks the shard
+    std::uint64_t key;        ///< keyFingerprint(): the bucket asked for
     /// scopeFingerprint() of the innermost budget level, when it was computed ahead of the
     /// lock; 0 otherwise (no fingerprint is 0).
-    std::uint64_t scope = 0;
+    std::uint64_t scope;
 };
 
 inline constexpr int kEvictionsPerInsert = 2;
@@ -104,7 +106,7 @@ public:
 
     /// Decides one request. REQUIRES: no shard lock held by the caller.
     [[gnu::always_inline]] void consume(StoreAccounts& store, const ConsumeRequest& request,
-                                        HashedRequest h, ConsumeResult& out) {
+                                        const HashedRequest& h, ConsumeResult& out) {
         if (!consumeFast(request, h, out)) consumeSlow(store, request, h, out);
     }
 
@@ -123,6 +125,7 @@ public:
             HashedRequest& h = hashes[i];
             h.partition = partitionHash(request.partition, seed);
             h.key = keyFingerprint(request.key, request.partition, h.partition, seed);
+            h.scope = 0;
             const unsigned s = static_cast<unsigned>(h.partition >> shift);
             shardIndex[i] = s;
             touched |= std::uint64_t(1) << s;
@@ -214,7 +217,7 @@ private:
         std::uint64_t evictCursor = 0;
     };
 
-    unsigned shardOf(HashedRequest h) const {
+    unsigned shardOf(const HashedRequest& h) const {
         return static_cast<unsigned>(h.partition >> shardShift_);
     }
 
@@ -231,7 +234,7 @@ private:
     // unchanged. Returns false, having changed nothing, when the full path is needed.
     // REQUIRES: the shard's lock held.
     [[gnu::always_inline]] bool decideKnownLocked(Shard& shard, const ConsumeRequest& request,
-                                                  HashedRequest h, ConsumeResult& out) {
+                                                  const HashedRequest& h, ConsumeResult& out) {
         if constexpr (Algo::kOwnsMemory) return false;
         if (request.budget || !(shard.limit == *request.limit)) return false;
         Slot* slot = shard.buckets.find(h.key);
@@ -243,7 +246,7 @@ private:
     }
 
     // consume()'s common case, kept small so it inlines into the store's entry point.
-    [[gnu::always_inline]] bool consumeFast(const ConsumeRequest& request, HashedRequest h,
+    [[gnu::always_inline]] bool consumeFast(const ConsumeRequest& request, const HashedRequest& h,
                                             ConsumeResult& out) {
         if constexpr (Algo::kOwnsMemory) return false;
         if (request.budget) return false;

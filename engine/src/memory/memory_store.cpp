@@ -60,6 +60,7 @@ private:
         h.partition = partitionHash(request.partition, seed());
         // A key that is its own partition (principal, header and composite keys) is hashed once.
         h.key = keyFingerprint(request.key, request.partition, h.partition, seed());
+        h.scope = 0;
         return h;
     }
     static void refuseUnknownLimit(ConsumeResult& out) {
