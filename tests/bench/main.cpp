@@ -1,9 +1,10 @@
 // ratelab-bench: Google Benchmark runs of the engine against baselines measured in the same
 // process. Without arguments it runs everything (any --benchmark_* flag works); with --summary
-// it runs the headline set, interleaved and repeated, and ends with one line of name=value pairs.
+// it runs the headline set in rounds and ends with one line of name=value pairs.
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -29,8 +30,8 @@ double toNanos(double value, benchmark::TimeUnit unit) {
     return value;
 }
 
-// Keeps each run's median (or its only result, without repetitions), and shows the console
-// table as usual.
+// Keeps each run's result (its median when run with repetitions), and shows the console table as
+// usual.
 class CollectingReporter : public benchmark::ConsoleReporter {
 public:
     // Tabular, no colour: the summary line must start clean for scripts that read it.
@@ -62,6 +63,19 @@ std::string escapeRegex(const std::string& s) {
     return out;
 }
 
+// The summary runs its benchmark set in kRounds rounds, each benchmark once per round in a
+// random order, and computes every figure from each round's results alone: a ratio's two sides
+// are then measured seconds apart, not up to a minute apart as five interleaved repetitions of
+// each left them, so a host whose speed drifts over minutes moves both alike. Each figure is the
+// median of its rounds' values; the spread goes to stderr beside the console tables.
+constexpr int kRounds = 5;
+
+double median(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    const std::size_t n = values.size();
+    return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 int runSummary(int argc, char** argv) {
     std::string filter = "--benchmark_filter=^(";
     bool first = true;
@@ -73,11 +87,7 @@ int runSummary(int argc, char** argv) {
         }
     }
     filter += ")$";
-    std::vector<std::string> args = {argv[0],
-                                     filter,
-                                     "--benchmark_repetitions=5",
-                                     "--benchmark_enable_random_interleaving=true",
-                                     "--benchmark_report_aggregates_only=true",
+    std::vector<std::string> args = {argv[0], filter, "--benchmark_enable_random_interleaving=true",
                                      "--benchmark_min_time=0.05"};
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--summary") != 0) args.push_back(argv[i]);
@@ -87,16 +97,26 @@ int runSummary(int argc, char** argv) {
         cargs.push_back(a.data());
     int cargc = static_cast<int>(cargs.size());
     benchmark::Initialize(&cargc, cargs.data());
-    CollectingReporter reporter;
-    benchmark::RunSpecifiedBenchmarks(&reporter);
+    std::vector<Results> rounds;
+    for (int round = 0; round < kRounds; ++round) {
+        CollectingReporter reporter;
+        benchmark::RunSpecifiedBenchmarks(&reporter);
+        rounds.push_back(std::move(reporter.results));
+    }
     benchmark::Shutdown();
 
     std::string line = "summary";
     int status = 0;
     for (const SummaryFigure& f : summaryFigures()) {
         try {
+            std::vector<double> values;
+            for (const Results& results : rounds)
+                values.push_back(f.compute(results));
+            const auto [low, high] = std::minmax_element(values.begin(), values.end());
+            std::fprintf(stderr, "%s: median of %d rounds, range %.*f-%.*f\n", f.name.c_str(),
+                         kRounds, f.decimals, *low, f.decimals, *high);
             char value[64];
-            std::snprintf(value, sizeof value, "%.*f", f.decimals, f.compute(reporter.results));
+            std::snprintf(value, sizeof value, "%.*f", f.decimals, median(values));
             line += " " + f.name + "=" + value;
         } catch (const std::exception& e) {
             std::fprintf(stderr, "ratelab-bench: %s: %s\n", f.name.c_str(), e.what());
