@@ -40,7 +40,8 @@ inline Nanos saturatingMul(std::int64_t a, std::int64_t b) {
 struct TokenBucket {
     using State = RateState;
     static constexpr bool kOwnsMemory = false;
-    [[gnu::always_inline]] static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool&) {
+    [[gnu::always_inline]] static Decision consume(State& s, Nanos now, std::int64_t cost,
+                                                   const Limit& l, bool&) {
         return tokenBucketConsume(s, now, cost, l);
     }
     static Nanos idleAt(const State& s, const Limit&) { return s.tat; }
@@ -56,7 +57,8 @@ struct TokenBucket {
 };
 
 struct Gcra : TokenBucket {
-    [[gnu::always_inline]] static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool&) {
+    [[gnu::always_inline]] static Decision consume(State& s, Nanos now, std::int64_t cost,
+                                                   const Limit& l, bool&) {
         return gcraConsume(s, now, cost, l);
     }
 };
@@ -64,7 +66,8 @@ struct Gcra : TokenBucket {
 struct FixedWindow {
     using State = FixedWindowState;
     static constexpr bool kOwnsMemory = false;
-    [[gnu::always_inline]] static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool&) {
+    [[gnu::always_inline]] static Decision consume(State& s, Nanos now, std::int64_t cost,
+                                                   const Limit& l, bool&) {
         return fixedWindowConsume(s, now, cost, l);
     }
     static Nanos idleAt(const State& s, const Limit&) { return s.windowEnd; }
@@ -81,7 +84,8 @@ struct FixedWindow {
 struct SlidingWindow {
     using State = SlidingWindowState;
     static constexpr bool kOwnsMemory = false;
-    [[gnu::always_inline]] static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool&) {
+    [[gnu::always_inline]] static Decision consume(State& s, Nanos now, std::int64_t cost,
+                                                   const Limit& l, bool&) {
         return slidingWindowConsume(s, now, cost, l);
     }
     static Nanos idleAt(const State& s, const Limit& l) { return slidingIdleAt(s, l.window); }
@@ -96,7 +100,7 @@ struct SlidingWindow {
 struct SlidingLog {
     using State = SlidingLogState;
     static constexpr bool kOwnsMemory = true;
-    [[gnu::always_inline]] static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool& oom) {
+    static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool& oom) {
         return slidingLogConsume(s, now, cost, l, oom);
     }
     static Nanos idleAt(const State& s, const Limit& l) { return slidingLogIdleAt(s, l.window); }
@@ -114,7 +118,8 @@ struct SlidingLog {
 struct LeakyBucket {
     using State = LeakyState;
     static constexpr bool kOwnsMemory = false;
-    [[gnu::always_inline]] static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool&) {
+    [[gnu::always_inline]] static Decision consume(State& s, Nanos now, std::int64_t cost,
+                                                   const Limit& l, bool&) {
         return leakyConsume(s, now, cost, l);
     }
     static Nanos idleAt(const State& s, const Limit& l) { return leakyIdleAt(s, l); }
@@ -144,7 +149,8 @@ struct Settled : Rate {
         RateState rate;
         Nanos since = 0;
     };
-    [[gnu::always_inline]] static Decision consume(State& s, Nanos now, std::int64_t cost, const Limit& l, bool& oom) {
+    [[gnu::always_inline]] static Decision consume(State& s, Nanos now, std::int64_t cost,
+                                                   const Limit& l, bool& oom) {
         const bool full = s.rate.tat <= now;
         const Decision d = Rate::consume(s.rate, now, cost, l, oom);
         if (full && d.allowed) s.since = now;
