@@ -1,14 +1,12 @@
 #include "sim/report.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "hex.h"
+#include "identity/sha256.h"
 #include "ratelab/number_text.h"
 #include "ratelab/policy_file.h"
 #include "sim/access_log.h"
@@ -56,12 +54,8 @@ bool Report::pass() const {
 }
 
 std::string policySha256(const PolicySet& policies) {
-    const std::string text = savePolicyText(policies);
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
-    std::string hex(2 * length, '0');
-    writeHex(digest, length, hex.data());
+    std::string hex(identity::kSha256HexLength, '0');
+    if (!identity::sha256Hex(savePolicyText(policies), hex.data())) hex.clear();
     return hex;
 }
 

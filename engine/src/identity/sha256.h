@@ -43,8 +43,8 @@ public:
     bool finish(unsigned char* digest);
 
 private:
-    void* provider_ = nullptr;  // the provider's digest context (Route::Provider)
-    void* evp_ = nullptr;       // an EVP_MD_CTX (Route::Evp)
+    void* provider_ = nullptr;  // the provider's digest context (Sha256Route::Provider)
+    void* evp_ = nullptr;       // an EVP_MD_CTX (Sha256Route::Evp)
 };
 
 /// Writes the lowercase hex SHA-256 of `data` into `out` (exactly 64 bytes, no terminator).
