@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string_view>
 
 #include "json/json_text.h"
 
@@ -23,27 +24,36 @@ bool advertised(const PolicySet& policies, const PolicyResult& r, HeaderStyle st
            r.outcome == PolicyOutcome::CostExceedsCapacity;
 }
 
-// An RFC 9651 sf-string: printable ASCII with '"' and '\' escaped. Policy names are validated
-// to be printable ASCII; anything else is dropped rather than sent invalid.
-void appendSfString(std::string& out, std::string_view text) {
-    out.push_back('"');
-    const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
-        return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
-    });
-    if (plain) {  // every valid policy name: one copy
-        out.append(text);
-        out.push_back('"');
-        return;
-    }
+// Writes `text` as an RFC 9651 sf-string at `p`: printable ASCII with '"' and '\' escaped.
+// Policy names are validated to be printable ASCII; anything else is dropped rather than sent
+// invalid. Writes at most 2 * text.size() + 2 characters.
+char* writeSfString(char* p, std::string_view text) {
+    *p++ = '"';
     for (char c : text) {
-        if (c == '"' || c == '\\') {
-            out.push_back('\\');
-            out.push_back(c);
-        } else if (c >= 0x20 && c < 0x7f) {
-            out.push_back(c);
-        }
+        if (c == '"' || c == '\\') *p++ = '\\';
+        if (c >= 0x20 && c < 0x7f) *p++ = c;
     }
-    out.push_back('"');
+    *p++ = '"';
+    return p;
+}
+
+// Appends one IETF list member, `separator"name";k1=v1;k2=v2`, to `field`: sized once for the
+// longest it can be, written in place, then cut to length. Appending piece by piece checked
+// the capacity and called memcpy for each of the member's seven pieces (a sixth of the full
+// request path went to rendering two such fields).
+void appendMember(std::string& field, std::string_view separator, std::string_view name,
+                  std::string_view k1, std::int64_t v1, std::string_view k2, std::int64_t v2) {
+    constexpr std::size_t kDigits = 20;  // an int64 in decimal, sign included
+    const std::size_t at = field.size();
+    field.resize(at + separator.size() + 2 * name.size() + 2 + k1.size() + k2.size() + 2 * kDigits);
+    char* p = field.data() + at;
+    p = std::copy(separator.begin(), separator.end(), p);
+    p = writeSfString(p, name);
+    p = std::copy(k1.begin(), k1.end(), p);
+    p = std::to_chars(p, p + kDigits, v1).ptr;
+    p = std::copy(k2.begin(), k2.end(), p);
+    p = std::to_chars(p, p + kDigits, v2).ptr;
+    field.resize(static_cast<std::size_t>(p - field.data()));
 }
 
 // Whether this policy's decision is the kind of refusal `code` names: over its limit (429), or
@@ -61,10 +71,12 @@ bool refusedAs(const PolicyResult& r, RefusalCode code) {
     return false;
 }
 
-HttpHeader& next(std::vector<HttpHeader>& headers, std::size_t& used) {
+// The next reused header, named `name`, its value empty. A reused header mostly has that name
+// already: comparing is cheaper than assigning it again.
+HttpHeader& next(std::vector<HttpHeader>& headers, std::size_t& used, std::string_view name) {
     if (used == headers.size()) headers.emplace_back();
     HttpHeader& h = headers[used++];
-    h.name.clear();
+    if (h.name != name) h.name.assign(name);
     h.value.clear();
     return h;
 }
@@ -117,36 +129,37 @@ std::size_t renderHeaders(const PolicySet& policies, std::span<const CompiledPol
     // IETF draft: one list member per policy, appended in policy order.
     HttpHeader* policyField = nullptr;
     HttpHeader* stateField = nullptr;
+    unsigned styles = 0;  // bit s: some policy asks for HeaderStyle s
     for (const PolicyResult& r : check.policies()) {
         const Policy& p = policies.policies[r.policy];
+        styles |= 1u << static_cast<unsigned>(p.headers);
         if (!advertised(policies, r, HeaderStyle::Ietf)) continue;
+        std::string_view separator = ", ";
         if (!policyField) {
-            policyField = &next(headers, used);
-            policyField->name = "RateLimit-Policy";
-            stateField = &next(headers, used);
-            stateField->name = "RateLimit";
+            separator = {};
+            next(headers, used, "RateLimit-Policy");
+            stateField = &next(headers, used, "RateLimit");
             policyField = &headers[used - 2];  // next() may have moved the vector
-        } else {
-            policyField->value += ", ";
-            stateField->value += ", ";
         }
         const Limit& limit = compiled[r.policy].limit(r.tier);
-        appendSfString(policyField->value, p.name);
-        policyField->value += ";q=";
-        appendInt(policyField->value, r.decision.limit > 0 ? r.decision.limit : limit.capacity);
-        policyField->value += ";w=";
-        appendInt(policyField->value, windowSeconds(limit));
-        appendSfString(stateField->value, p.name);
-        stateField->value += ";r=";
-        appendInt(stateField->value, std::max<std::int64_t>(0, r.decision.remaining));
-        stateField->value += ";t=";
-        appendInt(stateField->value, resetSeconds(r));
+        appendMember(policyField->value, separator, p.name,
+                     ";q=", r.decision.limit > 0 ? r.decision.limit : limit.capacity,
+                     ";w=", windowSeconds(limit));
+        appendMember(stateField->value, separator, p.name,
+                     ";r=", std::max<std::int64_t>(0, r.decision.remaining),
+                     ";t=", resetSeconds(r));
     }
 
+    // Most checks ask for one style: the others' search for the expiring policy is skipped (a
+    // call each, 2 % of the full request path).
+    const auto asked = [&](HeaderStyle style) {
+        return (styles >> static_cast<unsigned>(style) & 1u) != 0;
+    };
+
     // Draft 7: every policy in RateLimit-Policy, the expiring one in the RateLimit dictionary.
-    if (const PolicyResult* e = expiring(check, policies, HeaderStyle::Draft7)) {
-        HttpHeader& list = next(headers, used);
-        list.name = "RateLimit-Policy";
+    if (const PolicyResult* e =
+            asked(HeaderStyle::Draft7) ? expiring(check, policies, HeaderStyle::Draft7) : nullptr) {
+        HttpHeader& list = next(headers, used, "RateLimit-Policy");
         for (const PolicyResult& r : check.policies()) {
             if (!advertised(policies, r, HeaderStyle::Draft7)) continue;
             if (!list.value.empty()) list.value += ", ";
@@ -154,8 +167,7 @@ std::size_t renderHeaders(const PolicySet& policies, std::span<const CompiledPol
             list.value += ";w=";
             appendInt(list.value, windowSeconds(compiled[r.policy].limit(r.tier)));
         }
-        HttpHeader& state = next(headers, used);
-        state.name = "RateLimit";
+        HttpHeader& state = next(headers, used, "RateLimit");
         state.value = "limit=";
         appendInt(state.value, e->decision.limit);
         state.value += ", remaining=";
@@ -165,21 +177,18 @@ std::size_t renderHeaders(const PolicySet& policies, std::span<const CompiledPol
     }
 
     // Legacy X-RateLimit-*: the expiring policy only.
-    if (const PolicyResult* e = expiring(check, policies, HeaderStyle::Legacy)) {
-        HttpHeader& limit = next(headers, used);
-        limit.name = "X-RateLimit-Limit";
+    if (const PolicyResult* e =
+            asked(HeaderStyle::Legacy) ? expiring(check, policies, HeaderStyle::Legacy) : nullptr) {
+        HttpHeader& limit = next(headers, used, "X-RateLimit-Limit");
         appendInt(limit.value, e->decision.limit);
-        HttpHeader& remaining = next(headers, used);
-        remaining.name = "X-RateLimit-Remaining";
+        HttpHeader& remaining = next(headers, used, "X-RateLimit-Remaining");
         appendInt(remaining.value, std::max<std::int64_t>(0, e->decision.remaining));
-        HttpHeader& reset = next(headers, used);
-        reset.name = "X-RateLimit-Reset";
+        HttpHeader& reset = next(headers, used, "X-RateLimit-Reset");
         appendInt(reset.value, resetSeconds(*e));
     }
 
     if (check.status == 429 && check.code == RefusalCode::RateLimited) {
-        HttpHeader& retry = next(headers, used);
-        retry.name = "Retry-After";
+        HttpHeader& retry = next(headers, used, "Retry-After");
         appendInt(retry.value, ceilSeconds(check.retryAfter, 1));
     }
     return used;
