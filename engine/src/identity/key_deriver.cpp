@@ -49,6 +49,31 @@ void assignJoined(std::string& out, std::string_view a, std::string_view b) {
     std::memcpy(out.data() + a.size(), b.data(), b.size());
 }
 
+// out = prefix + a SHA-256 digest's hex. The hex's length is a constant, so the compiler copies
+// it with 16-byte moves, which read back exactly the 16-byte stores writeHex() made moments
+// before; libc's memcpy read them 32 bytes at a time, and each such load waited for the stores
+// to drain (store forwarding fails across two stores).
+void assignDigestKey(std::string& out, std::string_view prefix, std::string_view hex) {
+    out.resize(prefix.size() + kSha256HexLength);
+    std::memcpy(out.data(), prefix.data(), prefix.size());
+    std::memcpy(out.data() + prefix.size(), hex.data(), kSha256HexLength);
+}
+
+// A budget level's two names for one address: level.scope = scopePrefix + the address as keys
+// spell it, level.fallbackKey = "ip:" + the same. The address is formatted straight into the
+// scope and copied once from there: formatted on the stack and copied twice, each copy read
+// back bytes still in the store buffer (as in derivePeer).
+void assignAddressLevel(DerivedKey::Level& level, std::string_view scopePrefix,
+                        const IpAddress& address, int ipv4Prefix, int ipv6Prefix) {
+    std::string& scope = level.scope;
+    const std::size_t prefix = scopePrefix.size();
+    scope.resize(prefix + kMaxKeyAddressLength);
+    std::memcpy(scope.data(), scopePrefix.data(), prefix);
+    scope.resize(prefix +
+                 formatKeyAddress(address, ipv4Prefix, ipv6Prefix, scope.data() + prefix));
+    assignJoined(level.fallbackKey, kAddressKeyPrefix, std::string_view(scope).substr(prefix));
+}
+
 std::string_view attributeValue(const RequestView& request, std::string_view name) {
     for (const Attribute& a : request.attributes) {
         if (a.name == name) return a.value;
@@ -165,7 +190,7 @@ DeriveStatus KeyDeriver::derive(RequestContext& context, DerivedKey& out) const 
         case KeySource::Principal: {
             std::string_view hash = context.principalHash();
             if (hash.empty()) return DeriveStatus::NoIdentity;
-            assignJoined(out.key, kPrincipalKeyPrefix, hash);
+            assignDigestKey(out.key, kPrincipalKeyPrefix, hash);
             out.partitionIs = DerivedKey::Partition::Key;
             return DeriveStatus::Ok;
         }
@@ -177,13 +202,13 @@ DeriveStatus KeyDeriver::derive(RequestContext& context, DerivedKey& out) const 
 
 DeriveStatus KeyDeriver::deriveDefault(RequestContext& context, DerivedKey& out) const {
     if (std::string_view hash = context.principalHash(); !hash.empty()) {
-        assignJoined(out.key, kPrincipalKeyPrefix, hash);
+        assignDigestKey(out.key, kPrincipalKeyPrefix, hash);
         out.partitionIs = DerivedKey::Partition::Key;
         return DeriveStatus::Ok;
     }
     if (key_.unverifiedAuthorization == UnverifiedAuthorization::Budget) {
         if (std::string_view hash = context.authorizationHash(); !hash.empty()) {
-            assignJoined(out.key, kAuthorizationKeyPrefix, hash);
+            assignDigestKey(out.key, kAuthorizationKeyPrefix, hash);
             return budgetUnverified(context, out);
         }
     }
@@ -213,7 +238,7 @@ DeriveStatus KeyDeriver::deriveHeader(RequestContext& context, DerivedKey& out) 
     std::string_view value = firstHeaderValue(context.request().headers, key_.header);
     char hex[kSha256HexLength];
     if (value.empty() || !sha256Hex(value, hex)) return DeriveStatus::NoIdentity;
-    assignJoined(out.key, kHeaderKeyPrefix, std::string_view(hex, kSha256HexLength));
+    assignDigestKey(out.key, kHeaderKeyPrefix, std::string_view(hex, kSha256HexLength));
     return budgetUnverified(context, out);
 }
 
@@ -281,11 +306,7 @@ DeriveStatus KeyDeriver::budgetUnverified(RequestContext& context, DerivedKey& o
         out.partitionIs = DerivedKey::Partition::Scope;
         return DeriveStatus::Ok;
     }
-    char address[kMaxKeyAddressLength];
-    std::string_view text(
-        address, formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix, address));
-    assignJoined(level.scope, "peer:", text);
-    assignJoined(level.fallbackKey, kAddressKeyPrefix, text);
+    assignAddressLevel(level, "peer:", client.address, key_.ipv4Prefix, key_.ipv6Prefix);
     level.cap = budget_.perPeer;
     // The address bucket names the partition: a request from the same address without a
     // credential is keyed "ip:<addr>" in the same place, and a key that is its own partition
@@ -314,12 +335,9 @@ void KeyDeriver::addAddressLevels(const IpAddress& address, DerivedKey& out) con
     const int keyPrefix = v4 ? key_.ipv4Prefix : key_.ipv6Prefix;
     for (const AddressBudget& network : chain) {
         if (network.prefix >= keyPrefix || out.levelCount == out.levels.size()) continue;
-        char text[kMaxKeyAddressLength];
-        const std::size_t n = v4 ? formatKeyAddress(address, network.prefix, key_.ipv6Prefix, text)
-                                 : formatKeyAddress(address, key_.ipv4Prefix, network.prefix, text);
         DerivedKey::Level& level = out.levels[out.levelCount++];
-        assignJoined(level.scope, "net:", std::string_view(text, n));
-        assignJoined(level.fallbackKey, kAddressKeyPrefix, std::string_view(text, n));
+        assignAddressLevel(level, "net:", address, v4 ? network.prefix : key_.ipv4Prefix,
+                           v4 ? key_.ipv6Prefix : network.prefix);
         level.cap = network.cap;
         out.slotTtl = slotLifetime(budget_);
         out.partitionIs = DerivedKey::Partition::OutermostFallback;
