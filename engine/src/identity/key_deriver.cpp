@@ -69,8 +69,7 @@ void assignAddressLevel(DerivedKey::Level& level, std::string_view scopePrefix,
     const std::size_t prefix = scopePrefix.size();
     scope.resize(prefix + kMaxKeyAddressLength);
     std::memcpy(scope.data(), scopePrefix.data(), prefix);
-    scope.resize(prefix +
-                 formatKeyAddress(address, ipv4Prefix, ipv6Prefix, scope.data() + prefix));
+    scope.resize(prefix + formatKeyAddress(address, ipv4Prefix, ipv6Prefix, scope.data() + prefix));
     assignJoined(level.fallbackKey, kAddressKeyPrefix, std::string_view(scope).substr(prefix));
 }
 
