@@ -42,8 +42,8 @@ struct Golden {
 // clang-format off
 constexpr Golden kGoldens[] = {
     {"address-minting",
-     "c0fbcdf7db3f08a905291e3cd427f2c07999898b5d438bc7b430efb56d25970f",
-     "2f51bdf4dee422354dacc61557a8c1155edce453a426c6b5505d42a9fe98bc70",
+     "9858d508ee2c04c79baa95f6e3ca616623723cd99c160632c2f55f62c4c86c2d",
+     "3683502b53d3e323b314838371139aabcf83b660ff0cf2eb409917ee6d974521",
      "e2c6a2d1c86753d184ecc0c166c56542026eef496060356041c289d4a7fbe267"},
     {"cgnat-crowd",
      "070b04a4560440af9924e729e56f191e11a22ebcfa5a8cf043e403270b3fe711",

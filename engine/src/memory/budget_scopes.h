@@ -60,8 +60,8 @@ public:
 
 private:
     // Rotation asks mostly about buckets a scope lacks, which walks a whole probe run: keep the
-    // runs short with a lower load than the bucket tables'.
-    FlatTable<std::int64_t, 50> slots_;
+    // runs short with a lower load than the bucket tables', at every size.
+    FlatTable<std::int64_t, 50, 50> slots_;
     std::int64_t ttlMs_ = 0;
     std::int64_t earliestUseMs_ = std::numeric_limits<std::int64_t>::max();  ///< a lower bound
 };

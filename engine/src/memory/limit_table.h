@@ -515,8 +515,7 @@ private:
     }
 
     void growDroppingIdle(StoreAccounts& store, Shard& shard, Nanos now) {
-        const std::uint64_t capacity = shard.buckets.capacity();
-        rebuildDroppingIdle(store, shard, now, capacity + capacity / 4);
+        rebuildDroppingIdle(store, shard, now, shard.buckets.grownCapacity());
     }
 
     // Rebuilds the shard's buckets into `capacity` slots without the idle ones (releasing what
