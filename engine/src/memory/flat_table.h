@@ -250,11 +250,12 @@ public:
         Slot* slots = __atomic_load_n(&slots_, __ATOMIC_RELAXED);
         std::uint64_t capacity = __atomic_load_n(&capacity_, __ATOMIC_RELAXED);
         if (capacity == 0) return;
-        const char* home = reinterpret_cast<const char*>(&slots[homeSlot(fingerprint, capacity)]);
-        __builtin_prefetch(home, 1);
+        const auto home = reinterpret_cast<std::uintptr_t>(slots) +
+                          homeSlot(fingerprint, capacity) * sizeof(Slot);
+        __builtin_prefetch(reinterpret_cast<const void*>(home), 1);
         // A large table's probe walks run longer (it runs fuller) and often cross into the next
         // cache line: bring that in too (past the array's end, a prefetch is harmless).
-        if (large(capacity)) __builtin_prefetch(home + 64, 1);
+        if (large(capacity)) __builtin_prefetch(reinterpret_cast<const void*>(home + 64), 1);
     }
 
 private:
