@@ -111,6 +111,8 @@ public:
     std::uint64_t size() const { return size_; }
     std::uint64_t capacity() const { return capacity_; }
     std::size_t bytes() const { return capacity_ * sizeof(Slot); }
+    /// Whether the table is large (kLargeBytes and more) and so runs fuller.
+    bool large() const { return large(capacity_); }
 
     /// The slot holding `fingerprint`, or null.
     Slot* find(std::uint64_t fingerprint) {
