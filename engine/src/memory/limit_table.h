@@ -492,7 +492,7 @@ private:
 
     static std::int64_t toMillisCeil(Nanos t) { return (t + kNanosPerMilli - 1) / kNanosPerMilli; }
 
-    // Looks at a couple of slots past a cursor and evicts the idle ones, so that memory follows
+    // Looks at a few slots past a cursor and evicts the idle ones, so that memory follows
     // the live keys without a background thread. An idle slot goes with every idle slot after
     // it in its probe run, in one pass (FlatTable::eraseRun): when nearly every bucket is idle
     // (clients that come back after their bucket refilled), erasing them one look at a time
