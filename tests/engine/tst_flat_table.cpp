@@ -118,13 +118,13 @@ private slots:
         QVERIFY2(lowestLarge >= 0.79, qPrintable(QString::number(lowestLarge)));
         QVERIFY(highest > 0.89);
         QVERIFY(agrees(table, expected));
-        // Dropping runs and single slots in a table that full leaves the rest findable.
+        // Dropping parts of runs all over a table that full leaves the rest findable.
         std::uint64_t cursor = 0;
         for (int cut = 0; cut < 1000; ++cut) {
             Table::Slot* start = table.occupiedFrom(cursor);
             expected.erase(start->fingerprint);
             table.eraseRun(start, [&](Table::Slot& s) {
-                if (s.fingerprint % 2 != 0 && s.fingerprint % 3 != 0) return false;
+                if (s.fingerprint % 3 != 0) return false;
                 expected.erase(s.fingerprint);
                 return true;
             });
