@@ -15,37 +15,53 @@
 
 namespace ratelab::memory {
 
-/// One scope's slots: bucket fingerprint -> last use, in whole milliseconds.
-class ScopeSet {
+/// One scope's slots: bucket fingerprint -> last use, in whole milliseconds. The first
+/// kInline slots live in the object itself, and a table takes over from the one after: most
+/// scopes hold a slot or two (a peer with its one credential), and the table's own array was one
+/// more cache miss, behind the scope's, on every budgeted request of a returning client.
+class alignas(64) ScopeSet {
 public:
     /// Slots held, expired ones included until expire() drops them.
-    std::uint64_t size() const { return slots_.size(); }
+    std::uint64_t size() const { return spilled_ ? slots_.size() : inlineCount_; }
     std::size_t bytes() const { return sizeof(ScopeSet) + slots_.bytes(); }
 
     /// Whether `bucket` holds a slot still live at nowMs.
     bool holds(std::uint64_t bucket, std::int64_t nowMs, std::int64_t ttlMs) {
-        const auto* slot = slots_.find(bucket);
-        return slot && slot->state + ttlMs > nowMs;
+        const std::int64_t* lastUse = find(bucket);
+        return lastUse && *lastUse + ttlMs > nowMs;
     }
 
     /// Drops the slots unused for ttlMs. Cheap to call often: skips while none can have expired.
     void expire(std::int64_t nowMs, std::int64_t ttlMs) {
         if (earliestUseMs_ + ttlMs > nowMs) return;
         std::int64_t earliest = std::numeric_limits<std::int64_t>::max();
-        slots_.rebuild(slots_.capacity(), [&](const auto& slot) {
-            if (slot.state + ttlMs <= nowMs) return false;
-            earliest = std::min(earliest, slot.state);
-            return true;
-        });
+        if (spilled_) {
+            slots_.rebuild(slots_.capacity(), [&](const auto& slot) {
+                if (slot.state + ttlMs <= nowMs) return false;
+                earliest = std::min(earliest, slot.state);
+                return true;
+            });
+        } else {
+            std::uint32_t kept = 0;
+            for (std::uint32_t i = 0; i < inlineCount_; ++i) {
+                if (inline_[i].lastUseMs + ttlMs <= nowMs) continue;
+                earliest = std::min(earliest, inline_[i].lastUseMs);
+                inline_[kept++] = inline_[i];
+            }
+            inlineCount_ = kept;
+        }
         earliestUseMs_ = earliest;
     }
 
-    /// Marks `bucket` used at nowMs: refreshes its slot, or takes a new one. The scope's TTL
-    /// becomes ttlMs (the latest use decides when the whole scope may go).
+    /// Marks `bucket` used at nowMs: refreshes its slot, or takes a new one (none when memory
+    /// cannot be had). The scope's TTL becomes ttlMs (the latest use decides when the whole
+    /// scope may go).
     void use(std::uint64_t bucket, std::int64_t nowMs, std::int64_t ttlMs) {
-        if (auto* slot = slots_.find(bucket)) {
-            slot->state = nowMs;
-        } else {
+        if (std::int64_t* lastUse = find(bucket)) {
+            *lastUse = nowMs;
+        } else if (!spilled_ && inlineCount_ < kInline) {
+            inline_[inlineCount_++] = Member{bucket, nowMs};
+        } else if (spill()) {
             slots_.insert(bucket, nowMs);
         }
         earliestUseMs_ = std::min(earliestUseMs_, nowMs);  // also when a clock steps back
@@ -55,15 +71,48 @@ public:
     /// Whether every slot has expired at nowMs (dropping them on the way).
     bool expiredAll(std::int64_t nowMs) {
         expire(nowMs, ttlMs_);
-        return slots_.size() == 0;
+        return size() == 0;
     }
 
 private:
+    static constexpr std::uint32_t kInline = 2;
+    struct Member {
+        std::uint64_t bucket;
+        std::int64_t lastUseMs;
+    };
+
+    std::int64_t* find(std::uint64_t bucket) {
+        if (spilled_) {
+            auto* slot = slots_.find(bucket);
+            return slot ? &slot->state : nullptr;
+        }
+        for (std::uint32_t i = 0; i < inlineCount_; ++i) {
+            if (inline_[i].bucket == bucket) return &inline_[i].lastUseMs;
+        }
+        return nullptr;
+    }
+
+    // Moves the inline slots into the table, for good; false, nothing moved, when its array
+    // cannot be had. The table's first array holds kInline + 1 slots without growing.
+    bool spill() {
+        if (spilled_) return true;
+        for (std::uint32_t i = 0; i < inlineCount_; ++i) {
+            if (!slots_.insert(inline_[i].bucket, inline_[i].lastUseMs)) return false;
+        }
+        inlineCount_ = 0;
+        spilled_ = true;
+        return true;
+    }
+
+    // What every request of an inline scope reads, in its first cache line.
+    Member inline_[kInline];
+    std::int64_t ttlMs_ = 0;
+    std::int64_t earliestUseMs_ = std::numeric_limits<std::int64_t>::max();  ///< a lower bound
+    std::uint32_t inlineCount_ = 0;
+    bool spilled_ = false;
     // Rotation asks mostly about buckets a scope lacks, which walks a whole probe run: keep the
     // runs short with a lower load than the bucket tables', at every size.
     FlatTable<std::int64_t, 50, 50> slots_;
-    std::int64_t ttlMs_ = 0;
-    std::int64_t earliestUseMs_ = std::numeric_limits<std::int64_t>::max();  ///< a lower bound
 };
 
 /// A shard's scopes by fingerprint; owns them.
