@@ -33,7 +33,8 @@ public:
 
     /// Drops the slots unused for ttlMs. Cheap to call often: skips while none can have expired.
     void expire(std::int64_t nowMs, std::int64_t ttlMs) {
-        if (earliestUseMs_ + ttlMs > nowMs) return;
+        // Written so that it cannot overflow: an empty scope's earliest use is the largest time.
+        if (earliestUseMs_ > nowMs - ttlMs) return;
         std::int64_t earliest = std::numeric_limits<std::int64_t>::max();
         if (spilled_) {
             slots_.rebuild(slots_.capacity(), [&](const auto& slot) {
