@@ -4,6 +4,8 @@
 // clients keep passing, and once the server answers again decisions return to it.
 
 #include <chrono>
+#include <map>
+#include <string>
 
 #include <QtTest>
 
@@ -19,7 +21,15 @@ namespace {
 struct Counted {
     int allowed = 0;
     int local = 0;
-    int shared = 0;  // decided by Redis (passed or throttled there)
+    int shared = 0;                       // decided by Redis (passed or throttled there)
+    std::map<std::string, int> outcomes;  // every outcome, by name, for a failure's message
+
+    std::string describe() const {
+        std::string text = "outcomes:";
+        for (const auto& [name, count] : outcomes)
+            text += " " + name + " " + std::to_string(count);
+        return text;
+    }
 };
 
 // `n` requests from `client` spread over the replicas in turn, all at `now`.
@@ -35,6 +45,7 @@ Counted send(std::vector<std::unique_ptr<Limiter>>& replicas, const char* client
         const PolicyOutcome o = check.policies()[0].outcome;
         c.local += o == PolicyOutcome::DecidedLocally;
         c.shared += o == PolicyOutcome::Passed || o == PolicyOutcome::Throttled;
+        c.outcomes[std::string(policyOutcomeName(o))] += 1;
     }
     return c;
 }
@@ -76,7 +87,8 @@ private slots:
         server_.pause();
         now += kNanosPerSecond;
         Counted stalled = send(replicas, "203.0.113.7", 200, now);
-        QCOMPARE(stalled.local, 200);
+        // Failed twice in gate runs, never alone: say what the requests got instead.
+        QVERIFY2(stalled.local == 200, stalled.describe().c_str());
         QCOMPARE(stalled.allowed, 4 * 5);
         // A legitimate client elsewhere passes on the local stores too.
         Counted user = send(replicas, "198.51.100.1", 4, now);
