@@ -91,11 +91,11 @@ public:
     static constexpr std::uint64_t kMinCapacity = 8;
 
     /// Where a table counts as large and runs fuller. Below it a table is cache-resident (1 MiB
-    /// is the L2 of the machines measured) and a check pays for each slot the probe walk looks
-    /// at: 90 % full, a batch of 32 checks at 1,000 keys took 591-625 -> 724-798 ns. From it on
-    /// a check waits for memory, the walk mostly stays in the lines being fetched anyway, and
-    /// the table is what the store's memory is made of: 90 % full, 10^6 keys take 19 bytes each
-    /// instead of 24.3.
+    /// is the L2 of the AMD VM these figures come from) and a check pays for each slot the
+    /// probe walk looks at: 90 % full, a batch of 32 checks at 1,000 keys took 591-625 ->
+    /// 724-798 ns. From it on a check waits for memory, the walk mostly stays in the lines being
+    /// fetched anyway, and the table is what the store's memory is made of: 90 % full, 10^6
+    /// keys take 19 bytes each instead of 24.3.
     static constexpr std::size_t kLargeBytes = std::size_t(1) << 20;
 
     FlatTable() = default;
