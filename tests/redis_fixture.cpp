@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -212,7 +213,26 @@ void RedisServer::kill() {
 }
 
 void RedisServer::pause() {
-    if (pid_ > 0) ::kill(pid_, SIGSTOP);
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGSTOP);
+    // The stop takes effect when the kernel next schedules the server: wait for it, so that no
+    // command sent after pause() returns can still be answered.
+    siginfo_t info{};
+    while (waitid(P_PID, static_cast<id_t>(pid_), &info, WSTOPPED) < 0 && errno == EINTR) {
+    }
+}
+
+std::string RedisServer::processState() const {
+    if (pid_ <= 0) return "not running";
+    std::FILE* f = std::fopen(("/proc/" + std::to_string(pid_) + "/stat").c_str(), "r");
+    if (!f) return "unknown (no /proc entry)";
+    char line[512] = {};
+    const std::size_t n = std::fread(line, 1, sizeof line - 1, f);
+    std::fclose(f);
+    // "pid (comm) S ...": the state follows the command's closing parenthesis.
+    const char* close = std::strrchr(line, ')');
+    if (n == 0 || !close || close[1] != ' ' || close[2] == '\0') return "unknown";
+    return std::string(1, close[2]);
 }
 
 void RedisServer::resume() {

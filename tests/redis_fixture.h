@@ -53,8 +53,13 @@ public:
     void kill();
     /// Starts a new process on the same socket or port (its data is gone: no persistence).
     bool restart(std::string* error);
-    void pause();   ///< SIGSTOP: connects still succeed (kernel backlog), commands hang
+    /// SIGSTOP, returning once the server is stopped: connects still succeed (kernel backlog),
+    /// commands hang.
+    void pause();
     void resume();  ///< SIGCONT
+    /// The server's scheduling state from /proc ("T" stopped, "S" sleeping, "R" running...),
+    /// for failure messages.
+    std::string processState() const;
 
     bool running() const { return pid_ > 0; }
     pid_t pid() const { return pid_; }

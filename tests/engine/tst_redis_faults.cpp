@@ -69,6 +69,7 @@ private slots:
 
         server_.pause();
         Undo resume{[&] { server_.resume(); }};
+        QCOMPARE(server_.processState(), std::string("T"));  // stopped before the first call
         for (int i = 0; i < 8; ++i) {
             const auto start = SteadyClock::now();
             // Every other call brings its own, shorter bound (ConsumeRequest::timeout).
@@ -86,6 +87,7 @@ private slots:
                          r.error.c_str());
             }
         }
+        QCOMPARE(server_.processState(), std::string("T"));  // and still, after eight timeouts
         server_.resume();
         const auto [r, elapsed] = untilOk(*store, l, "fresh", 3000);
         QCOMPARE(r.status, StoreStatus::Ok);

@@ -48,7 +48,11 @@ public:
     }
 
     /// Sends a signal to the process (SIGHUP, SIGTERM).
-    void signal(int number) { ::kill(static_cast<pid_t>(process_.processId()), number); }
+    /// Nothing when it is not running: kill(0, ...) would signal this whole process group.
+    void signal(int number) {
+        const auto pid = static_cast<pid_t>(process_.processId());
+        if (pid > 0) ::kill(pid, number);
+    }
     /// Waits for the exit; -1 if it is still running after `ms`.
     int waitForExit(int ms = 20'000) {
         if (!process_.waitForFinished(ms)) return -1;
