@@ -91,7 +91,7 @@ struct RunnerOptions {
     bool measureWallTime = true;
     /// Requests decided per Limiter::checkBatch call (consecutive requests of one sample
     /// interval, before the next policy change); 1 decides them one by one with check(). The
-    /// results are the same either way. 0: 64, or 256 on a Redis store (one pipeline per batch).
+    /// results are the same either way. 0: 16, or 256 on a Redis store (one pipeline per batch).
     std::size_t batchSize = 0;
 };
 
