@@ -12,6 +12,10 @@
 #include <memory>
 #include <vector>
 
+#include "algorithms/rate.h"
+#include "memory/fingerprint.h"
+#include "memory/flat_table.h"
+#include "memory/limit_table.h"
 #include "populated.h"
 #include "summary.h"
 
@@ -77,6 +81,59 @@ void BM_KeyedCheckBatch_Ratelab(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kBatch));
     state.counters["huge_pages"] = hugePageShare();
 }
+
+// The batch's work without the store around it: each key's fingerprint and shard as the
+// memory store computes them (memory/fingerprint.h), one FlatTable per shard, the token bucket,
+// kBatch keys at a time with their slots prefetched first. No ConsumeRequest or ConsumeResult,
+// no locks, no check of the limit. What this design of hash, table and bucket can reach on the
+// machine: the store's batch figures against this one are what its interface costs.
+struct PopulatedFloor {
+    using Table = memory::FlatTable<algo::RateState>;
+    static constexpr std::uint64_t kSeed = 1;
+    std::unique_ptr<Table[]> shards;
+    unsigned shift;
+    Limit limit = benchLimit();
+
+    explicit PopulatedFloor(const KeySet& keys)
+        : shards(new Table[std::size_t(1) << memory::shardBits()])
+        , shift(64 - memory::shardBits()) {
+        for (std::size_t i = 0; i < keys.size; ++i) {
+            const KeyBytes k(i);
+            std::uint64_t shard = 0;
+            const std::uint64_t fp = fingerprint(k, shard);
+            shards[shard].insert(fp, algo::RateState{});
+        }
+    }
+    std::uint64_t fingerprint(const KeyBytes& key, std::uint64_t& shard) const {
+        const std::uint64_t partition = memory::partitionHash(key.view(), kSeed);
+        shard = partition >> shift;
+        return memory::keyFingerprint(key.view(), key.view(), partition, kSeed);
+    }
+};
+
+void BM_KeyedCheckBatch_Floor(benchmark::State& state) {
+    const std::size_t n = static_cast<std::size_t>(state.range(0));
+    const KeySet& keys = KeySet::of(n);
+    PopulatedFloor& s = populated<PopulatedFloor>(n);
+    std::uint64_t fingerprints[kBatch];
+    std::uint64_t shards[kBatch];
+    Decision decisions[kBatch];
+    std::size_t i = 0;
+    Nanos now = kNanosPerSecond;
+    for (auto _ : state) {
+        for (std::size_t k = 0; k < kBatch; ++k) {
+            fingerprints[k] = s.fingerprint(KeyBytes(keys.index(i++)), shards[k]);
+            s.shards[shards[k]].prefetchUnlocked(fingerprints[k]);
+        }
+        for (std::size_t k = 0; k < kBatch; ++k) {
+            auto* slot = s.shards[shards[k]].find(fingerprints[k]);
+            decisions[k] = algo::tokenBucketConsume(slot->state, now += kCheckStep, 1, s.limit);
+        }
+        benchmark::DoNotOptimize(decisions);
+    }
+    state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kBatch));
+}
+BENCHMARK(BM_KeyedCheckBatch_Floor)->Arg(1000)->Arg(1'000'000);
 
 // 10^3 to 10^7 keys: the scaling table of docs/BENCHMARKS.md.
 void scaling(benchmark::internal::Benchmark* b) {
@@ -199,6 +256,21 @@ double ratio(const Results& r, const std::string& baseline, const std::string& o
     registerSummary({"batch_ratio_1m",
                      {"BM_KeyedCheck_Naive/1000000", "BM_KeyedCheckBatch_Ratelab/1000000"},
                      [batchRatio](const Results& r) { return batchRatio(r, "1000000"); },
+                     1,
+                     16});
+    // The same ratios for the floor: the most the batch figures can be with this design.
+    const auto floorRatio = [](const Results& r, const std::string& keys) {
+        return nanos(r, "BM_KeyedCheck_Naive/" + keys) /
+               (nanos(r, "BM_KeyedCheckBatch_Floor/" + keys) / static_cast<double>(kBatch));
+    };
+    registerSummary({"floor_ratio_1k",
+                     {"BM_KeyedCheck_Naive/1000", "BM_KeyedCheckBatch_Floor/1000"},
+                     [floorRatio](const Results& r) { return floorRatio(r, "1000"); },
+                     1,
+                     16});
+    registerSummary({"floor_ratio_1m",
+                     {"BM_KeyedCheck_Naive/1000000", "BM_KeyedCheckBatch_Floor/1000000"},
+                     [floorRatio](const Results& r) { return floorRatio(r, "1000000"); },
                      1,
                      16});
     // Whether the 10^6-key table ran on huge pages: both of its figures depend on it.
