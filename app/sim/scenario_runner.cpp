@@ -305,6 +305,12 @@ std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) 
                                               std::span(lane.checks).first(n));
         }
     }
+    for (const auto& lane : lanes) {
+        for (std::size_t j = 0; j < n; ++j) {
+            lane->prefetchRecord(lane->checks[j], actors[j], slots[j].instance,
+                                 actorClass[static_cast<std::size_t>(actors[j])], shares[j]);
+        }
+    }
     for (std::size_t j = 0; j < n; ++j)
         account(j);
     return static_cast<std::int64_t>(n);
