@@ -157,6 +157,9 @@ public:
             if (!out.error.empty()) out.error.clear();
             const unsigned s = shardIndex[i];
             Shard& shard = shards_[s];
+            // Whether the key was just looked for and is not there: under the same lock, a
+            // second look (a whole probe run in a full table) would find nothing either.
+            bool absent = false;
             if (!Algo::kOwnsMemory && !request.budget && (current >> s & 1)) {
                 if (Slot* slot = shard.buckets.find(hashes[i].key)) {
                     bool oom = false;
@@ -165,10 +168,11 @@ public:
                     out.stamp = Algo::stamp(slot->state);
                     continue;
                 }
+                absent = true;
             }
             shard.limit = limit;
             current |= std::uint64_t(1) << s;
-            if (consumeLocked(store, shard, request, hashes[i], out, false)) continue;
+            if (consumeLocked(store, shard, request, hashes[i], out, false, absent)) continue;
             // The store is full: as consume() does, sweep once (without any lock) and retry,
             // charging an enclosing bucket that exists before refusing.
             unlockShards(touched);
@@ -381,13 +385,18 @@ private:
     // store first charges the nearest enclosing bucket of the chain that already exists (a /64
     // collapses onto its /48's bucket, say): a new client is limited with its network before it
     // is refused.
+    // `keyAbsent`: the caller looked for the request's own key under this lock and it is not
+    // there.
     bool consumeLocked(StoreAccounts& store, Shard& shard, const ConsumeRequest& request,
-                       HashedRequest h, ConsumeResult& out, bool lastResort) {
+                       HashedRequest h, ConsumeResult& out, bool lastResort,
+                       bool keyAbsent = false) {
         const Limit& limit = *request.limit;
         Chain chain;
         chooseCandidate(store, shard, request, h, chain);
 
-        Slot* slot = shard.buckets.find(chain.candidate[chain.charged]);
+        Slot* slot = keyAbsent && chain.charged == 0
+                         ? nullptr
+                         : shard.buckets.find(chain.candidate[chain.charged]);
         if (!slot) {
             // Decide on a fresh state first: a refusal of a new key stores nothing.
             State fresh{};
