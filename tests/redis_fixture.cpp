@@ -216,9 +216,11 @@ void RedisServer::pause() {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGSTOP);
     // The stop takes effect when the kernel next schedules the server: wait for it, so that no
-    // command sent after pause() returns can still be answered.
+    // command sent after pause() returns can still be answered. WEXITED too, or a server that
+    // had died would be waited for forever; WNOWAIT leaves its status to kill().
     siginfo_t info{};
-    while (waitid(P_PID, static_cast<id_t>(pid_), &info, WSTOPPED) < 0 && errno == EINTR) {
+    while (waitid(P_PID, static_cast<id_t>(pid_), &info, WSTOPPED | WEXITED | WNOWAIT) < 0 &&
+           errno == EINTR) {
     }
 }
 
