@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <random>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,6 +17,7 @@
 #include "ratelab/request.h"
 #include "sim/replay_source.h"
 #include "sim/scenario.h"
+#include "sim/twister.h"
 
 namespace ratelab::sim {
 
@@ -106,9 +106,9 @@ private:
     Nanos next_ = kNever;
     std::int64_t nextInstance_ = 0;
     std::uint64_t actorSeed_;
-    std::mt19937_64 arrivalRng_;
-    std::mt19937_64 identityRng_;
-    std::mt19937_64 responseRng_;  // its own stream: a response model perturbs no arrival
+    Twister64 arrivalRng_;
+    Twister64 identityRng_;
+    Twister64 responseRng_;  // its own stream: a response model perturbs no arrival
     // A header or attribute value, split around "{instance}" when it holds one.
     struct Field {
         std::string_view name;

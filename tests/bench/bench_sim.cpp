@@ -14,6 +14,7 @@
 #include "ratelab/limiter.h"
 #include "ratelab/memory_store.h"
 #include "sim/scenario_runner.h"
+#include "sim/twister.h"
 #include "summary.h"
 
 namespace ratelab::bench {
@@ -156,6 +157,17 @@ void BM_Check_Ipv4(benchmark::State& state) {
 BENCHMARK(BM_Check_RotatingAuthorization);
 BENCHMARK(BM_Check_Ipv4);
 
+// The traffic generator's random bits (sim/twister.h) against the standard engine they copy.
+template <class Engine>
+void BM_Rng(benchmark::State& state) {
+    Engine engine(1);
+    for (auto _ : state)
+        benchmark::DoNotOptimize(engine());
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Rng<std::mt19937_64>)->Name("BM_Rng_StdMt19937_64");
+BENCHMARK(BM_Rng<sim::Twister64>)->Name("BM_Rng_Twister64");
+
 [[maybe_unused]] const bool registered = [] {
     registerSummary(
         {"sim_rotate_mreq_per_s",
@@ -192,6 +204,13 @@ BENCHMARK(BM_Check_Ipv4);
                      },
                      2,
                      43});
+    registerSummary({"sim_rng_speedup",
+                     {"BM_Rng_StdMt19937_64", "BM_Rng_Twister64"},
+                     [](const Results& r) {
+                         return nanos(r, "BM_Rng_StdMt19937_64") / nanos(r, "BM_Rng_Twister64");
+                     },
+                     1,
+                     44});
     return true;
 }();
 
