@@ -67,8 +67,9 @@ private slots:
             ++counts[face];
         }
         for (int face = 1; face <= 6; ++face) {
-            QVERIFY2(counts[face] > 9'500 && counts[face] < 10'500,
-                     qPrintable(QStringLiteral("face %1: %2 of 60000").arg(face).arg(counts[face])));
+            QVERIFY2(
+                counts[face] > 9'500 && counts[face] < 10'500,
+                qPrintable(QStringLiteral("face %1: %2 of 60000").arg(face).arg(counts[face])));
         }
     }
 };
