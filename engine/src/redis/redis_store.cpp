@@ -183,6 +183,17 @@ private:
         return false;
     }
 
+    // The status of a call that got no usable reply (a reply the decoder refuses counts as a
+    // refusal), counted in the store's statistics.
+    StoreStatus failedStatus(Outcome::Kind kind) {
+        if (kind == Outcome::Kind::Transport) {
+            transportErrors_.fetch_add(1, std::memory_order_relaxed);
+            return StoreStatus::Transport;
+        }
+        refusals_.fetch_add(1, std::memory_order_relaxed);
+        return kind == Outcome::Kind::Full ? StoreStatus::Full : StoreStatus::Refused;
+    }
+
     void finishSettle(const SettleRequest& request, Outcome&& outcome, SettleResult* result) {
         if (outcome.kind == Outcome::Kind::Reply && decodeSettleReply(*outcome.reply, result)) {
             result->status = StoreStatus::Ok;
@@ -193,14 +204,7 @@ private:
             return;
         }
         result->applied = false;
-        if (outcome.kind == Outcome::Kind::Transport) {
-            result->status = StoreStatus::Transport;
-            transportErrors_.fetch_add(1, std::memory_order_relaxed);
-        } else {
-            result->status =
-                outcome.kind == Outcome::Kind::Full ? StoreStatus::Full : StoreStatus::Refused;
-            refusals_.fetch_add(1, std::memory_order_relaxed);
-        }
+        result->status = failedStatus(outcome.kind);
         result->error =
             "redis store: " + (outcome.kind == Outcome::Kind::Reply
                                    ? std::string("unexpected reply from the settle script")
@@ -286,14 +290,7 @@ private:
         result->decision = Decision{};
         result->chargedFallback = false;
         result->chargedLevel = 0;
-        if (outcome.kind == Outcome::Kind::Transport) {
-            result->status = StoreStatus::Transport;
-            transportErrors_.fetch_add(1, std::memory_order_relaxed);
-        } else {
-            result->status =
-                outcome.kind == Outcome::Kind::Full ? StoreStatus::Full : StoreStatus::Refused;
-            refusals_.fetch_add(1, std::memory_order_relaxed);
-        }
+        result->status = failedStatus(outcome.kind);
         result->error = "redis store: " + (error.empty() ? outcome.error : error);
     }
 
