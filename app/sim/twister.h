@@ -10,6 +10,7 @@
 // tst_twister compares it with std::mt19937_64 draw for draw.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
