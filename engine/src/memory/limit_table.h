@@ -433,7 +433,7 @@ private:
                 Algo::release(fresh);
                 return refuseOutOfMemory(out);
             }
-            store.addOwnedBytes(static_cast<std::int64_t>(Algo::ownedBytes(fresh)));
+            addOwnedBytes(store, static_cast<std::int64_t>(Algo::ownedBytes(fresh)));
             store.noteIdleAt(Algo::idleAt(fresh, limit));
             out.decision = d;
             out.stamp = Algo::stamp(fresh);
@@ -467,6 +467,13 @@ private:
         }
         out.stamp = Algo::stamp(slot.state);
         if (oom) refuseOutOfMemory(out);
+    }
+
+    // Counts memory buckets own beyond their slots (the sliding log's rings) in the store's
+    // total. The other algorithms own none: no atomic add for them, on every new bucket and
+    // every eviction.
+    static void addOwnedBytes(StoreAccounts& store, std::int64_t bytes) {
+        if constexpr (Algo::kOwnsMemory) store.addOwnedBytes(bytes);
     }
 
     static bool refuseOutOfMemory(ConsumeResult& out) {
@@ -523,7 +530,7 @@ private:
                     evict(slot);
                     return true;
                 });
-                store.addOwnedBytes(-freed);
+                addOwnedBytes(store, -freed);
                 store.releaseBuckets(static_cast<std::int64_t>(evicted));
             } else {
                 ++shard.evictCursor;
@@ -555,7 +562,7 @@ private:
             return false;
         });
         store.releaseBuckets(evicted);
-        store.addOwnedBytes(-freed);
+        addOwnedBytes(store, -freed);
         return next;
     }
 
