@@ -3,9 +3,9 @@
 # suite (labels engine, identity, policy, sim, redis, gui, serve), then the engine, identity,
 # policy, simulator and serve suites again under AddressSanitizer and UndefinedBehaviorSanitizer
 # (the Redis and GUI suites measure timeouts and frame gaps, which a sanitizer's slowdown would
-# distort), then a fixed-length smoke of every libFuzzer harness (scripts/fuzz.sh --smoke; the
-# set-up installs clang-16 for it). The tests start their own redis-server, nginx and HAProxy on
-# loopback.
+# distort), then the suites that run threads under ThreadSanitizer, then a fixed-length smoke of
+# every libFuzzer harness (scripts/fuzz.sh --smoke; the set-up installs clang-16 for it). The
+# tests start their own redis-server, nginx and HAProxy on loopback.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
@@ -29,5 +29,17 @@ mapfile -t targets < <(ctest --test-dir build-asan -N --label-regex "$sanitized"
 cmake --build build-asan --parallel "$(nproc)" --target ratelab-cli "${targets[@]}"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure --parallel "$(nproc)" --label-regex "$sanitized"
+
+# The suites that run threads (label "threads": the sharded memory store, settling, policy
+# reloads, the identity deriver, the Redis store's connection pool and Cluster client, the
+# decision server's event loops) once more under ThreadSanitizer.
+cmake -S . -B build-tsan -G Ninja "${launcher[@]}" \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+      -DRATELAB_SANITIZE=thread -DRATELAB_BUILD_GUI=OFF -DRATELAB_BUILD_BENCH=OFF >/dev/null
+mapfile -t threaded < <(ctest --test-dir build-tsan -N --label-regex threads |
+                        sed -n 's/^ *Test *#[0-9]*: *//p')
+cmake --build build-tsan --parallel "$(nproc)" --target "${threaded[@]}"
+TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
+    ctest --test-dir build-tsan --output-on-failure --parallel "$(nproc)" --label-regex threads
 
 scripts/fuzz.sh --smoke
