@@ -227,15 +227,16 @@ private:
         Nanos timeout = 0;
         for (std::size_t i = 0; i < n; ++i) {
             if (!prepare(i, &encoded[i])) continue;
-            timeout = std::max(timeout,
-                               requests[i].timeout > 0 ? requests[i].timeout : options_.timeout);
+            timeout =
+                std::max(timeout, requests[i].timeout > 0 ? requests[i].timeout : options_.timeout);
             calls.push_back(encoded[i].call());
             sent.push_back(i);
         }
         if (calls.empty()) return;
         std::vector<Outcome> outcomes(calls.size());
         client_.evalMany(calls, outcomes, deadlineFor(timeout, started));
-        for (std::size_t k = 0; k < sent.size(); ++k) finish(sent[k], std::move(outcomes[k]));
+        for (std::size_t k = 0; k < sent.size(); ++k)
+            finish(sent[k], std::move(outcomes[k]));
     }
 
     Deadline deadlineFor(Nanos timeout, Clock::time_point started) const {
