@@ -53,7 +53,15 @@ public:
     void sweepAll(Nanos now) override;
 
 private:
-    LimitTableBase* table(const ConsumeRequest& request);
+    // The table of the request's limit, made on first use; null when the id is out of range or
+    // names a table of another algorithm. The lookup inlines into every entry point.
+    LimitTableBase* table(const ConsumeRequest& request) {
+        if (request.limitId >= kMaxLimits) return nullptr;
+        LimitTableBase* t = tables_[request.limitId].load(std::memory_order_acquire);
+        if (!t) t = install(request);
+        return t && t->serves(*request.limit) ? t : nullptr;
+    }
+    [[gnu::noinline]] LimitTableBase* install(const ConsumeRequest& request);
     template <class Request>
     HashedRequest hashed(const Request& request) const {
         HashedRequest h;
@@ -150,25 +158,19 @@ void MemoryStoreImpl::consumeBatch(std::span<const ConsumeRequest> requests,
     }
 }
 
-LimitTableBase* MemoryStoreImpl::table(const ConsumeRequest& request) {
-    if (request.limitId >= kMaxLimits) return nullptr;
+LimitTableBase* MemoryStoreImpl::install(const ConsumeRequest& request) {
     std::atomic<LimitTableBase*>& entry = tables_[request.limitId];
-    LimitTableBase* t = entry.load(std::memory_order_acquire);
-    if (!t) {
-        const bool stamped = algo::keepsStamp(*request.limit);
-        LimitTableBase* created = algo::visitAlgorithm(
-            request.limit->algorithm, stamped, [&](auto traits) -> LimitTableBase* {
-                return new (std::nothrow)
-                    LimitTable<decltype(traits)>(request.limit->algorithm, stamped);
-            });
-        if (!created) return nullptr;
-        if (entry.compare_exchange_strong(t, created, std::memory_order_acq_rel)) {
-            t = created;
-        } else {
-            delete created;  // another thread installed one first
-        }
-    }
-    return t->serves(*request.limit) ? t : nullptr;
+    const bool stamped = algo::keepsStamp(*request.limit);
+    LimitTableBase* created = algo::visitAlgorithm(
+        request.limit->algorithm, stamped, [&](auto traits) -> LimitTableBase* {
+            return new (std::nothrow)
+                LimitTable<decltype(traits)>(request.limit->algorithm, stamped);
+        });
+    if (!created) return nullptr;
+    LimitTableBase* t = nullptr;
+    if (entry.compare_exchange_strong(t, created, std::memory_order_acq_rel)) return created;
+    delete created;  // another thread installed one first
+    return t;
 }
 
 void MemoryStoreImpl::sweepAll(Nanos now) {
