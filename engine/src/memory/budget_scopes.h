@@ -112,7 +112,7 @@ private:
     std::uint32_t inlineCount_ = 0;
     bool spilled_ = false;
     // Rotation asks mostly about buckets a scope lacks, which walks a whole probe run: keep the
-    // runs short with a lower load than the bucket tables', at every size.
+    // runs short, at most half full at every size (bucket tables run fuller once large).
     FlatTable<std::int64_t, 50, 50> slots_;
 };
 
