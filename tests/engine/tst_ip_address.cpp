@@ -1,5 +1,8 @@
 #include <QtTest>
 
+#include <arpa/inet.h>
+
+#include <random>
 #include <string>
 
 #include "ratelab/ip_address.h"
@@ -166,6 +169,44 @@ private slots:
         bytes[14] = 100;
         bytes[15] = 7;
         QVERIFY(IpAddress::fromBytes(bytes) == plain);
+    }
+
+    // IPv6 text against glibc's inet_ntop, which follows RFC 5952 4.2 too (the longest run of
+    // two or more zero groups, the first on a tie), over addresses rich in zero groups, each
+    // also masked to every prefix length. Left out: the forms inet_ntop writes with a dotted
+    // IPv4 tail (six leading zero groups, or ::ffff:0:0/96), which this formatter writes in hex
+    // or as IPv4.
+    void formatsV6LikeInetNtop() {
+        std::mt19937_64 random(5952);
+        int compared = 0;
+        for (int round = 0; round < 20'000; ++round) {
+            std::array<std::uint8_t, 16> bytes{};
+            for (int g = 0; g < 8; ++g) {
+                const std::uint64_t draw = random();
+                if (draw % 2 == 0) continue;  // a zero group
+                // One to four hex digits.
+                const unsigned digits = 1 + static_cast<unsigned>((draw >> 1) % 4);
+                unsigned v = static_cast<unsigned>(draw >> 8) & ((1u << (4 * digits)) - 1);
+                if (v == 0) v = 1;
+                bytes[2 * g] = static_cast<std::uint8_t>(v >> 8);
+                bytes[2 * g + 1] = static_cast<std::uint8_t>(v);
+            }
+            const IpAddress address = IpAddress::fromBytes(bytes);
+            for (int prefix = 0; prefix <= 128; ++prefix) {
+                const IpAddress a = address.masked(prefix);
+                const auto& b = a.bytes();
+                if (std::all_of(b.begin(), b.begin() + 12, [](std::uint8_t x) { return x == 0; }))
+                    continue;
+                if (a.isV4()) continue;
+                char expected[INET6_ADDRSTRLEN];
+                QVERIFY(inet_ntop(AF_INET6, b.data(), expected, sizeof expected));
+                char actual[48];
+                const std::size_t n = a.format(actual);
+                QCOMPARE(std::string(actual, n), std::string(expected));
+                ++compared;
+            }
+        }
+        QVERIFY(compared > 2'000'000);
     }
 
     void formatWritesNoTerminatorAndFitsTheBuffer() {
