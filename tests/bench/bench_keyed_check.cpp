@@ -88,7 +88,7 @@ void BM_KeyedCheckBatch_Ratelab(benchmark::State& state) {
 // no locks, no check of the limit. What this design of hash, table and bucket can reach on the
 // machine: the store's batch figures against this one are what its interface costs.
 struct PopulatedFloor {
-    using Table = memory::FlatTable<algo::RateState>;
+    using Table = memory::FlatTable<algo::RateState, memory::LimitShardBound>;
     static constexpr std::uint64_t kSeed = 1;
     std::unique_ptr<Table[]> shards;
     unsigned shift;

@@ -18,14 +18,77 @@ namespace {
 
 using Table = FlatTable<std::uint64_t>;
 
+// A bound an owner names: a limit's 4 MiB over 64 shards.
+struct Bound64KiB {
+    static std::size_t bytes() { return std::size_t(64) << 10; }
+};
+
 // Every key of `expected` is found with its value, and the table holds nothing else.
-bool agrees(Table& table, const std::map<std::uint64_t, std::uint64_t>& expected) {
+template <class T>
+bool agrees(T& table, const std::map<std::uint64_t, std::uint64_t>& expected) {
     if (table.size() != expected.size()) return false;
     for (const auto& [key, value] : expected) {
-        Table::Slot* s = table.find(key);
+        typename T::Slot* s = table.find(key);
         if (!s || s->state != value) return false;
     }
     return true;
+}
+
+// A small table runs at most half full (grown by a quarter at 50 %); from its large bound on,
+// between 80 and 90 % (grown by an eighth at 90 %), every key still found.
+template <class T>
+void runsFullerFromItsBound(std::size_t bound) {
+    QCOMPARE(T::largeBytes(), bound);
+    std::mt19937_64 random(13);
+    T table;
+    std::map<std::uint64_t, std::uint64_t> expected;
+    double lowestLarge = 1.0;
+    double highestSmall = 0.0;
+    double highest = 0.0;
+    bool grownLarge = false;
+    while (expected.size() < 400'000) {
+        const std::uint64_t fp = random() | 1;
+        if (expected.count(fp)) continue;
+        const std::uint64_t before = table.capacity();
+        QVERIFY(table.insert(fp, fp));
+        expected[fp] = fp;
+        const double load =
+            static_cast<double>(table.size()) / static_cast<double>(table.capacity());
+        const bool large = table.bytes() >= bound;
+        QCOMPARE(table.large(), large);
+        highest = std::max(highest, load);
+        if (!large) {
+            QVERIFY2(load <= 0.50, qPrintable(QString::number(load)));
+            if (table.capacity() >= 1000) highestSmall = std::max(highestSmall, load);
+        }
+        if (large && before * sizeof(typename T::Slot) >= bound) {
+            QVERIFY2(load <= 0.90, qPrintable(QString::number(load)));
+            if (table.capacity() != before) {
+                QCOMPARE(table.capacity(), before + before / 8);
+                grownLarge = true;
+            }
+            // The first large table starts where the small one grew it (40 %).
+            if (grownLarge) lowestLarge = std::min(lowestLarge, load);
+        }
+    }
+    QVERIFY(grownLarge);
+    QVERIFY2(highestSmall > 0.49, qPrintable(QString::number(highestSmall)));
+    QVERIFY2(lowestLarge >= 0.79, qPrintable(QString::number(lowestLarge)));
+    QVERIFY(highest > 0.89);
+    QVERIFY(agrees(table, expected));
+    // Dropping parts of runs all over a table that full leaves the rest findable.
+    std::uint64_t cursor = 0;
+    for (int cut = 0; cut < 1000; ++cut) {
+        typename T::Slot* start = table.occupiedFrom(cursor);
+        expected.erase(start->fingerprint);
+        table.eraseRun(start, [&](typename T::Slot& s) {
+            if (s.fingerprint % 3 != 0) return false;
+            expected.erase(s.fingerprint);
+            return true;
+        });
+        cursor += 397;
+    }
+    QVERIFY(agrees(table, expected));
 }
 
 }  // namespace
@@ -84,58 +147,11 @@ private slots:
         }
     }
 
-    // A small table runs at most half full (grown by a quarter at 50 %); from 1 MiB of slots
-    // on, between 80 and 90 % (grown by an eighth at 90 %), every key still found.
-    void largeTablesRunFuller() {
-        std::mt19937_64 random(13);
-        Table table;
-        std::map<std::uint64_t, std::uint64_t> expected;
-        double lowestLarge = 1.0;
-        double highestSmall = 0.0;
-        double highest = 0.0;
-        bool grownLarge = false;
-        while (expected.size() < 400'000) {
-            const std::uint64_t fp = random() | 1;
-            if (expected.count(fp)) continue;
-            const std::uint64_t before = table.capacity();
-            QVERIFY(table.insert(fp, fp));
-            expected[fp] = fp;
-            const double load =
-                static_cast<double>(table.size()) / static_cast<double>(table.capacity());
-            const bool large = table.bytes() >= Table::kLargeBytes;
-            highest = std::max(highest, load);
-            if (!large) {
-                QVERIFY2(load <= 0.50, qPrintable(QString::number(load)));
-                if (table.capacity() >= 1000) highestSmall = std::max(highestSmall, load);
-            }
-            if (large && before * sizeof(Table::Slot) >= Table::kLargeBytes) {
-                QVERIFY2(load <= 0.90, qPrintable(QString::number(load)));
-                if (table.capacity() != before) {
-                    QCOMPARE(table.capacity(), before + before / 8);
-                    grownLarge = true;
-                }
-                // The first large table starts where the small one grew it (40 %).
-                if (grownLarge) lowestLarge = std::min(lowestLarge, load);
-            }
-        }
-        QVERIFY(grownLarge);
-        QVERIFY2(highestSmall > 0.49, qPrintable(QString::number(highestSmall)));
-        QVERIFY2(lowestLarge >= 0.79, qPrintable(QString::number(lowestLarge)));
-        QVERIFY(highest > 0.89);
-        QVERIFY(agrees(table, expected));
-        // Dropping parts of runs all over a table that full leaves the rest findable.
-        std::uint64_t cursor = 0;
-        for (int cut = 0; cut < 1000; ++cut) {
-            Table::Slot* start = table.occupiedFrom(cursor);
-            expected.erase(start->fingerprint);
-            table.eraseRun(start, [&](Table::Slot& s) {
-                if (s.fingerprint % 3 != 0) return false;
-                expected.erase(s.fingerprint);
-                return true;
-            });
-            cursor += 397;
-        }
-        QVERIFY(agrees(table, expected));
+    // 1 MiB, the default bound.
+    void largeTablesRunFuller() { runsFullerFromItsBound<Table>(std::size_t(1) << 20); }
+    // A bound the owner names (the memory store names its limits' share, LimitShardBound).
+    void largeFromTheOwnersBound() {
+        runsFullerFromItsBound<FlatTable<std::uint64_t, Bound64KiB>>(std::size_t(64) << 10);
     }
 };
 

@@ -113,7 +113,7 @@ private:
     bool spilled_ = false;
     // Rotation asks mostly about buckets a scope lacks, which walks a whole probe run: keep the
     // runs short, at most half full at every size (bucket tables run fuller once large).
-    FlatTable<std::int64_t, 50, 50> slots_;
+    FlatTable<std::int64_t, DefaultLargeBound, 50, 50> slots_;
 };
 
 /// A shard's scopes by fingerprint; owns them.

@@ -72,13 +72,22 @@ private:
     }
 };
 
+/// Where a FlatTable counts as large unless its owner names another bound: 1 MiB (see
+/// FlatTable::largeBytes).
+struct DefaultLargeBound {
+    static std::size_t bytes() { return std::size_t(1) << 20; }
+};
+
 /// REQUIRES: State is trivially copyable; fingerprint 0 is reserved for empty slots (callers
 /// map a computed 0 to 1).
+/// `LargeBound::bytes()`: the size from which the table is large; a type, not a member, so that
+/// a table stays three words (a word more in the memory store's shards cost its full path 4 %).
 /// `kMaxLoadPercent`: the load past which a small table grows, by a quarter (40-50 % full at
-/// 50); `kLargeMaxLoadPercent`: the same for a large one (kLargeBytes and more), which grows by
+/// 50); `kLargeMaxLoadPercent`: the same for a large one (largeBytes() and more), which grows by
 /// an eighth (80-90 % full at 90). A table mostly asked about keys it lacks (a budget scope under
 /// rotation) wants both lower, since a miss walks the whole probe run.
-template <class State, int kMaxLoadPercent = 50, int kLargeMaxLoadPercent = 90>
+template <class State, class LargeBound = DefaultLargeBound, int kMaxLoadPercent = 50,
+          int kLargeMaxLoadPercent = 90>
 class FlatTable {
     static_assert(std::is_trivially_copyable_v<State>);
 
@@ -90,15 +99,17 @@ public:
 
     static constexpr std::uint64_t kMinCapacity = 8;
 
-    /// Where a table counts as large and runs fuller. Below it a table is cache-resident (1 MiB
-    /// is the L2 of the AMD VM these figures come from) and a check pays for each slot the
-    /// probe walk looks at, mostly in the mispredicted end of the walk: a batch of 32 checks at
-    /// 1,000 keys took 724-798 ns with small tables at most 90 % full, 563-570 at 80 % and
-    /// 468-473 at 50 %. Such a table holds at most 1 MiB, so running it half full costs little
-    /// memory: 10^5 keys take 52 bytes each instead of 33. From kLargeBytes on a check waits for
-    /// memory, the walk mostly stays in the lines being fetched anyway, and the table is what
-    /// the store's memory is made of: 90 % full, 10^6 keys take 19 bytes each instead of 24.3.
-    static constexpr std::size_t kLargeBytes = std::size_t(1) << 20;
+    /// Where a table counts as large and runs fuller (1 MiB unless its owner names another
+    /// bound: the memory store's tables share 4 MiB per limit, kLimitLargeBytes). Below it a table
+    /// is cache-resident (1 MiB is the L2 of the AMD VM these figures come from) and a check pays
+    /// for each slot the probe walk looks at, mostly in the mispredicted end of the walk: a batch
+    /// of 32 checks at 1,000 keys took 724-798 ns with small tables at most 90 % full, 563-570 at
+    /// 80 % and 468-473 at 50 %. Such tables are small (the memory store bounds a limit's at 4 MiB
+    /// together), so running them half full costs little memory: 10^5 keys take 52 bytes each
+    /// instead of 33. Past the bound a check waits for memory, the walk mostly stays in the lines
+    /// being fetched anyway, and the table is what the store's memory is made of: 90 % full, 10^6
+    /// keys take 19 bytes each instead of 24.3.
+    static std::size_t largeBytes() { return LargeBound::bytes(); }
 
     FlatTable() = default;
     ~FlatTable() { SlotMemory::release(slots_, capacity_ * sizeof(Slot)); }
@@ -113,7 +124,7 @@ public:
     std::uint64_t size() const { return size_; }
     std::uint64_t capacity() const { return capacity_; }
     std::size_t bytes() const { return capacity_ * sizeof(Slot); }
-    /// Whether the table is large (kLargeBytes and more) and so runs fuller.
+    /// Whether the table is large (largeBytes() and more) and so runs fuller.
     bool large() const { return large(capacity_); }
 
     /// The slot holding `fingerprint`, or null.
@@ -264,7 +275,7 @@ public:
     }
 
 private:
-    static bool large(std::uint64_t capacity) { return capacity * sizeof(Slot) >= kLargeBytes; }
+    static bool large(std::uint64_t capacity) { return capacity * sizeof(Slot) >= largeBytes(); }
     static int maxLoadPercent(std::uint64_t capacity) {
         return large(capacity) ? kLargeMaxLoadPercent : kMaxLoadPercent;
     }
