@@ -15,6 +15,11 @@ namespace {
 
 using WallClock = std::chrono::steady_clock;
 
+/// The simulated memory stores' shards per limit: what the store takes by default on one or two
+/// hardware threads. Fixed, so that a report's byte counts (each shard sizes its own table) do
+/// not depend on the machine; a run decides on one thread, so more shards would buy it nothing.
+constexpr unsigned kSimulatedShards = 4;
+
 std::int64_t wallNanos(WallClock::time_point from, WallClock::time_point to) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count();
 }
@@ -156,6 +161,7 @@ void ScenarioRunner::Impl::buildLane(Lane& lane) {
     lane.noteSettling();
     MemoryStoreOptions memory;
     memory.maxBuckets = scenario.maxBuckets > 0 ? scenario.maxBuckets : policies.store.maxBuckets;
+    memory.shards = kSimulatedShards;
     const int replicas = scenario.replicas;
     std::shared_ptr<Store> shared = options.store;
     lane.ownStores = !shared;

@@ -88,20 +88,22 @@ void BM_KeyedCheckBatch_Ratelab(benchmark::State& state) {
 // no locks, no check of the limit. What this design of hash, table and bucket can reach on the
 // machine: the store's batch figures against this one are what its interface costs.
 struct PopulatedFloor {
-    using Table = memory::FlatTable<algo::RateState, memory::LimitShardBound>;
+    using Table = memory::FlatTable<algo::RateState>;
     static constexpr std::uint64_t kSeed = 1;
     std::unique_ptr<Table[]> shards;
     unsigned shift;
+    std::size_t largeBytes;  // as the store's tables (memory::LimitTable::largeBytes)
     Limit limit = benchLimit();
 
     explicit PopulatedFloor(const KeySet& keys)
-        : shards(new Table[std::size_t(1) << memory::shardBits()])
-        , shift(64 - memory::shardBits()) {
+        : shards(new Table[std::size_t(1) << memory::shardBitsFor(0)])
+        , shift(64 - memory::shardBitsFor(0))
+        , largeBytes(memory::kLimitLargeBytes >> memory::shardBitsFor(0)) {
         for (std::size_t i = 0; i < keys.size; ++i) {
             const KeyBytes k(i);
             std::uint64_t shard = 0;
             const std::uint64_t fp = fingerprint(k, shard);
-            shards[shard].insert(fp, algo::RateState{});
+            shards[shard].insert(fp, algo::RateState{}, largeBytes);
         }
     }
     std::uint64_t fingerprint(const KeyBytes& key, std::uint64_t& shard) const {

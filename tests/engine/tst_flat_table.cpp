@@ -18,10 +18,8 @@ namespace {
 
 using Table = FlatTable<std::uint64_t>;
 
-// A bound an owner names: a limit's 4 MiB over 64 shards.
-struct Bound64KiB {
-    static std::size_t bytes() { return std::size_t(64) << 10; }
-};
+// Where the tables of the tests that do not look at loads count as large: 1 MiB.
+constexpr std::size_t kLarge = std::size_t(1) << 20;
 
 // Every key of `expected` is found with its value, and the table holds nothing else.
 template <class T>
@@ -36,11 +34,9 @@ bool agrees(T& table, const std::map<std::uint64_t, std::uint64_t>& expected) {
 
 // A small table runs at most half full (grown by a quarter at 50 %); from its large bound on,
 // between 80 and 90 % (grown by an eighth at 90 %), every key still found.
-template <class T>
 void runsFullerFromItsBound(std::size_t bound) {
-    QCOMPARE(T::largeBytes(), bound);
     std::mt19937_64 random(13);
-    T table;
+    Table table;
     std::map<std::uint64_t, std::uint64_t> expected;
     double lowestLarge = 1.0;
     double highestSmall = 0.0;
@@ -50,18 +46,18 @@ void runsFullerFromItsBound(std::size_t bound) {
         const std::uint64_t fp = random() | 1;
         if (expected.count(fp)) continue;
         const std::uint64_t before = table.capacity();
-        QVERIFY(table.insert(fp, fp));
+        QVERIFY(table.insert(fp, fp, bound));
         expected[fp] = fp;
         const double load =
             static_cast<double>(table.size()) / static_cast<double>(table.capacity());
         const bool large = table.bytes() >= bound;
-        QCOMPARE(table.large(), large);
+        QCOMPARE(table.large(bound), large);
         highest = std::max(highest, load);
         if (!large) {
             QVERIFY2(load <= 0.50, qPrintable(QString::number(load)));
             if (table.capacity() >= 1000) highestSmall = std::max(highestSmall, load);
         }
-        if (large && before * sizeof(typename T::Slot) >= bound) {
+        if (large && before * sizeof(Table::Slot) >= bound) {
             QVERIFY2(load <= 0.90, qPrintable(QString::number(load)));
             if (table.capacity() != before) {
                 QCOMPARE(table.capacity(), before + before / 8);
@@ -79,9 +75,9 @@ void runsFullerFromItsBound(std::size_t bound) {
     // Dropping parts of runs all over a table that full leaves the rest findable.
     std::uint64_t cursor = 0;
     for (int cut = 0; cut < 1000; ++cut) {
-        typename T::Slot* start = table.occupiedFrom(cursor);
+        Table::Slot* start = table.occupiedFrom(cursor);
         expected.erase(start->fingerprint);
-        table.eraseRun(start, [&](typename T::Slot& s) {
+        table.eraseRun(start, [&](Table::Slot& s) {
             if (s.fingerprint % 3 != 0) return false;
             expected.erase(s.fingerprint);
             return true;
@@ -110,7 +106,7 @@ private slots:
                 std::uint64_t fp = (random() >> 8) | 1;
                 if (round % 2 == 0) fp = (fp & 0x0FFF'FFFF'FFFF'FFFFULL) | 1;
                 if (expected.count(fp)) continue;
-                table.insert(fp, fp * 3);
+                table.insert(fp, fp * 3, kLarge);
                 expected[fp] = fp * 3;
             }
             QVERIFY(agrees(table, expected));
@@ -135,7 +131,7 @@ private slots:
             for (int k = 0; k < 20; ++k) {
                 const std::uint64_t fp = (random() >> 4) | 1;
                 if (expected.count(fp)) continue;
-                table.insert(fp, k);
+                table.insert(fp, k, kLarge);
                 expected[fp] = static_cast<std::uint64_t>(k);
             }
             if (!expected.empty()) {
@@ -147,12 +143,10 @@ private slots:
         }
     }
 
-    // 1 MiB, the default bound.
-    void largeTablesRunFuller() { runsFullerFromItsBound<Table>(std::size_t(1) << 20); }
-    // A bound the owner names (the memory store names its limits' share, LimitShardBound).
-    void largeFromTheOwnersBound() {
-        runsFullerFromItsBound<FlatTable<std::uint64_t, Bound64KiB>>(std::size_t(64) << 10);
-    }
+    // 1 MiB: a limit's 4 MiB over four shards (memory::LimitTable::largeBytes).
+    void largeTablesRunFuller() { runsFullerFromItsBound(std::size_t(1) << 20); }
+    // 64 KiB: the same over 64 shards.
+    void largeFromASmallerBound() { runsFullerFromItsBound(std::size_t(64) << 10); }
 };
 
 QTEST_APPLESS_MAIN(TestFlatTable)

@@ -3,6 +3,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -262,6 +263,29 @@ private slots:
         for (int i = 0; i < 1000; ++i)
             consume(*store, l, "other" + std::to_string(i), 2 * kSecond);
         QVERIFY(store->keyspace().bytes < busy);
+    }
+
+    // Each shard sizes its own table, so the bytes a store reports depend on its shard count:
+    // a store told its count reports the same bytes on every machine (the simulator's reports
+    // rely on it), and a count that is no power of two in [4, 64] is taken to the next one.
+    void byteCountsFollowTheShardCountNotTheMachine() {
+        const Limit l = bucket(10, kSecond);
+        auto bytesWith = [&](unsigned shards) {
+            MemoryStoreOptions options;
+            options.hashSeed = 42;
+            options.shards = shards;
+            auto store = makeMemoryStore(options);
+            for (int i = 0; i < 1000; ++i)
+                consume(*store, l, "k" + std::to_string(i), 0);
+            return store->keyspace().bytes;
+        };
+        QCOMPARE(bytesWith(4), std::int64_t(36544));
+        QCOMPARE(bytesWith(8), std::int64_t(36576));
+        QCOMPARE(bytesWith(64), std::int64_t(35264));
+        QCOMPARE(bytesWith(1), bytesWith(4));
+        QCOMPARE(bytesWith(5), bytesWith(8));
+        QCOMPARE(bytesWith(1000), bytesWith(64));
+        QCOMPARE(bytesWith(0), bytesWith(2 * std::max(1u, std::thread::hardware_concurrency())));
     }
 
     void everyAlgorithmStoresAndDecides() {

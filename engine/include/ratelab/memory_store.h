@@ -14,6 +14,12 @@ struct MemoryStoreOptions {
     /// Seed of the keyed hash that places and fingerprints keys. 0 picks a random seed, so no
     /// caller can aim collisions; the simulator fixes it so that runs are reproducible.
     std::uint64_t hashSeed = 0;
+    /// Shards per limit, each with its own lock and table: rounded up to a power of two, at
+    /// least 4 and at most 64. 0, the default, takes twice the hardware threads, so that
+    /// threads rarely meet on one lock. The byte counts of keyspace() depend on it (each shard
+    /// sizes its own table), so the simulator fixes it: its reports are then the same on
+    /// every machine.
+    unsigned shards = 0;
 };
 
 /// The embedded store: sharded by partition with one small lock per shard (no global lock),

@@ -15,6 +15,11 @@
 
 namespace ratelab::memory {
 
+/// Where the scope tables count as large (FlatTable): 1 MiB, the L2 of the machine the store's
+/// figures come from. A scope's own slots run half full at every size, so for them it only
+/// decides how much a table grows at a time.
+inline constexpr std::size_t kScopeLargeBytes = std::size_t(1) << 20;
+
 /// One scope's slots: bucket fingerprint -> last use, in whole milliseconds. The first
 /// kInline slots live in the object itself, and a table takes over from the one after: most
 /// scopes hold a slot or two (a peer with its one credential), and the table's own array was one
@@ -37,7 +42,7 @@ public:
         if (earliestUseMs_ > nowMs - ttlMs) return;
         std::int64_t earliest = std::numeric_limits<std::int64_t>::max();
         if (spilled_) {
-            slots_.rebuild(slots_.capacity(), [&](const auto& slot) {
+            slots_.rebuild(slots_.capacity(), kScopeLargeBytes, [&](const auto& slot) {
                 if (slot.state + ttlMs <= nowMs) return false;
                 earliest = std::min(earliest, slot.state);
                 return true;
@@ -63,7 +68,7 @@ public:
         } else if (!spilled_ && inlineCount_ < kInline) {
             inline_[inlineCount_++] = Member{bucket, nowMs};
         } else if (spill()) {
-            slots_.insert(bucket, nowMs);
+            slots_.insert(bucket, nowMs, kScopeLargeBytes);
         }
         earliestUseMs_ = std::min(earliestUseMs_, nowMs);  // also when a clock steps back
         ttlMs_ = ttlMs;
@@ -98,7 +103,9 @@ private:
     bool spill() {
         if (spilled_) return true;
         for (std::uint32_t i = 0; i < inlineCount_; ++i) {
-            if (!slots_.insert(inline_[i].bucket, inline_[i].lastUseMs)) return false;
+            if (!slots_.insert(inline_[i].bucket, inline_[i].lastUseMs, kScopeLargeBytes)) {
+                return false;
+            }
         }
         inlineCount_ = 0;
         spilled_ = true;
@@ -113,7 +120,7 @@ private:
     bool spilled_ = false;
     // Rotation asks mostly about buckets a scope lacks, which walks a whole probe run: keep the
     // runs short, at most half full at every size (bucket tables run fuller once large).
-    FlatTable<std::int64_t, DefaultLargeBound, 50, 50> slots_;
+    FlatTable<std::int64_t, 50, 50> slots_;
 };
 
 /// A shard's scopes by fingerprint; owns them.
@@ -138,10 +145,10 @@ public:
     /// A new, empty scope; null when memory cannot be had. Before the table grows it drops a
     /// couple of wholly expired scopes, so memory follows the live scopes.
     ScopeSet* create(std::uint64_t scope, std::int64_t nowMs) {
-        if (scopes_.wouldGrow()) sweep(nowMs, /*all=*/false);
+        if (scopes_.wouldGrow(kScopeLargeBytes)) sweep(nowMs, /*all=*/false);
         auto* set = new (std::nothrow) ScopeSet;
         if (!set) return nullptr;
-        if (!scopes_.insert(scope, set)) {
+        if (!scopes_.insert(scope, set, kScopeLargeBytes)) {
             delete set;
             return nullptr;
         }
@@ -151,7 +158,7 @@ public:
     /// Deletes scopes whose every slot has expired: all of them, or a couple past a cursor.
     void sweep(std::int64_t nowMs, bool all) {
         if (all) {
-            scopes_.rebuild(scopes_.capacity(), [&](const auto& slot) {
+            scopes_.rebuild(scopes_.capacity(), kScopeLargeBytes, [&](const auto& slot) {
                 if (!slot.state->expiredAll(nowMs)) return true;
                 delete slot.state;
                 return false;

@@ -72,22 +72,16 @@ private:
     }
 };
 
-/// Where a FlatTable counts as large unless its owner names another bound: 1 MiB (see
-/// FlatTable::largeBytes).
-struct DefaultLargeBound {
-    static std::size_t bytes() { return std::size_t(1) << 20; }
-};
-
 /// REQUIRES: State is trivially copyable; fingerprint 0 is reserved for empty slots (callers
 /// map a computed 0 to 1).
-/// `LargeBound::bytes()`: the size from which the table is large; a type, not a member, so that
-/// a table stays three words (a word more in the memory store's shards cost its full path 4 %).
 /// `kMaxLoadPercent`: the load past which a small table grows, by a quarter (40-50 % full at
-/// 50); `kLargeMaxLoadPercent`: the same for a large one (largeBytes() and more), which grows by
-/// an eighth (80-90 % full at 90). A table mostly asked about keys it lacks (a budget scope under
-/// rotation) wants both lower, since a miss walks the whole probe run.
-template <class State, class LargeBound = DefaultLargeBound, int kMaxLoadPercent = 50,
-          int kLargeMaxLoadPercent = 90>
+/// 50); `kLargeMaxLoadPercent`: the same for a large one, which grows by an eighth (80-90 % full
+/// at 90). A table mostly asked about keys it lacks (a budget scope under rotation) wants both
+/// lower, since a miss walks the whole probe run.
+/// Where a table becomes large (`largeBytes`) is its owner's to say, on each call that sizes the
+/// table, not kept in it: a table stays three words (a word more in the memory store's shards
+/// cost its full path 4 %), and the memory store's bound depends on its shard count.
+template <class State, int kMaxLoadPercent = 50, int kLargeMaxLoadPercent = 90>
 class FlatTable {
     static_assert(std::is_trivially_copyable_v<State>);
 
@@ -98,18 +92,6 @@ public:
     };
 
     static constexpr std::uint64_t kMinCapacity = 8;
-
-    /// Where a table counts as large and runs fuller (1 MiB unless its owner names another
-    /// bound: the memory store's tables share 4 MiB per limit, kLimitLargeBytes). Below it a table
-    /// is cache-resident (1 MiB is the L2 of the AMD VM these figures come from) and a check pays
-    /// for each slot the probe walk looks at, mostly in the mispredicted end of the walk: a batch
-    /// of 32 checks at 1,000 keys took 724-798 ns with small tables at most 90 % full, 563-570 at
-    /// 80 % and 468-473 at 50 %. Such tables are small (the memory store bounds a limit's at 4 MiB
-    /// together), so running them half full costs little memory: 10^5 keys take 52 bytes each
-    /// instead of 33. Past the bound a check waits for memory, the walk mostly stays in the lines
-    /// being fetched anyway, and the table is what the store's memory is made of: 90 % full, 10^6
-    /// keys take 19 bytes each instead of 24.3.
-    static std::size_t largeBytes() { return LargeBound::bytes(); }
 
     FlatTable() = default;
     ~FlatTable() { SlotMemory::release(slots_, capacity_ * sizeof(Slot)); }
@@ -124,8 +106,8 @@ public:
     std::uint64_t size() const { return size_; }
     std::uint64_t capacity() const { return capacity_; }
     std::size_t bytes() const { return capacity_ * sizeof(Slot); }
-    /// Whether the table is large (largeBytes() and more) and so runs fuller.
-    bool large() const { return large(capacity_); }
+    /// Whether the table is large (`largeBytes` and more) and so runs fuller.
+    bool large(std::size_t largeBytes) const { return large(capacity_, largeBytes); }
 
     /// The slot holding `fingerprint`, or null.
     Slot* find(std::uint64_t fingerprint) {
@@ -140,19 +122,22 @@ public:
     }
 
     /// True when the next insert() would grow (and so rebuild) the table.
-    bool wouldGrow() const { return (size_ + 1) * 100 > capacity_ * maxLoadPercent(capacity_); }
+    bool wouldGrow(std::size_t largeBytes) const {
+        return (size_ + 1) * 100 > capacity_ * maxLoadPercent(capacity_, largeBytes);
+    }
 
     /// The capacity the table grows to: a quarter more while small, an eighth once large.
-    std::uint64_t grownCapacity() const {
+    std::uint64_t grownCapacity(std::size_t largeBytes) const {
         if (capacity_ < kMinCapacity) return kMinCapacity;
-        return capacity_ + capacity_ / (large(capacity_) ? 8 : 4);
+        return capacity_ + capacity_ / (large(capacity_, largeBytes) ? 8 : 4);
     }
 
     /// Inserts a slot for a fingerprint known to be absent, with `initial` state; grows when
     /// the load would pass the maximum. Returns null only when memory cannot be had.
     /// Invalidates pointers to other slots when it grows.
-    Slot* insert(std::uint64_t fingerprint, const State& initial) {
-        if (wouldGrow() && !rebuild(grownCapacity(), [](const Slot&) { return true; })) {
+    Slot* insert(std::uint64_t fingerprint, const State& initial, std::size_t largeBytes) {
+        if (wouldGrow(largeBytes) &&
+            !rebuild(grownCapacity(largeBytes), largeBytes, [](const Slot&) { return true; })) {
             return nullptr;
         }
         return place(fingerprint, initial);
@@ -220,8 +205,8 @@ public:
     /// keeping the slots for which keep(slot) is true. keep() runs exactly once per slot, so it
     /// may release what a dropped slot owns. Returns false, changing nothing, on OOM.
     template <class Keep>
-    bool rebuild(std::uint64_t capacity, Keep&& keep) {
-        const std::uint64_t floor = capacityFor(size_);
+    bool rebuild(std::uint64_t capacity, std::size_t largeBytes, Keep&& keep) {
+        const std::uint64_t floor = capacityFor(size_, largeBytes);
         if (capacity < floor) capacity = floor;
         if (capacity < kMinCapacity) capacity = kMinCapacity;
         auto* fresh = static_cast<Slot*>(SlotMemory::allocate(capacity * sizeof(Slot)));
@@ -275,15 +260,17 @@ public:
     }
 
 private:
-    static bool large(std::uint64_t capacity) { return capacity * sizeof(Slot) >= largeBytes(); }
-    static int maxLoadPercent(std::uint64_t capacity) {
-        return large(capacity) ? kLargeMaxLoadPercent : kMaxLoadPercent;
+    static bool large(std::uint64_t capacity, std::size_t largeBytes) {
+        return capacity * sizeof(Slot) >= largeBytes;
+    }
+    static int maxLoadPercent(std::uint64_t capacity, std::size_t largeBytes) {
+        return large(capacity, largeBytes) ? kLargeMaxLoadPercent : kMaxLoadPercent;
     }
     /// The least capacity that holds `n` slots within its maximum load.
-    static std::uint64_t capacityFor(std::uint64_t n) {
+    static std::uint64_t capacityFor(std::uint64_t n, std::size_t largeBytes) {
         const std::uint64_t atLarge =
             (n * 100 + kLargeMaxLoadPercent - 1) / kLargeMaxLoadPercent + 1;
-        if (large(atLarge)) return atLarge;
+        if (large(atLarge, largeBytes)) return atLarge;
         return (n * 100 + kMaxLoadPercent - 1) / kMaxLoadPercent + 1;
     }
 

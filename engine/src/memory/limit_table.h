@@ -31,34 +31,35 @@
 
 namespace ratelab::memory {
 
-/// Shards per limit: enough that threads rarely meet on one lock (twice the hardware threads),
-/// few enough that each shard's table is large, because large tables get 2 MiB pages and a
-/// keyed check at a million keys is then one cache miss instead of a cache miss plus a page
-/// walk (90 -> 48 ns measured on the 2-core VM). At least 4, at most 64 (a run's shards fit
-/// one 64-bit mask).
-inline unsigned shardBits() {
-    static const unsigned bits = [] {
-        const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-        unsigned b = 2;
-        while (b < 6 && (1u << b) < 2 * threads)
-            ++b;
-        return b;
-    }();
-    return bits;
+/// Shards per limit unless the store is told otherwise (MemoryStoreOptions::shards), as a power
+/// of two: enough that threads rarely meet on one lock (twice the hardware threads), few enough
+/// that each shard's table is large, because large tables get 2 MiB pages and a keyed check at a
+/// million keys is then one cache miss instead of a cache miss plus a page walk (90 -> 48 ns
+/// measured on the 2-core VM). At least 4, at most 64 (a run's shards fit one 64-bit mask).
+inline constexpr unsigned kMinShardBits = 2;
+inline constexpr unsigned kMaxShardBits = 6;
+
+/// The shard bits for `shards` (0: twice the hardware threads): the next power of two, within
+/// kMinShardBits and kMaxShardBits.
+inline unsigned shardBitsFor(unsigned shards) {
+    if (shards == 0) shards = 2 * std::max(1u, std::thread::hardware_concurrency());
+    unsigned b = kMinShardBits;
+    while (b < kMaxShardBits && (1u << b) < shards)
+        ++b;
+    return b;
 }
 
 /// Where a limit's bucket tables, all its shards together, stop running half full and run
-/// 80-90 % full (FlatTable's LargeBound): 1 MiB a shard with the four shards of a 2-core
-/// machine, 64 KiB with 64. Half full buys checks a sixth faster while the tables are in cache;
-/// bounded per limit, what it costs in memory does not grow with the number of shards.
+/// 80-90 % full (FlatTable's `largeBytes`): 1 MiB a shard with four shards, 64 KiB with 64.
+/// Below it a table is cache-resident (1 MiB is the L2 of the AMD VM these figures come from)
+/// and a check pays for each slot the probe walk looks at, mostly in the mispredicted end of the
+/// walk: a batch of 32 checks at 1,000 keys took 724-798 ns with small tables at most 90 % full,
+/// 563-570 at 80 % and 468-473 at 50 %. Bounded per limit, running them half full costs little
+/// memory however many shards there are: 10^5 keys take 52 bytes each instead of 33. Past the
+/// bound a check waits for memory, the walk mostly stays in the lines being fetched anyway, and
+/// the tables are what the store's memory is made of: 90 % full, 10^6 keys take 19 bytes each
+/// instead of 24.3.
 inline constexpr std::size_t kLimitLargeBytes = std::size_t(4) << 20;
-
-/// kLimitLargeBytes's share of one shard's table: where a limit's tables are large. Computed
-/// once per process: asked on every new bucket, a guarded static's check cost the full path 3 %.
-struct LimitShardBound {
-    static std::size_t bytes() { return kBytes; }
-    static inline const std::size_t kBytes = kLimitLargeBytes >> shardBits();
-};
 
 /// A request's hashes, computed before any lock is taken. No default member values: a run's
 /// array of kMaxRun of them was zero-filled per call for nothing (768 bytes, a `rep stos`);
@@ -108,14 +109,15 @@ private:
 template <class Algo>
 class LimitTable final : public LimitTableBase {
     using State = typename Algo::State;
-    using Table = FlatTable<State, LimitShardBound>;
+    using Table = FlatTable<State>;
     using Slot = typename Table::Slot;
 
 public:
-    LimitTable(Algorithm algorithm, bool stamped)
+    /// `shardBits`: 2^shardBits shards (shardBitsFor()).
+    LimitTable(Algorithm algorithm, bool stamped, unsigned shardBits)
         : LimitTableBase(algorithm, stamped)
-        , shardCount_(1u << shardBits())
-        , shardShift_(64 - shardBits())
+        , shardCount_(1u << shardBits)
+        , shardShift_(64 - shardBits)
         , shards_(new Shard[shardCount_]) {}
 
     ~LimitTable() override {
@@ -240,6 +242,9 @@ private:
         BudgetScopes scopes;
         std::uint64_t evictCursor = 0;
     };
+
+    /// kLimitLargeBytes's share of one shard's table: where this limit's tables are large.
+    std::size_t largeBytes() const { return kLimitLargeBytes >> (64 - shardShift_); }
 
     unsigned shardOf(const HashedRequest& h) const {
         return static_cast<unsigned>(h.partition >> shardShift_);
@@ -439,8 +444,8 @@ private:
                 return true;
             }
             evictSome(store, shard, request.now);
-            if (shard.buckets.wouldGrow()) growDroppingIdle(store, shard, request.now);
-            slot = shard.buckets.insert(chain.candidate[chain.charged], fresh);
+            if (shard.buckets.wouldGrow(largeBytes())) growDroppingIdle(store, shard, request.now);
+            slot = shard.buckets.insert(chain.candidate[chain.charged], fresh, largeBytes());
             if (!slot) {
                 store.releaseBuckets(1);
                 Algo::release(fresh);
@@ -527,7 +532,8 @@ private:
     // (clients that come back after their bucket refilled), erasing them one look at a time
     // shifted each run back once per slot and made inserts quadratic in the run's length.
     void evictSome(StoreAccounts& store, Shard& shard, Nanos now) {
-        const int looks = shard.buckets.large() ? kEvictionsPerInsertLarge : kEvictionsPerInsert;
+        const int looks =
+            shard.buckets.large(largeBytes()) ? kEvictionsPerInsertLarge : kEvictionsPerInsert;
         for (int i = 0; i < looks; ++i) {
             Slot* s = shard.buckets.occupiedFrom(shard.evictCursor);
             if (!s) return;
@@ -552,7 +558,7 @@ private:
     }
 
     void growDroppingIdle(StoreAccounts& store, Shard& shard, Nanos now) {
-        rebuildDroppingIdle(store, shard, now, shard.buckets.grownCapacity());
+        rebuildDroppingIdle(store, shard, now, shard.buckets.grownCapacity(largeBytes()));
     }
 
     // Rebuilds the shard's buckets into `capacity` slots without the idle ones (releasing what
@@ -562,7 +568,7 @@ private:
         Nanos next = std::numeric_limits<Nanos>::max();
         std::int64_t evicted = 0;
         std::int64_t freed = 0;
-        shard.buckets.rebuild(capacity, [&](const Slot& s) {
+        shard.buckets.rebuild(capacity, largeBytes(), [&](const Slot& s) {
             const Nanos idle = Algo::idleAt(s.state, shard.limit);
             if (idle > now) {
                 next = std::min(next, idle);

@@ -33,7 +33,8 @@ std::uint64_t seedOrRandom(std::uint64_t seed) {
 class MemoryStoreImpl final : public Store, public StoreAccounts {
 public:
     explicit MemoryStoreImpl(const MemoryStoreOptions& options)
-        : StoreAccounts(options.maxBuckets, seedOrRandom(options.hashSeed)) {
+        : StoreAccounts(options.maxBuckets, seedOrRandom(options.hashSeed))
+        , shardBits_(shardBitsFor(options.shards)) {
         for (auto& t : tables_)
             t.store(nullptr, std::memory_order_relaxed);
     }
@@ -81,6 +82,7 @@ private:
 
     std::mutex sweepMutex_;
     std::array<std::atomic<LimitTableBase*>, kMaxLimits> tables_;
+    const unsigned shardBits_;  ///< of every limit's table (shardBitsFor)
 };
 
 ConsumeResult MemoryStoreImpl::consume(const ConsumeRequest& request) {
@@ -164,7 +166,7 @@ LimitTableBase* MemoryStoreImpl::install(const ConsumeRequest& request) {
     LimitTableBase* created = algo::visitAlgorithm(
         request.limit->algorithm, stamped, [&](auto traits) -> LimitTableBase* {
             return new (std::nothrow)
-                LimitTable<decltype(traits)>(request.limit->algorithm, stamped);
+                LimitTable<decltype(traits)>(request.limit->algorithm, stamped, shardBits_);
         });
     if (!created) return nullptr;
     LimitTableBase* t = nullptr;
