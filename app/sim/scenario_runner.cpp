@@ -15,9 +15,10 @@ namespace {
 
 using WallClock = std::chrono::steady_clock;
 
-/// The simulated memory stores' shards per limit: what the store takes by default on one or two
-/// hardware threads. Fixed, so that a report's byte counts (each shard sizes its own table) do
-/// not depend on the machine; a run decides on one thread, so more shards would buy it nothing.
+/// The simulated memory stores' shards per limit, the limiters' local stores included: what the
+/// store takes by default on one or two hardware threads. Fixed, so that a report's byte counts
+/// and evictions (each shard sizes its own table) do not depend on the machine; a run decides
+/// on one thread, so more shards would buy it nothing.
 constexpr unsigned kSimulatedShards = 4;
 
 std::int64_t wallNanos(WallClock::time_point from, WallClock::time_point to) {
@@ -173,6 +174,7 @@ void ScenarioRunner::Impl::buildLane(Lane& lane) {
     LimiterOptions limiterOptions;
     limiterOptions.observer = options.logCapacity > 0 ? &lane : nullptr;
     limiterOptions.keyHashSecret = mixSeed(seed, 0x6b6579);
+    limiterOptions.localStoreShards = kSimulatedShards;
     for (int r = 0; r < replicas; ++r) {
         std::shared_ptr<Store> inner = shared;
         if (!inner) {

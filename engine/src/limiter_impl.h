@@ -81,6 +81,7 @@ struct Limiter::Impl {
             memory.maxBuckets = policies.store.maxBuckets;
             memory.hashSeed = options.keyHashSecret ^ 0x6c6f63616c;
             if (memory.hashSeed == 0) memory.hashSeed = 1;
+            memory.shards = options.localStoreShards;
             local = makeMemoryStore(memory);
         }
     }

@@ -22,6 +22,10 @@ struct LimiterOptions {
     /// Secret of the keyed hash that names keys in events. 0 picks a random one; replicas that
     /// want correlated logs share a value.
     std::uint64_t keyHashSecret = 0;
+    /// Shards of the memory store that on_store_error "local" decides on
+    /// (MemoryStoreOptions::shards; 0: the store's default). A simulator fixes it, as it fixes
+    /// its own stores', so that its reports do not depend on the machine.
+    unsigned localStoreShards = 0;
 };
 
 /// The engine's front door: matches policies, derives keys, consumes from the store, applies
