@@ -2,8 +2,8 @@
 // memory store (every algorithm, with and without budgets, address chains of three levels, a
 // roomy and a full store), and Limiter::checkBatch against check() (chained policies, shadow
 // mode, tiers, bypasses, identity failures, store failures, on_store_error "local", IPv6
-// clients counted against their networks, the observer's events in order). Seeded streams with repeated keys
-// inside every batch and several requests at the same instant.
+// clients counted against their networks, the observer's events in order). Seeded streams with
+// repeated keys inside every batch and several requests at the same instant.
 
 #include <QtTest>
 
@@ -129,14 +129,20 @@ private slots:
 void TestCheckBatch::storeBatchEqualsOneByOne_data() {
     QTest::addColumn<int>("algorithm");
     QTest::addColumn<int>("maxBuckets");
+    QTest::addColumn<int>("shards");
     const Algorithm all[] = {Algorithm::TokenBucket, Algorithm::Gcra,
                              Algorithm::FixedWindow, Algorithm::SlidingWindow,
                              Algorithm::SlidingLog,  Algorithm::LeakyBucket};
-    for (Algorithm a : all) {
-        const std::string name(algorithmName(a));
-        QTest::newRow((name + " roomy").c_str()) << static_cast<int>(a) << 1'000'000;
-        // Fewer buckets than keys: new keys meet a full store, sweeps run in mid-batch.
-        QTest::newRow((name + " full").c_str()) << static_cast<int>(a) << 300;
+    // The fewest shards a store takes, and the most: a batch then spans shards up to the last
+    // bit of its 64-bit mask of shards to lock, whatever the machine's default.
+    for (int shards : {4, 64}) {
+        for (Algorithm a : all) {
+            const std::string name =
+                std::string(algorithmName(a)) + ", " + std::to_string(shards) + " shards";
+            QTest::newRow((name + ", roomy").c_str()) << static_cast<int>(a) << 1'000'000 << shards;
+            // Fewer buckets than keys: new keys meet a full store, sweeps run in mid-batch.
+            QTest::newRow((name + ", full").c_str()) << static_cast<int>(a) << 300 << shards;
+        }
     }
 }
 
@@ -148,9 +154,11 @@ void TestCheckBatch::storeBatchEqualsOneByOne_data() {
 void TestCheckBatch::storeBatchEqualsOneByOne() {
     QFETCH(int, algorithm);
     QFETCH(int, maxBuckets);
+    QFETCH(int, shards);
     const Limit limit = limitFor(static_cast<Algorithm>(algorithm));
-    const std::unique_ptr<Store> single = makeMemoryStore({maxBuckets, 11});
-    const std::unique_ptr<Store> batched = makeMemoryStore({maxBuckets, 11});
+    const MemoryStoreOptions options{maxBuckets, 11, static_cast<unsigned>(shards)};
+    const std::unique_ptr<Store> single = makeMemoryStore(options);
+    const std::unique_ptr<Store> batched = makeMemoryStore(options);
 
     const bool full = maxBuckets < 1000;
     const int kRequests = full ? 300'000 : 700'000;

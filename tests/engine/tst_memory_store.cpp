@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <latch>
 #include <string>
 #include <thread>
 #include <vector>
@@ -226,6 +227,58 @@ private slots:
         for (auto& t : threads)
             t.join();
         QCOMPARE(many.load(), 3 * 2000);
+    }
+
+    // Threads deciding batches at once (each batch locks every shard it touches, in shard
+    // order) admit exactly the capacity per key, with the fewest shards a store takes and the
+    // most, where a batch's keys spread over all 64 bits of its mask of shards to lock.
+    void batchesOnThreadsNeverAdmitMoreThanTheLimit_data() {
+        QTest::addColumn<unsigned>("shards");
+        QTest::newRow("4 shards") << 4u;
+        QTest::newRow("64 shards") << 64u;
+    }
+    void batchesOnThreadsNeverAdmitMoreThanTheLimit() {
+        QFETCH(unsigned, shards);
+        MemoryStoreOptions options;
+        options.shards = shards;
+        auto store = makeMemoryStore(options);
+        const Limit small = bucket(3, 3600 * kSecond);
+        constexpr int kKeys = 2000;
+        std::vector<std::string> keys;
+        for (int k = 0; k < kKeys; ++k)
+            keys.push_back("key" + std::to_string(k));
+        std::atomic<int> admitted{0};
+        std::latch start(4);
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; ++t) {
+            threads.emplace_back([&, t] {
+                std::vector<ConsumeRequest> batch(32);
+                std::vector<ConsumeResult> results(batch.size());
+                // Each thread walks the keys from its own start, 13 keys on at each request
+                // and the same key again at every seventh; 20 * kKeys requests a thread, 80 a
+                // key on average, all threads let go at once.
+                std::size_t k = static_cast<std::size_t>(t) * 577;
+                int n = 0;
+                start.arrive_and_wait();
+                for (int sent = 0; sent < 20 * kKeys; sent += static_cast<int>(batch.size())) {
+                    for (ConsumeRequest& r : batch) {
+                        r.limitName = "test";
+                        r.limit = &small;
+                        r.key = keys[k % kKeys];
+                        r.partition = r.key;
+                        r.now = 0;
+                        if (++n % 7 != 0) k += 13;
+                    }
+                    store->consumeBatch(batch, results);
+                    for (const ConsumeResult& result : results)
+                        admitted += result.decision.allowed;
+                }
+            });
+        }
+        for (auto& t : threads)
+            t.join();
+        QCOMPARE(admitted.load(), 3 * kKeys);
+        QCOMPARE(store->keyspace().buckets, std::int64_t(kKeys));
     }
 
     // Threads minting new keys in one scope at once never exceed its cap.
