@@ -11,7 +11,6 @@
 // decides the requests in order.
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -22,6 +21,7 @@
 #include <thread>
 
 #include "algorithms/algorithms.h"
+#include "memory/budget_chain.h"
 #include "memory/budget_scopes.h"
 #include "memory/fingerprint.h"
 #include "memory/flat_table.h"
@@ -60,17 +60,6 @@ inline unsigned shardBitsFor(unsigned shards) {
 /// the tables are what the store's memory is made of: 90 % full, 10^6 keys take 19 bytes each
 /// instead of 24.3.
 inline constexpr std::size_t kLimitLargeBytes = std::size_t(4) << 20;
-
-/// A request's hashes, computed before any lock is taken. No default member values: a run's
-/// array of kMaxRun of them was zero-filled per call for nothing (768 bytes, a `rep stos`);
-/// whoever makes one sets all three.
-struct HashedRequest {
-    std::uint64_t partition;  ///< partitionHash(): picks the shard
-    std::uint64_t key;        ///< keyFingerprint(): the bucket asked for
-    /// scopeFingerprint() of the innermost budget level, when it was computed ahead of the
-    /// lock; 0 otherwise (no fingerprint is 0).
-    std::uint64_t scope;
-};
 
 /// How many slots past its cursor eviction looks at per new bucket (LimitTable::evictSome): two
 /// in a small table; four in a large one, which runs fuller (kLimitLargeBytes), so that
@@ -291,7 +280,7 @@ private:
     // Its callers prefetch the bucket's slot, this the scope's, before the lock, so that the two
     // cache misses overlap each other and the lock (the full path's check of a returning
     // client, 10^4 clients: a third of the store's time was these misses one after the other).
-    // Keeps the scope's fingerprint in `h` for chooseCandidate.
+    // Keeps the scope's fingerprint in `h` for BudgetChain::choose.
     void prefetchScope(StoreAccounts& store, const Shard& shard, const ConsumeRequest& request,
                        HashedRequest& h) const {
         h.scope =
@@ -329,76 +318,6 @@ private:
                     " live buckets and none idle";
     }
 
-    // A budget chain as the shard sees it: per level its scope (null until it holds a slot), and
-    // per candidate (the key, then each level's fallback) its bucket fingerprint.
-    // Only the first `levels` entries of the arrays, and the candidates up to the one charged
-    // (or tried last), are ever written or read: left uninitialised, since zeroing 170 bytes a
-    // request (a `rep stos`) was a quarter of this function's time under header rotation.
-    struct Chain {
-        std::size_t levels = 0;
-        std::array<const BucketBudget*, kMaxBudgetLevels> budget;
-        std::array<std::uint64_t, kMaxBudgetLevels> scopeFp;
-        std::array<ScopeSet*, kMaxBudgetLevels> scope;
-        std::array<std::uint64_t, kMaxBudgetLevels + 1> candidate;
-        std::size_t charged = 0;  // the candidate charged: 0 the key, i level i's fallback
-        std::int64_t nowMs = 0;
-        std::int64_t ttlMs = 0;
-    };
-
-    // Whether level i's scope (0-based) admits candidate c: a live member, or a scope with room
-    // once its expired slots are dropped.
-    static bool admits(Chain& chain, std::size_t i, std::uint64_t c) {
-        ScopeSet* scope = chain.scope[i];
-        if (!scope) return true;
-        if (scope->holds(c, chain.nowMs, chain.ttlMs)) return true;
-        const std::uint32_t cap = chain.budget[i]->cap;
-        if (scope->size() >= cap) scope->expire(chain.nowMs, chain.ttlMs);
-        return scope->size() < cap;
-    }
-
-    static std::uint64_t fallbackFingerprint(StoreAccounts& store, const Chain& chain,
-                                             std::size_t k, const ConsumeRequest& request,
-                                             HashedRequest h) {
-        return keyFingerprint(chain.budget[k - 1]->fallbackKey, request.partition, h.partition,
-                              store.seed());
-    }
-
-    // Picks the candidate to charge (BucketBudget: the innermost one that every scope above it
-    // admits; the outermost fallback always).
-    //
-    // Each level's scope holds one slot per bucket it admitted, stamped with the bucket's last
-    // use; slots expire max(slotTtl, the time the limit takes to become fresh) after their last
-    // use, so a slot always outlives its bucket. Every key of the chain lives in the request's
-    // partition, so in this shard, under this lock.
-    void chooseCandidate(StoreAccounts& store, Shard& shard, const ConsumeRequest& request,
-                         HashedRequest h, Chain& chain) {
-        chain.candidate[0] = h.key;
-        if (!request.budget) return;
-        chain.nowMs = request.now / kNanosPerMilli;
-        chain.ttlMs =
-            toMillisCeil(std::max(request.budget->slotTtl, Algo::freshAfter(*request.limit)));
-        for (const BucketBudget* b = request.budget; b && chain.levels < kMaxBudgetLevels;
-             b = b->next) {
-            const std::size_t i = chain.levels++;
-            chain.budget[i] = b;
-            chain.scopeFp[i] =
-                i == 0 && h.scope != 0
-                    ? h.scope
-                    : scopeFingerprint(b->scope, request.partition, h.partition, store.seed());
-            chain.scope[i] = shard.scopes.find(chain.scopeFp[i]);
-        }
-        for (std::size_t k = 0; k <= chain.levels; ++k) {
-            if (k > 0) chain.candidate[k] = fallbackFingerprint(store, chain, k, request, h);
-            bool admitted = true;
-            for (std::size_t i = k; i < chain.levels && admitted; ++i)
-                admitted = admits(chain, i, chain.candidate[k]);
-            if (admitted) {
-                chain.charged = k;
-                return;
-            }
-        }
-    }
-
     // Returns false when a new bucket is needed and the store is full. With `lastResort`, a full
     // store first charges the nearest enclosing bucket of the chain that already exists (a /64
     // collapses onto its /48's bucket, say): a new client is limited with its network before it
@@ -409,8 +328,8 @@ private:
                        HashedRequest h, ConsumeResult& out, bool lastResort,
                        bool keyAbsent = false) {
         const Limit& limit = *request.limit;
-        Chain chain;
-        chooseCandidate(store, shard, request, h, chain);
+        BudgetChain chain;
+        chain.choose<Algo>(shard.scopes, request, h, store.seed());
 
         Slot* slot = keyAbsent && chain.charged == 0
                          ? nullptr
@@ -424,23 +343,23 @@ private:
             if (std::memcmp(&fresh, &kFreshState, sizeof(State)) == 0) {
                 out.decision = d;
                 out.stamp = 0;
-                charged(chain, out);
-                recordScopes(shard, chain);
+                chain.reportCharged(out);
+                chain.record(shard.scopes);
                 return true;
             }
             if (!store.reserveBucket()) {
                 Algo::release(fresh);
                 if (!lastResort) return false;
                 for (std::size_t k = chain.charged + 1; k <= chain.levels && !slot; ++k) {
-                    chain.candidate[k] = fallbackFingerprint(store, chain, k, request, h);
+                    chain.candidate[k] = chain.fallback(k, request, h, store.seed());
                     slot = shard.buckets.find(chain.candidate[k]);
                     if (slot) chain.charged = k;
                 }
                 if (!slot) return false;
                 decideExisting(store, *slot, request, out);
                 if (out.status != StoreStatus::Ok) return true;
-                charged(chain, out);
-                refreshMemberships(chain);
+                chain.reportCharged(out);
+                chain.refreshMemberships();
                 return true;
             }
             evictSome(store, shard, request.now);
@@ -460,14 +379,9 @@ private:
             if (out.status != StoreStatus::Ok) return true;
         }
         out.status = StoreStatus::Ok;
-        charged(chain, out);
-        recordScopes(shard, chain);
+        chain.reportCharged(out);
+        chain.record(shard.scopes);
         return true;
-    }
-
-    static void charged(const Chain& chain, ConsumeResult& out) {
-        out.chargedLevel = static_cast<std::uint8_t>(chain.charged);
-        out.chargedFallback = chain.charged > 0;
     }
 
     void decideExisting(StoreAccounts& store, Slot& slot, const ConsumeRequest& request,
@@ -500,31 +414,6 @@ private:
         out.error = "memory store out of memory";
         return true;
     }
-
-    // After the bucket was decided: the charged key takes or refreshes its slot in every scope
-    // above it (chooseCandidate made sure each admits it); scopes at or below a charged
-    // fallback stay untouched.
-    void recordScopes(Shard& shard, Chain& chain) {
-        const std::uint64_t c = chain.candidate[chain.charged];
-        for (std::size_t i = chain.charged; i < chain.levels; ++i) {
-            ScopeSet*& scope = chain.scope[i];
-            if (!scope) scope = shard.scopes.create(chain.scopeFp[i], chain.nowMs);
-            if (scope) scope->use(c, chain.nowMs, chain.ttlMs);
-        }
-    }
-
-    // A last-resort charge of an existing enclosing bucket takes no slot it was not given: it
-    // refreshes the scopes that already hold it, so that no scope grows past its cap.
-    static void refreshMemberships(Chain& chain) {
-        const std::uint64_t c = chain.candidate[chain.charged];
-        for (std::size_t i = chain.charged; i < chain.levels; ++i) {
-            ScopeSet* scope = chain.scope[i];
-            if (scope && scope->holds(c, chain.nowMs, chain.ttlMs))
-                scope->use(c, chain.nowMs, chain.ttlMs);
-        }
-    }
-
-    static std::int64_t toMillisCeil(Nanos t) { return (t + kNanosPerMilli - 1) / kNanosPerMilli; }
 
     // Looks at a few slots past a cursor and evicts the idle ones, so that memory follows
     // the live keys without a background thread. An idle slot goes with every idle slot after
