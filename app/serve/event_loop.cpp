@@ -128,12 +128,14 @@ void EventLoop::freeRetired() {
 }
 
 void EventLoop::refuse(int fd) {
+    // Counted before the client can learn of it: counted after the close, a client (or a test)
+    // that had its 503 could still read a count without it.
+    counters_.refused.fetch_add(1, std::memory_order_relaxed);
     std::string answer;
     writeServerError(answer, 503, "too many connections", date());
     [[maybe_unused]] ssize_t n =
         ::send(fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     ::close(fd);
-    counters_.refused.fetch_add(1, std::memory_order_relaxed);
 }
 
 void EventLoop::acceptFrom(int listener) {
