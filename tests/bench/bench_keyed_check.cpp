@@ -90,15 +90,14 @@ void BM_KeyedCheckBatch_Ratelab(benchmark::State& state) {
 struct PopulatedFloor {
     using Table = memory::FlatTable<algo::RateState>;
     static constexpr std::uint64_t kSeed = 1;
-    std::unique_ptr<Table[]> shards;
-    unsigned shift;
-    std::size_t largeBytes;  // as the store's tables (memory::LimitTable::largeBytes)
+    const unsigned bits = memory::shardBitsFor(0);  // the store's default shard count
+    std::unique_ptr<Table[]> shards{new Table[std::size_t(1) << bits]};
+    const unsigned shift = 64 - bits;
     Limit limit = benchLimit();
 
-    explicit PopulatedFloor(const KeySet& keys)
-        : shards(new Table[std::size_t(1) << memory::shardBitsFor(0)])
-        , shift(64 - memory::shardBitsFor(0))
-        , largeBytes(memory::kLimitLargeBytes >> memory::shardBitsFor(0)) {
+    explicit PopulatedFloor(const KeySet& keys) {
+        // Where the store's tables of this many shards are large (LimitTable::largeBytes).
+        const std::size_t largeBytes = memory::kLimitLargeBytes >> bits;
         for (std::size_t i = 0; i < keys.size; ++i) {
             const KeyBytes k(i);
             std::uint64_t shard = 0;

@@ -22,11 +22,10 @@ using Table = FlatTable<std::uint64_t>;
 constexpr std::size_t kLarge = std::size_t(1) << 20;
 
 // Every key of `expected` is found with its value, and the table holds nothing else.
-template <class T>
-bool agrees(T& table, const std::map<std::uint64_t, std::uint64_t>& expected) {
+bool agrees(Table& table, const std::map<std::uint64_t, std::uint64_t>& expected) {
     if (table.size() != expected.size()) return false;
     for (const auto& [key, value] : expected) {
-        typename T::Slot* s = table.find(key);
+        Table::Slot* s = table.find(key);
         if (!s || s->state != value) return false;
     }
     return true;
