@@ -128,23 +128,6 @@ const ClientAddress& RequestContext::client() {
     return client_;
 }
 
-std::string_view RequestContext::cached(CachedHash& slot, std::string_view input) {
-    if (!slot.done) {
-        slot.done = true;
-        slot.present = !input.empty() && sha256Hex(input, slot.hex);
-    }
-    return slot.present ? std::string_view(slot.hex, kSha256HexLength) : std::string_view();
-}
-
-std::string_view RequestContext::authorizationHash() {
-    if (authorization_.done) return cached(authorization_, {});
-    return cached(authorization_, firstHeaderValue(request_->headers, "authorization"));
-}
-
-std::string_view RequestContext::principalHash() {
-    return cached(principal_, request_->principal);
-}
-
 // --- KeyDeriver -------------------------------------------------------------------------------
 
 bool keysFromCallerInput(const KeyConfig& key) {
@@ -170,6 +153,14 @@ KeyDeriver::KeyDeriver(KeyConfig key, BudgetConfig budget, std::string route)
     compositePeer_ = std::any_of(key_.parts.begin(), key_.parts.end(), [](const KeyPart& part) {
         return part.kind == KeyPart::Kind::Peer;
     });
+    const auto anyShorter = [&](const std::vector<AddressBudget>& chain, int keyPrefix) {
+        return budget_.enabled &&
+               std::any_of(chain.begin(), chain.end(), [&](const AddressBudget& network) {
+                   return network.prefix < keyPrefix;
+               });
+    };
+    v4Levels_ = anyShorter(budget_.ipv4Prefixes, key_.ipv4Prefix);
+    v6Levels_ = anyShorter(budget_.ipv6Prefixes, key_.ipv6Prefix);
 }
 
 KeyDeriver::KeyDeriver(const Policy& policy)
@@ -325,7 +316,7 @@ DeriveStatus KeyDeriver::budgetUnverified(RequestContext& context, DerivedKey& o
 // across partitions would need a cross-slot transaction per request, and a check made apart
 // from its charge lets a minting client race past every cap; shorter outer prefixes (a /24
 // level, say) widen the partition further, which is why the levels are few and configurable.
-void KeyDeriver::addAddressLevels(const IpAddress& address, DerivedKey& out) const {
+void KeyDeriver::appendAddressLevels(const IpAddress& address, DerivedKey& out) const {
     if (!budget_.enabled) return;
     const bool v4 = address.isV4() || isWellKnownNat64(address);
     // ::/64 (loopback, unspecified) is never aggregated, so it has no enclosing networks.
