@@ -66,8 +66,9 @@ private slots:
         // /32 (the address budget's /48 level is not shorter than the key's /48, so it is not).
         QCOMPARE(out.key.levelCount, std::size_t(2));
         QCOMPARE(out.key.scope(), std::string_view("peer:2001:db8:7::/48"));
-        QCOMPARE(out.key.levels[0].fallbackKey, std::string("ip:2001:db8:7::/48"));
-        QCOMPARE(out.key.levels[1].scope, std::string("net:2001:db8::/32"));
+        QCOMPARE(std::string_view(out.key.levels[0].fallbackKey),
+                 std::string_view("ip:2001:db8:7::/48"));
+        QCOMPARE(std::string_view(out.key.levels[1].scope), std::string_view("net:2001:db8::/32"));
         QCOMPARE(out.key.partition(), std::string_view("ip:2001:db8::/32"));
     }
 

@@ -161,7 +161,7 @@ private slots:
         QCOMPARE(out.key.hasBudget(), !scope.isEmpty());
         if (out.key.hasBudget()) {
             QCOMPARE(out.key.levelCount, std::size_t(1));  // IPv4: no address budget by default
-            QCOMPARE(QString::fromStdString(out.key.levels[0].fallbackKey), fallback);
+            QCOMPARE(str(out.key.levels[0].fallbackKey), fallback);
             QCOMPARE(int(out.key.levels[0].cap), cap);
             QCOMPARE(out.key.slotTtl, 90 * kNanosPerSecond);
             std::array<BucketBudget, kMaxBudgetLevels> chain;

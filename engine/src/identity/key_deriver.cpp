@@ -42,13 +42,6 @@ bool isWellKnownNat64(const IpAddress& address) {
     return std::memcmp(address.bytes().data(), kPrefix, sizeof kPrefix) == 0;
 }
 
-// out = a + b, reusing out's capacity: one copy of each part, no temporary.
-void assignJoined(std::string& out, std::string_view a, std::string_view b) {
-    out.resize(a.size() + b.size());
-    std::memcpy(out.data(), a.data(), a.size());
-    std::memcpy(out.data() + a.size(), b.data(), b.size());
-}
-
 // out = prefix + a SHA-256 digest's hex. The hex's length is a constant, so the compiler copies
 // it with 16-byte moves, which read back exactly the 16-byte stores writeHex() made moments
 // before; libc's memcpy read them 32 bytes at a time, and each such load waited for the stores
@@ -59,18 +52,26 @@ void assignDigestKey(std::string& out, std::string_view prefix, std::string_view
     std::memcpy(out.data() + prefix.size(), hex.data(), kSha256HexLength);
 }
 
+// The scopes of an address's budget levels: the peer's own, and its networks'. Each, and the
+// fallback's "ip:", leaves room in a LevelText for a fixed-length copy of the longest address.
+constexpr std::string_view kPeerScopePrefix = "peer:";
+constexpr std::string_view kNetworkScopePrefix = "net:";
+static_assert(kPeerScopePrefix.size() <= LevelText::kMaxPrefix &&
+              kNetworkScopePrefix.size() <= LevelText::kMaxPrefix &&
+              kAddressKeyPrefix.size() <= LevelText::kMaxPrefix);
+
 // A budget level's two names for one address: level.scope = scopePrefix + the address as keys
-// spell it, level.fallbackKey = "ip:" + the same. The address is formatted straight into the
-// scope and copied once from there: formatted on the stack and copied twice, each copy read
-// back bytes still in the store buffer (as in derivePeer).
+// spell it, level.fallbackKey = "ip:" + the same. The address is formatted once, straight into
+// the scope, and copied from there at a fixed length (LevelText).
 void assignAddressLevel(DerivedKey::Level& level, std::string_view scopePrefix,
                         const IpAddress& address, int ipv4Prefix, int ipv6Prefix) {
-    std::string& scope = level.scope;
+    LevelText& scope = level.scope;
     const std::size_t prefix = scopePrefix.size();
-    scope.resize(prefix + kMaxKeyAddressLength);
     std::memcpy(scope.data(), scopePrefix.data(), prefix);
-    scope.resize(prefix + formatKeyAddress(address, ipv4Prefix, ipv6Prefix, scope.data() + prefix));
-    assignJoined(level.fallbackKey, kAddressKeyPrefix, std::string_view(scope).substr(prefix));
+    char* text = scope.data() + prefix;
+    const std::size_t length = formatKeyAddress(address, ipv4Prefix, ipv6Prefix, text);
+    scope.resize(prefix + length);
+    level.fallbackKey.assignJoined(kAddressKeyPrefix, text, length);
 }
 
 std::string_view attributeValue(const RequestView& request, std::string_view name) {
@@ -296,7 +297,7 @@ DeriveStatus KeyDeriver::budgetUnverified(RequestContext& context, DerivedKey& o
         out.partitionIs = DerivedKey::Partition::Scope;
         return DeriveStatus::Ok;
     }
-    assignAddressLevel(level, "peer:", client.address, key_.ipv4Prefix, key_.ipv6Prefix);
+    assignAddressLevel(level, kPeerScopePrefix, client.address, key_.ipv4Prefix, key_.ipv6Prefix);
     level.cap = budget_.perPeer;
     // The address bucket names the partition: a request from the same address without a
     // credential is keyed "ip:<addr>" in the same place, and a key that is its own partition
@@ -326,7 +327,8 @@ void KeyDeriver::appendAddressLevels(const IpAddress& address, DerivedKey& out) 
     for (const AddressBudget& network : chain) {
         if (network.prefix >= keyPrefix || out.levelCount == out.levels.size()) continue;
         DerivedKey::Level& level = out.levels[out.levelCount++];
-        assignAddressLevel(level, "net:", address, v4 ? network.prefix : key_.ipv4Prefix,
+        assignAddressLevel(level, kNetworkScopePrefix, address,
+                           v4 ? network.prefix : key_.ipv4Prefix,
                            v4 ? key_.ipv6Prefix : network.prefix);
         level.cap = network.cap;
         out.slotTtl = slotLifetime(budget_);

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,6 +83,43 @@ enum class DeriveStatus : std::uint8_t {
     ForwardedMalformed,  ///< the address is needed and the trusted proxy's header is garbage: 412
 };
 
+/// Longest text formatKeyAddress writes: an IPv6 address (45) plus "/128".
+inline constexpr std::size_t kMaxKeyAddressLength = 49;
+
+/// A budget level's name, kept in place: "peer:" or "net:" and an address as keys spell it
+/// (formatKeyAddress), "ip:" and the same, "global" or "overflow". Every such name fits, with
+/// room for a fixed-length copy of the longest address after the longest prefix, so a level is
+/// written without std::string's zero fill on resize() and without a call to copy the address
+/// (under header rotation the two were a tenth of deriving a key past its SHA-256).
+class LevelText {
+public:
+    static constexpr std::size_t kCapacity = 64;
+    static constexpr std::size_t kMaxPrefix = kCapacity - kMaxKeyAddressLength;
+
+    operator std::string_view() const { return {text_, size_}; }
+    char* data() { return text_; }
+    const char* data() const { return text_; }
+    std::size_t size() const { return size_; }
+    /// REQUIRES: n <= kCapacity, and the first n bytes written through data().
+    void resize(std::size_t n) { size_ = static_cast<std::uint8_t>(n); }
+    /// `prefix` and the address text at `address` (kMaxKeyAddressLength bytes readable there,
+    /// `length` of them the address). REQUIRES: prefix.size() <= kMaxPrefix.
+    void assignJoined(std::string_view prefix, const char* address, std::size_t length) {
+        std::memcpy(text_, prefix.data(), prefix.size());
+        std::memcpy(text_ + prefix.size(), address, kMaxKeyAddressLength);
+        size_ = static_cast<std::uint8_t>(prefix.size() + length);
+    }
+    /// REQUIRES: text.size() <= kCapacity (a constant name).
+    void assign(std::string_view text) {
+        std::memcpy(text_, text.data(), text.size());
+        size_ = static_cast<std::uint8_t>(text.size());
+    }
+
+private:
+    char text_[kCapacity] = {};  // zeroed once, so a fixed-length copy reads no indeterminate byte
+    std::uint8_t size_ = 0;
+};
+
 /// A derived bucket key. Reuse one across requests: its strings keep their capacity.
 struct DerivedKey {
     /// Which of the strings below the partition is (see ConsumeRequest::partition): it is
@@ -90,8 +128,8 @@ struct DerivedKey {
 
     /// One budget level (BucketBudget): level 0 is the innermost.
     struct Level {
-        std::string scope;        ///< "peer:198.51.100.7", "net:2001:db8:1::/48", "global"
-        std::string fallbackKey;  ///< charged when the scope is full
+        LevelText scope;        ///< "peer:198.51.100.7", "net:2001:db8:1::/48", "global"
+        LevelText fallbackKey;  ///< charged when the scope is full
         std::uint32_t cap = 0;
     };
 
@@ -198,9 +236,6 @@ private:
     bool v4Levels_ = false;
     bool v6Levels_ = false;
 };
-
-/// Longest text formatKeyAddress writes: an IPv6 address (45) plus "/128".
-inline constexpr std::size_t kMaxKeyAddressLength = 49;
 
 /// Writes "198.51.100.7", "198.51.100.0/24" or "2001:db8:1:2::/64": the address aggregated to
 /// the policy's prefix for its family, as used in keys and scopes. Addresses in ::/64 (loopback,
