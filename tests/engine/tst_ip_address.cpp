@@ -156,6 +156,32 @@ private slots:
         QCOMPARE(QString::fromStdString(a.masked(prefix).toString()), expected);
     }
 
+    // masked() against its definition, bit by bit, at every prefix length of either family:
+    // the family's first `prefix` bits kept, every later one cleared.
+    void masksBitByBit() {
+        std::mt19937_64 random(128);
+        for (int round = 0; round < 200; ++round) {
+            std::array<std::uint8_t, 16> bytes;
+            for (auto& b : bytes)
+                b = static_cast<std::uint8_t>(random());
+            bytes[0] |= 0x20;  // never IPv4-mapped
+            const IpAddress v6 = IpAddress::fromBytes(bytes);
+            for (int prefix = 0; prefix <= 128; ++prefix) {
+                std::array<std::uint8_t, 16> expected{};
+                for (int bit = 0; bit < prefix; ++bit)
+                    expected[bit / 8] |= bytes[bit / 8] & (0x80 >> (bit % 8));
+                QVERIFY2(v6.masked(prefix).bytes() == expected,
+                         qPrintable(QString::number(prefix)));
+            }
+            const auto v4 = static_cast<std::uint32_t>(random());
+            for (int prefix = 0; prefix <= 32; ++prefix) {
+                const std::uint32_t mask = prefix == 0 ? 0 : ~std::uint32_t{0} << (32 - prefix);
+                QVERIFY2(IpAddress::fromV4(v4).masked(prefix) == IpAddress::fromV4(v4 & mask),
+                         qPrintable(QString::number(prefix)));
+            }
+        }
+    }
+
     void v4AndMappedAreOneValue() {
         IpAddress plain = *IpAddress::parse("198.51.100.7");
         IpAddress mapped = *IpAddress::parse("::ffff:198.51.100.7");
