@@ -267,12 +267,30 @@ private slots:
         QCOMPARE(context.client().address.toString(), std::string("198.51.100.7"));
     }
 
+    // The longest names a budget level can have: an IPv6 address of eight four-digit groups
+    // with a prefix length of three digits, after the longest scope prefix.
+    void levelNamesHoldTheLongestAddress() {
+        KeyConfig config;
+        config.ipv6Prefix = 127;
+        KeyDeriver deriver(config, BudgetConfig{});
+        Request request;
+        request.header("Authorization", "Bearer t").peer("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
+        Outcome out = derive(deriver, request);
+        QCOMPARE(statusCode(out.status), kOk);
+        QCOMPARE(out.key.levelCount, std::size_t(3));
+        QCOMPARE(str(out.key.levels[0].scope),
+                 QString("peer:ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe/127"));
+        QCOMPARE(str(out.key.levels[0].fallbackKey),
+                 QString("ip:ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe/127"));
+        QCOMPARE(str(out.key.levels[1].scope), QString("net:ffff:ffff:ffff::/48"));
+        QCOMPARE(str(out.key.levels[2].fallbackKey), QString("ip:ffff:ffff::/32"));
+    }
+
     void derivedKeyIsReusedWithoutReallocation() {
         KeyDeriver deriver(KeyConfig{}, BudgetConfig{});
         DerivedKey out;
         TrustedProxies proxies;
         const char* keyData = nullptr;
-        const char* scopeData = nullptr;
         for (int i = 0; i < 100; ++i) {
             Request request;
             request.header("Authorization", "Bearer " + std::to_string(i))
@@ -280,12 +298,9 @@ private slots:
             RequestView view = request.view();
             RequestContext context(view, proxies);
             QCOMPARE(statusCode(deriver.derive(context, out)), kOk);
-            if (i == 0) {
-                keyData = out.key.data();
-                scopeData = out.levels[2].scope.data();  // peer, /48, /32
-            }
+            if (i == 0) keyData = out.key.data();
             QCOMPARE(out.key.data(), keyData);
-            QCOMPARE(out.levels[2].scope.data(), scopeData);
+            QCOMPARE(out.levelCount, std::size_t(3));  // peer, /48, /32: kept in the key itself
         }
         // Switching to an unbudgeted key clears the budget fields.
         Request peerOnly;
