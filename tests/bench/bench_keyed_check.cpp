@@ -96,8 +96,7 @@ struct PopulatedFloor {
     Limit limit = benchLimit();
 
     explicit PopulatedFloor(const KeySet& keys) {
-        // Where the store's tables of this many shards are large (LimitTable::largeBytes).
-        const std::size_t largeBytes = memory::kLimitLargeBytes >> bits;
+        const std::size_t largeBytes = memory::shardLargeBytes(bits);  // as the store's tables
         for (std::size_t i = 0; i < keys.size; ++i) {
             const KeyBytes k(i);
             std::uint64_t shard = 0;

@@ -321,7 +321,6 @@ DeriveStatus KeyDeriver::budgetUnverified(RequestContext& context, DerivedKey& o
 // from its charge lets a minting client race past every cap; shorter outer prefixes (a /24
 // level, say) widen the partition further, which is why the levels are few and configurable.
 void KeyDeriver::appendAddressLevels(const IpAddress& address, DerivedKey& out) const {
-    if (!budget_.enabled) return;
     const bool v4 = address.isV4() || isWellKnownNat64(address);
     // ::/64 (loopback, unspecified) is never aggregated, so it has no enclosing networks.
     if (!v4 && isInZeroSlash64(address)) return;

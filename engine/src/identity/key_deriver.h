@@ -224,6 +224,7 @@ private:
     void addAddressLevels(const IpAddress& address, DerivedKey& out) const {
         if (address.isV4() ? v4Levels_ : v4Levels_ || v6Levels_) appendAddressLevels(address, out);
     }
+    /// REQUIRES: the budget is enabled (v4Levels_ or v6Levels_ says so).
     void appendAddressLevels(const IpAddress& address, DerivedKey& out) const;
 
     KeyConfig key_;

@@ -61,6 +61,12 @@ inline unsigned shardBitsFor(unsigned shards) {
 /// instead of 24.3.
 inline constexpr std::size_t kLimitLargeBytes = std::size_t(4) << 20;
 
+/// kLimitLargeBytes's share of one shard's table, with 2^shardBits shards: where each of a
+/// limit's tables is large.
+inline std::size_t shardLargeBytes(unsigned shardBits) {
+    return kLimitLargeBytes >> shardBits;
+}
+
 /// How many slots past its cursor eviction looks at per new bucket (LimitTable::evictSome): two
 /// in a small table; four in a large one, which runs fuller (kLimitLargeBytes), so that
 /// idle buckets do not linger there and lengthen every miss's probe walk. With two, 10^6 clients
@@ -232,8 +238,7 @@ private:
         std::uint64_t evictCursor = 0;
     };
 
-    /// kLimitLargeBytes's share of one shard's table: where this limit's tables are large.
-    std::size_t largeBytes() const { return kLimitLargeBytes >> (64 - shardShift_); }
+    std::size_t largeBytes() const { return shardLargeBytes(64 - shardShift_); }
 
     unsigned shardOf(const HashedRequest& h) const {
         return static_cast<unsigned>(h.partition >> shardShift_);
