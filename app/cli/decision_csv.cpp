@@ -38,7 +38,7 @@ void DecisionCsvWriter::onDecision(const sim::DecisionRecord& d) {
     int n = std::snprintf(line, sizeof line, "%" PRId64 ",%" PRId64 ",", d.seq, tsMs);
     buffer_.append(line, static_cast<std::size_t>(n));
     appendCsvField(buffer_, d.key);
-    const std::int64_t retryMs = (d.retryAfter + kNanosPerMilli - 1) / kNanosPerMilli;
+    const std::int64_t retryMs = ceilMillis(d.retryAfter);
     if (d.remaining >= 0) {
         n = std::snprintf(line, sizeof line, ",%s,%" PRId64 ",%" PRId64,
                           d.allowed ? "true" : "false", d.remaining, retryMs);

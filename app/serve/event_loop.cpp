@@ -204,8 +204,7 @@ void EventLoop::sweep() {
 int EventLoop::waitMillis() const {
     if (connections_.empty() && !drainStarted_) return -1;
     const Nanos left = std::max<Nanos>(nextSweep_ - now_, 0);
-    return static_cast<int>(
-        std::min<Nanos>((left + kNanosPerMilli - 1) / kNanosPerMilli, tick_ / kNanosPerMilli + 1));
+    return static_cast<int>(std::min<Nanos>(ceilMillis(left), tick_ / kNanosPerMilli + 1));
 }
 
 void EventLoop::run() {

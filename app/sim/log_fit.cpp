@@ -122,11 +122,6 @@ void fitArrival(const Gaps& gaps, Actor& a) {
     a.stop = first + r.burstEvery * (count - 1) + r.burstSpacing * (r.burstSize - 1) + 1;
 }
 
-// Times written to the file in whole milliseconds: a stop rounded up keeps its last request.
-Nanos ceilMillis(Nanos t) {
-    return (t + kNanosPerMilli - 1) / kNanosPerMilli * kNanosPerMilli;
-}
-
 // The request most of `clients`' requests were: the fitted actor sends that one.
 void fitRequest(const fitting::LogClients& log, const std::vector<const Client*>& clients,
                 Actor& a) {
@@ -278,7 +273,9 @@ std::optional<FitResult> fitScenario(const ReplayInput& given, const PolicySet& 
         a.name = "client-" + std::to_string(k + 1);
         a.className = classNames[c.classIndex];
         fitArrival(gaps[k], a);
-        a.stop = ceilMillis(*a.stop);
+        // Times are written to the file in whole milliseconds: a stop rounded up keeps its
+        // last request.
+        a.stop = ceilMillis(*a.stop) * kNanosPerMilli;
         a.arrival.burstEvery = a.arrival.burstEvery / 1000 * 1000;
         fitRequest(log, {&c}, a);
         fitResponse({&c}, a);

@@ -99,7 +99,7 @@ void JsonLogObserver::onLimitHit(const LimitEvent& event) {
     if (suppressed < 0) return;
     std::string line = lineStart("limit_hit", event.policy, event.route, event.key, event.outcome);
     line += ",\"retry_after_ms\":";
-    json::appendInt(line, (event.decision.retryAfter + kNanosPerMilli - 1) / kNanosPerMilli);
+    json::appendInt(line, ceilMillis(event.decision.retryAfter));
     lineEnd(line, event.now, suppressed);
     sink_(line);
 }
@@ -117,8 +117,7 @@ void JsonLogObserver::onStoreError(const StoreErrorEvent& event) {
         line += event.decision.allowed ? ",\"allowed\":true" : ",\"allowed\":false";
         if (!event.decision.allowed) {
             line += ",\"retry_after_ms\":";
-            json::appendInt(line,
-                            (event.decision.retryAfter + kNanosPerMilli - 1) / kNanosPerMilli);
+            json::appendInt(line, ceilMillis(event.decision.retryAfter));
         }
     }
     lineEnd(line, event.now, suppressed);

@@ -14,6 +14,12 @@ inline constexpr Nanos kNanosPerMicro = 1'000;
 inline constexpr Nanos kNanosPerMilli = 1'000'000;
 inline constexpr Nanos kNanosPerSecond = 1'000'000'000;
 
+/// `t` in whole milliseconds, rounded up: the unit of slot lifetimes, key lifetimes on Redis and
+/// retry times in logs and reports. REQUIRES: t >= 0 (and 10^6 below the int64 limit).
+constexpr std::int64_t ceilMillis(Nanos t) {
+    return (t + kNanosPerMilli - 1) / kNanosPerMilli;
+}
+
 /// Longest window, burst tolerance or slot lifetime the engine accepts: 90 days. Every duration
 /// the Redis scripts handle stays far below 2^53 ns, where Lua's doubles stop being exact.
 inline constexpr Nanos kMaxDuration = 90LL * 24 * 3600 * kNanosPerSecond;

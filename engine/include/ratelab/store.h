@@ -33,6 +33,13 @@ struct BucketBudget {
     const BucketBudget* next = nullptr;  ///< the enclosing level; null for the outermost
 };
 
+/// How long every store keeps a slot of `budget` after its key's last use, in the whole
+/// milliseconds slot times are kept in: slotTtl, or the time the bucket takes to become fresh
+/// again (`bucketFreshAfter`) when that is longer.
+inline std::int64_t slotLifetimeMillis(const BucketBudget& budget, Nanos bucketFreshAfter) {
+    return ceilMillis(budget.slotTtl > bucketFreshAfter ? budget.slotTtl : bucketFreshAfter);
+}
+
 /// Longest chain of budgets one request may carry: a peer's credential budget and three
 /// enclosing networks.
 inline constexpr std::size_t kMaxBudgetLevels = 4;

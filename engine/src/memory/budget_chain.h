@@ -6,7 +6,6 @@
 // chain lives in the request's partition, so in one shard: all of this runs under that shard's
 // lock (memory/limit_table.h). Not thread-safe.
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -55,7 +54,7 @@ struct BudgetChain {
         candidate[0] = h.key;
         if (!request.budget) return;
         nowMs = request.now / kNanosPerMilli;
-        ttlMs = toMillisCeil(std::max(request.budget->slotTtl, Algo::freshAfter(*request.limit)));
+        ttlMs = slotLifetimeMillis(*request.budget, Algo::freshAfter(*request.limit));
         for (const BucketBudget* b = request.budget; b && levels < kMaxBudgetLevels; b = b->next) {
             const std::size_t i = levels++;
             budget[i] = b;
@@ -119,8 +118,6 @@ private:
         if (s->size() >= cap) s->expire(nowMs, ttlMs);
         return s->size() < cap;
     }
-
-    static std::int64_t toMillisCeil(Nanos t) { return (t + kNanosPerMilli - 1) / kNanosPerMilli; }
 };
 
 }  // namespace ratelab::memory

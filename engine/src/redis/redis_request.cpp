@@ -209,8 +209,7 @@ bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings
     }
     w.arg(settings.callerTime ? settings.minKeyLifetimeMs : 0);
     if (budget) {
-        const Nanos lifetime = std::max(budget->slotTtl, algo::freshAfter(l));
-        w.arg((lifetime + kNanosPerMilli - 1) / kNanosPerMilli);
+        w.arg(slotLifetimeMillis(*budget, algo::freshAfter(l)));
         w.arg(request.key);
         for (const BucketBudget* b = budget; b; b = b->next) {
             w.arg(static_cast<std::int64_t>(b->cap));

@@ -43,8 +43,7 @@ public:
         : options_(options)
         , client_(std::move(clientOptions))
         , settings_{options_.keyNamespace, options_.timeSource == RedisTimeSource::Caller,
-                    (std::max<Nanos>(0, options_.callerTimeMinKeyLifetime) + kNanosPerMilli - 1) /
-                        kNanosPerMilli}
+                    ceilMillis(std::max<Nanos>(0, options_.callerTimeMinKeyLifetime))}
         , seed_(std::random_device{}() | (std::uint64_t{std::random_device{}()} << 32)) {
         if (options_.overLimitCacheEntries > 0)
             cache_ = std::make_unique<OverLimitCache>(options_.overLimitCacheEntries);
