@@ -14,11 +14,26 @@ function(ratelab_target_defaults target)
     endif()
 endfunction()
 
+# ratelab_component_headers(<target> <PUBLIC|PRIVATE>)
+# An app component's headers are included by their path from app/ ("sim/run/scenario_runner.h"),
+# but the include directory a target gets holds its own folder only: a link named after the
+# folder, in a directory of its own in the build tree. A target thus sees the headers of the
+# components it links and no others (app/ itself would show every component to every target).
+function(ratelab_component_headers target scope)
+    get_filename_component(folder "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
+    set(root "${PROJECT_BINARY_DIR}/include/${folder}")
+    if(NOT IS_SYMLINK "${root}/${folder}")
+        file(MAKE_DIRECTORY "${root}")
+        file(CREATE_LINK "${CMAKE_CURRENT_SOURCE_DIR}" "${root}/${folder}" SYMBOLIC)
+    endif()
+    target_include_directories(${target} ${scope} $<BUILD_INTERFACE:${root}>)
+endfunction()
+
 # ratelab_add_test(<name> LABEL <engine|sim|gui|redis|policy|identity|cli|http>...
 #                  SOURCES <files...> [LIBS <targets...>] [TIMEOUT <s>] [ENVIRONMENT <k=v...>]
 #                  [CLI])
 # Builds a Qt Test executable and registers it with CTest, headless (offscreen platform).
-# CLI: the suite runs ratelab-cli (tests/cli_fixture.h); RATELAB_CLI names the binary, which is
+# CLI: the suite runs ratelab-cli (tests/fixtures/cli_fixture.h); RATELAB_CLI names the binary, which is
 # built first. Without the ratelab-cli target (RATELAB_BUILD_APP=OFF) such a suite is skipped.
 function(ratelab_add_test name)
     cmake_parse_arguments(T "CLI" "TIMEOUT" "LABEL;SOURCES;LIBS;ENVIRONMENT" ${ARGN})

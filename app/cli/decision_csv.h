@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <string>
 
-#include "sim/log_stream.h"
-#include "sim/metrics.h"
+#include "sim/log/record_stream.h"
+#include "sim/report/counters.h"
 
 namespace ratelab::cli {
 

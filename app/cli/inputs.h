@@ -14,7 +14,7 @@
 #include "ratelab/diagnostic.h"
 #include "ratelab/policy.h"
 #include "ratelab/policy_file.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
 namespace ratelab::cli {
 

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "sim/log_format.h"
+#include "sim/log/format/line_format.h"
 
 namespace ratelab::cli {
 

@@ -10,7 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/inputs.h"
-#include "sim/log_stream.h"
+#include "sim/log/record_stream.h"
 
 namespace ratelab::cli {
 
@@ -24,7 +24,7 @@ Result<sim::ReplayInput> readLogInput(const Arguments& args);
 /// "access.log", or "access.log.2.gz and 2 more": the input's files in one message.
 std::string logInputName(const sim::ReplayInput& input);
 
-/// Opens the input as a stream (replay, diff; fit and tune read it twice, sim/log_rereading.h),
+/// Opens the input as a stream (replay, diff; fit and tune read it twice, sim/log/rereader.h),
 /// settling its format; prints the detected format (with `warnings`) or why it cannot be read:
 /// kIoError when a file cannot be read, kInvalidInput when it is not a log in the format.
 Result<std::shared_ptr<sim::LogStream>> openLogStream(const sim::ReplayInput& input,

@@ -1,7 +1,7 @@
 #include "cli/store_option.h"
 
 #include "ratelab/redis_url.h"
-#include "sim/run_store.h"
+#include "sim/run/run_store.h"
 
 namespace ratelab::cli {
 

@@ -8,12 +8,12 @@
 #include <cstdio>
 #include <optional>
 
-#include "launch_options.h"
-#include "main_window.h"
-#include "plot/time_plot.h"
-#include "tradeoff_panel.h"
-#include "user_interaction.h"
-#include "workbench.h"
+#include "gui/window/launch_options.h"
+#include "gui/window/main_window.h"
+#include "gui/plot/time_plot.h"
+#include "gui/tradeoff/tradeoff_panel.h"
+#include "gui/window/user_interaction.h"
+#include "gui/session/workbench.h"
 
 int main(int argc, char* argv[]) {
     QApplication app(argc, argv);

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <vector>
 
-namespace ratelab::qt {
+namespace ratelab::qhttpserver {
 
 namespace {
 
@@ -121,4 +121,4 @@ void HttpLimiter::respond(QHttpServerResponder&& responder, const Verdict& verdi
     responder.writeBody(content);
 }
 
-}  // namespace ratelab::qt
+}  // namespace ratelab::qhttpserver

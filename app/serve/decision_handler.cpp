@@ -3,9 +3,9 @@
 #include <ctime>
 
 #include "json/json_text.h"
-#include "serve/metrics.h"
+#include "serve/admin/service_metrics.h"
 #include "serve/policy_runtime.h"
-#include "serve/request_target.h"
+#include "serve/http/request_target.h"
 
 namespace ratelab::serve {
 

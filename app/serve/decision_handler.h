@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "ratelab/limiter.h"
-#include "serve/http_server.h"
+#include "serve/http/http_server.h"
 
 namespace ratelab::serve {
 

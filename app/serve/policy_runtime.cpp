@@ -2,7 +2,7 @@
 
 #include "ratelab/policy_file.h"
 #include "ratelab/store_factory.h"
-#include "serve/metrics.h"
+#include "serve/admin/service_metrics.h"
 
 namespace ratelab::serve {
 

@@ -2,7 +2,7 @@
 
 #include <thread>
 
-#include "log_line.h"
+#include "observers/log_line.h"
 
 namespace ratelab::serve {
 
@@ -77,7 +77,7 @@ std::unique_ptr<Sidecar> Sidecar::open(const SidecarOptions& options,
     s->runtime_ =
         PolicyRuntime::open(options.policyPath, limiterOptions, *s->metrics_, diagnostics, error);
     if (!s->runtime_) return nullptr;
-    s->metrics_->countReload(true, logging::wallClockNow());
+    s->metrics_->countReload(true, observers::wallClockNow());
 
     HttpServerOptions http = options.http;
     http.threads = static_cast<int>(loops);
@@ -118,7 +118,7 @@ void Sidecar::start() {
 
 ReloadResult Sidecar::reload(std::string_view trigger) {
     ReloadResult result = runtime_->reload();
-    metrics_->countReload(result.ok, logging::wallClockNow());
+    metrics_->countReload(result.ok, observers::wallClockNow());
     for (const Diagnostic& d : result.diagnostics) {
         log_.write(LogLine(d.severity == Diagnostic::Severity::Error ? "error" : "warn",
                            "policy_diagnostic")

@@ -13,12 +13,12 @@
 #include "ratelab/diagnostic.h"
 #include "ratelab/key_namer.h"
 #include "ratelab/json_log_observer.h"
-#include "serve/admin_handler.h"
+#include "serve/admin/admin_handler.h"
 #include "serve/decision_handler.h"
-#include "serve/http_server.h"
-#include "serve/metrics.h"
+#include "serve/http/http_server.h"
+#include "serve/admin/service_metrics.h"
 #include "serve/policy_runtime.h"
-#include "serve/service_log.h"
+#include "serve/admin/service_log.h"
 
 namespace ratelab::serve {
 

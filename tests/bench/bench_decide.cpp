@@ -8,13 +8,13 @@
 
 #include <benchmark/benchmark.h>
 
-#include "decide_scenario.h"
-#include "sim/comparison.h"
-#include "sim/report.h"
-#include "sim/scenario_runner.h"
-#include "sim/sweep.h"
-#include "sim/tradeoff.h"
-#include "summary.h"
+#include "bench/decide_scenario.h"
+#include "sim/decide/comparison.h"
+#include "sim/report/report.h"
+#include "sim/run/scenario_runner.h"
+#include "sim/decide/sweep.h"
+#include "sim/decide/tradeoff.h"
+#include "bench/summary.h"
 
 namespace ratelab::bench {
 namespace {

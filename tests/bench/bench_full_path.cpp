@@ -19,13 +19,13 @@
 #include <utility>
 #include <vector>
 
-#include "hex.h"
+#include "support/hex.h"
 #include "identity/key_deriver.h"
 #include "identity/sha256.h"
-#include "naive_limiter.h"
+#include "bench/naive_limiter.h"
 #include "ratelab/limiter.h"
 #include "ratelab/memory_store.h"
-#include "summary.h"
+#include "bench/summary.h"
 
 namespace ratelab::bench {
 namespace {

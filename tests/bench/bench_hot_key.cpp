@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "populated.h"
-#include "summary.h"
+#include "bench/populated.h"
+#include "bench/summary.h"
 
 namespace ratelab::bench {
 namespace {

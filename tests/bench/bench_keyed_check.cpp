@@ -16,8 +16,8 @@
 #include "memory/fingerprint.h"
 #include "memory/flat_table.h"
 #include "memory/limit_table.h"
-#include "populated.h"
-#include "summary.h"
+#include "bench/populated.h"
+#include "bench/summary.h"
 
 namespace ratelab::bench {
 namespace {
@@ -88,7 +88,7 @@ void BM_KeyedCheckBatch_Ratelab(benchmark::State& state) {
 // no locks, no check of the limit. What this design of hash, table and bucket can reach on the
 // machine: the store's batch figures against this one are what its interface costs.
 struct PopulatedFloor {
-    using Table = memory::FlatTable<algo::RateState>;
+    using Table = memory::FlatTable<algorithms::RateState>;
     static constexpr std::uint64_t kSeed = 1;
     const unsigned bits = memory::shardBitsFor(0);  // the store's default shard count
     std::unique_ptr<Table[]> shards{new Table[std::size_t(1) << bits]};
@@ -101,7 +101,7 @@ struct PopulatedFloor {
             const KeyBytes k(i);
             std::uint64_t shard = 0;
             const std::uint64_t fp = fingerprint(k, shard);
-            shards[shard].insert(fp, algo::RateState{}, largeBytes);
+            shards[shard].insert(fp, algorithms::RateState{}, largeBytes);
         }
     }
     std::uint64_t fingerprint(const KeyBytes& key, std::uint64_t& shard) const {
@@ -127,7 +127,7 @@ void BM_KeyedCheckBatch_Floor(benchmark::State& state) {
         }
         for (std::size_t k = 0; k < kBatch; ++k) {
             auto* slot = s.shards[shards[k]].find(fingerprints[k]);
-            decisions[k] = algo::tokenBucketConsume(slot->state, now += kCheckStep, 1, s.limit);
+            decisions[k] = algorithms::tokenBucketConsume(slot->state, now += kCheckStep, 1, s.limit);
         }
         benchmark::DoNotOptimize(decisions);
     }

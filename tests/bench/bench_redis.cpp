@@ -26,9 +26,9 @@
 #include "ratelab/policy_file.h"
 #include "ratelab/redis_store.h"
 #include "redis/lua_scripts.h"
-#include "redis_fixture.h"
-#include "sim/scenario_runner.h"
-#include "summary.h"
+#include "fixtures/redis_fixture.h"
+#include "sim/run/scenario_runner.h"
+#include "bench/summary.h"
 
 extern char** environ;
 

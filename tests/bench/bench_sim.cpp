@@ -13,9 +13,9 @@
 
 #include "ratelab/limiter.h"
 #include "ratelab/memory_store.h"
-#include "sim/scenario_runner.h"
-#include "sim/twister.h"
-#include "summary.h"
+#include "sim/run/scenario_runner.h"
+#include "sim/traffic/twister.h"
+#include "bench/summary.h"
 
 namespace ratelab::bench {
 namespace {
@@ -157,7 +157,7 @@ void BM_Check_Ipv4(benchmark::State& state) {
 BENCHMARK(BM_Check_RotatingAuthorization);
 BENCHMARK(BM_Check_Ipv4);
 
-// The traffic generator's random bits (sim/twister.h) against the standard engine they copy.
+// The traffic generator's random bits (sim/traffic/twister.h) against the standard engine they copy.
 template <class Engine>
 void BM_Rng(benchmark::State& state) {
     Engine engine(1);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "summary.h"
+#include "bench/summary.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "populated.h"
+#include "bench/populated.h"
 
 #include <unistd.h>
 

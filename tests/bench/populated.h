@@ -9,8 +9,8 @@
 #include <memory>
 #include <mutex>
 
-#include "key_sets.h"
-#include "naive_limiter.h"
+#include "bench/key_sets.h"
+#include "bench/naive_limiter.h"
 #include "ratelab/memory_store.h"
 
 namespace ratelab::bench {

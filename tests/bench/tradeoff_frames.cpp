@@ -20,11 +20,11 @@
 
 #include <sys/resource.h>
 
-#include "decide_scenario.h"
-#include "main_window.h"
-#include "tradeoff_panel.h"
-#include "user_interaction.h"
-#include "workbench.h"
+#include "bench/decide_scenario.h"
+#include "gui/window/main_window.h"
+#include "gui/tradeoff/tradeoff_panel.h"
+#include "gui/window/user_interaction.h"
+#include "gui/session/workbench.h"
 
 namespace {
 

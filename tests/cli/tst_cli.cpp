@@ -10,7 +10,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "cli_fixture.h"
+#include "fixtures/cli_fixture.h"
 
 using ratelab::testing::CliRun;
 using ratelab::testing::runCli;

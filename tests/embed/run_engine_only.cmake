@@ -1,4 +1,4 @@
-# Configures ratelab with -DRATELAB_BUILD_APP=OFF -DRATELAB_BUILD_TESTS=ON, builds the suites
+# Configures ratelab without the app and without the Redis store (hiredis), builds the suites
 # labelled "engine" only, and runs them. The tree sits beside BUILD_DIR at the same depth
 # (BUILD_DIR-engine-only), with the same compiler, launcher and build type, so ccache serves the
 # objects the full build already compiled.
@@ -14,7 +14,7 @@ if(LAUNCHER)
 endif()
 run_step("configuring without the app" "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${build}"
     -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=${BUILD_TYPE} -DCMAKE_CXX_COMPILER=${CXX} ${launcher}
-    -DRATELAB_BUILD_APP=OFF -DRATELAB_BUILD_TESTS=ON -DRATELAB_BUILD_BENCH=OFF
+    -DRATELAB_BUILD_APP=OFF -DRATELAB_WITH_REDIS=OFF -DRATELAB_BUILD_TESTS=ON -DRATELAB_BUILD_BENCH=OFF
     -DRATELAB_BUILD_QHTTPSERVER=OFF -DRATELAB_INSTALL=OFF)
 
 # The names of the tests `ctest -N` lists with the given arguments.

@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "fuzz_check.h"
-#include "sim/log_format.h"
+#include "fuzz/fuzz_check.h"
+#include "sim/log/format/line_format.h"
 
 using namespace ratelab;
 

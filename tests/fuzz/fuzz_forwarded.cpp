@@ -3,7 +3,7 @@
 // Resolution never reads outside the header, and a client it finds is never one of the trusted
 // proxies unless every hop was trusted.
 
-#include "fuzz_check.h"
+#include "fuzz/fuzz_check.h"
 #include "identity/forwarded.h"
 
 using namespace ratelab;

@@ -1,5 +1,5 @@
-// The sidecar's HTTP/1.1 request framing (serve/request_parser.h) and the path a policy sees
-// (serve/request_target.h). The bytes are fed twice: whole, and cut in two at a place the first
+// The sidecar's HTTP/1.1 request framing (serve/http/request_parser.h) and the path a policy sees
+// (serve/http/request_target.h). The bytes are fed twice: whole, and cut in two at a place the first
 // byte picks. Both feeds frame the same requests with the same heads and end the same way; an
 // error names one of the statuses the server answers with and a reason. Every target that
 // normalises gives a path that normalises to itself.
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "fuzz_check.h"
-#include "serve/request_parser.h"
-#include "serve/request_target.h"
+#include "fuzz/fuzz_check.h"
+#include "serve/http/request_parser.h"
+#include "serve/http/request_target.h"
 
 using namespace ratelab;
 

@@ -2,7 +2,7 @@
 // back to the same address (and prints the same again); likewise CIDRs, strict and loose; masks
 // and key prefixes keep the address inside its own network.
 
-#include "fuzz_check.h"
+#include "fuzz/fuzz_check.h"
 #include "identity/key_deriver.h"
 #include "ratelab/ip_address.h"
 

@@ -2,8 +2,8 @@
 // save gives the same bytes and the same set) and the three exports (deterministic, and never
 // text alongside a refusal).
 
-#include "fuzz_check.h"
-#include "ratelab/policy_export.h"
+#include "fuzz/fuzz_check.h"
+#include "formats/policy_export.h"
 #include "ratelab/policy_file.h"
 
 using namespace ratelab;
@@ -24,13 +24,13 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
     fuzz::require(savePolicyText(*again.policies) == saved, kHarness,
                   "saving the reloaded set gives other bytes");
 
-    for (ExportTarget target : {ExportTarget::Nginx, ExportTarget::Envoy, ExportTarget::Haproxy}) {
-        const ExportResult first = exportPolicySet(*loaded.policies, target);
-        const ExportResult second = exportPolicySet(*loaded.policies, target);
+    for (formats::ExportTarget target : {formats::ExportTarget::Nginx, formats::ExportTarget::Envoy, formats::ExportTarget::Haproxy}) {
+        const formats::ExportResult first = formats::exportPolicySet(*loaded.policies, target);
+        const formats::ExportResult second = formats::exportPolicySet(*loaded.policies, target);
         fuzz::require(first.text == second.text, kHarness, "an export is not deterministic");
         fuzz::require(first.ok() != first.text.empty(), kHarness,
                       "an export wrote text and refused, or wrote nothing and did not refuse");
-        for (const ExportNote& note : first.notes)
+        for (const formats::ExportNote& note : first.notes)
             fuzz::require(!note.message.empty(), kHarness, "an export note without a message");
     }
     return 0;

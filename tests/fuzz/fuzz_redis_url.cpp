@@ -3,7 +3,7 @@
 // the password; an accepted URL names its server without the credentials, its redacted form
 // hides the password and parses back to the same server; a node address has a port in range.
 
-#include "fuzz_check.h"
+#include "fuzz/fuzz_check.h"
 #include "ratelab/redis_url.h"
 #include "redis/endpoint.h"
 

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "fuzz_check.h"
-#include "sim/scenario.h"
-#include "sim/scenario_runner.h"
+#include "fuzz/fuzz_check.h"
+#include "sim/scenario/scenario.h"
+#include "sim/run/scenario_runner.h"
 
 using namespace ratelab;
 

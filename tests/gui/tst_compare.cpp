@@ -1,4 +1,4 @@
-// Compare mode in the workbench (app/gui/workbench_compare.cpp, compare_*.cpp, the worker's two
+// Compare mode in the workbench (app/gui/session/workbench_compare.cpp, compare_*.cpp, the worker's two
 // lanes): A and B drawn per class with B dashed, the actor table's A, B and delta columns
 // against two separate runs, the flips tab, live tuning of B with A fixed, leaving the mode,
 // and a bad B file.
@@ -11,20 +11,20 @@
 #include <QTableView>
 #include <QtTest>
 
-#include "charts_panel.h"
-#include "compare_actor_model.h"
-#include "compare_flips_model.h"
-#include "gui_fixture.h"
-#include "launch_options.h"
-#include "main_window.h"
-#include "plot/time_plot.h"
-#include "policy_editor.h"
-#include "policy_text_fields.h"
+#include "gui/plot/charts_panel.h"
+#include "gui/compare/compare_actor_model.h"
+#include "gui/compare/compare_flips_model.h"
+#include "fixtures/gui_fixture.h"
+#include "gui/window/launch_options.h"
+#include "gui/window/main_window.h"
+#include "gui/plot/time_plot.h"
+#include "gui/policy/policy_editor.h"
+#include "gui/policy/policy_text_fields.h"
 #include "ratelab/policy_file.h"
-#include "run_controls.h"
-#include "sim/scenario_runner.h"
-#include "window_fixture.h"
-#include "workbench.h"
+#include "gui/window/run_controls.h"
+#include "sim/run/scenario_runner.h"
+#include "fixtures/window_fixture.h"
+#include "gui/session/workbench.h"
 
 using namespace ratelab;
 using namespace ratelab::gui;

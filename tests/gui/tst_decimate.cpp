@@ -1,4 +1,4 @@
-// decimateMinMax (app/gui/decimate.cpp): at most two points per pixel column, spikes kept.
+// decimateMinMax (app/gui/plot/decimate.cpp): at most two points per pixel column, spikes kept.
 
 #include <QtTest>
 
@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "decimate.h"
+#include "gui/plot/decimate.h"
 
 using ratelab::gui::decimateMinMax;
 

@@ -5,11 +5,11 @@
 
 #include <cmath>
 
-#include "actor_table_model.h"
-#include "event_log_model.h"
-#include "policy_text_fields.h"
-#include "run_series.h"
-#include "sim_batch.h"
+#include "gui/session/actor_table_model.h"
+#include "gui/session/event_log_model.h"
+#include "gui/policy/policy_text_fields.h"
+#include "gui/session/run_series.h"
+#include "gui/session/sim_batch.h"
 
 using namespace ratelab;
 using namespace ratelab::gui;

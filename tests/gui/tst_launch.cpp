@@ -5,8 +5,8 @@
 #include <QProcess>
 #include <QtTest>
 
-#include "gui_fixture.h"
-#include "launch_options.h"
+#include "fixtures/gui_fixture.h"
+#include "gui/window/launch_options.h"
 
 using namespace ratelab::gui;
 using namespace ratelab::guitest;

@@ -9,9 +9,9 @@
 
 #include <algorithm>
 
-#include "gui_fixture.h"
-#include "main_window.h"
-#include "workbench.h"
+#include "fixtures/gui_fixture.h"
+#include "gui/window/main_window.h"
+#include "gui/session/workbench.h"
 
 using namespace ratelab;
 using namespace ratelab::gui;

@@ -1,4 +1,4 @@
-// The scenario editor (app/gui/scenario_editor.cpp, workbench_scenario.cpp): edits typed into
+// The scenario editor (app/gui/scenario/scenario_editor.cpp, workbench_scenario.cpp): edits typed into
 // its cells change the workbench's scenario, the timeline and the traffic of the restarted
 // run; an edit the loader refuses is refused with the message `ratelab-cli run` prints for such
 // a file; the saved scenario loads back field by field and `ratelab-cli run` reports on it what
@@ -16,18 +16,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_fixture.h"
-#include "gui_fixture.h"
-#include "main_window.h"
-#include "scenario_editor.h"
-#include "scenario_panel.h"
-#include "sim/metrics.h"
-#include "sim/report.h"
-#include "sim/scenario_json.h"
-#include "sim/scenario_runner.h"
-#include "timeline_widget.h"
-#include "window_fixture.h"
-#include "workbench.h"
+#include "fixtures/cli_fixture.h"
+#include "fixtures/gui_fixture.h"
+#include "gui/window/main_window.h"
+#include "gui/scenario/scenario_editor.h"
+#include "gui/scenario/scenario_panel.h"
+#include "sim/report/counters.h"
+#include "sim/report/report.h"
+#include "sim/scenario/scenario_writer.h"
+#include "sim/run/scenario_runner.h"
+#include "gui/scenario/timeline_widget.h"
+#include "fixtures/window_fixture.h"
+#include "gui/session/workbench.h"
 
 using namespace ratelab;
 using namespace ratelab::gui;

@@ -3,10 +3,10 @@
 
 #include <QtTest>
 
-#include "gui_fixture.h"
+#include "fixtures/gui_fixture.h"
 #include "ratelab/policy.h"
-#include "sim/scenario.h"
-#include "simulation_session.h"
+#include "sim/scenario/scenario.h"
+#include "gui/session/simulation_session.h"
 
 using namespace ratelab;
 using namespace ratelab::gui;

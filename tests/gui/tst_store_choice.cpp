@@ -1,14 +1,14 @@
-// The store choice (app/gui/store_choice.cpp) through the worker: Redis on the virtual clock
+// The store choice (app/gui/session/store_choice.cpp) through the worker: Redis on the virtual clock
 // decides as the memory store does, and a Redis that cannot be reached fails the run at once
 // with a message naming it, instead of a run of fail-open passes or a hang.
 
 #include <QtTest>
 
-#include "gui_fixture.h"
-#include "redis_fixture.h"
-#include "sim/scenario.h"
-#include "simulation_session.h"
-#include "workbench.h"
+#include "fixtures/gui_fixture.h"
+#include "fixtures/redis_fixture.h"
+#include "sim/scenario/scenario.h"
+#include "gui/session/simulation_session.h"
+#include "gui/session/workbench.h"
 
 using namespace ratelab;
 using namespace ratelab::gui;

@@ -1,4 +1,4 @@
-// The workbench's trade-off map and Suggest (app/gui/tradeoff_run.cpp, tradeoff_panel.cpp,
+// The workbench's trade-off map and Suggest (app/gui/tradeoff/tradeoff_run.cpp, tradeoff_panel.cpp,
 // tradeoff_map.cpp, suggest_message.cpp): a 3 x 3 map completes on worker threads and reads
 // exactly as `ratelab-cli tune` reads the same grid (passing cells, frontier, pick); clicking a
 // cell writes its numbers into the editor; Cancel stops the cells in flight; Suggest fills the
@@ -15,14 +15,14 @@
 #include <QSpinBox>
 #include <QtTest>
 
-#include "cli_fixture.h"
-#include "gui_fixture.h"
-#include "main_window.h"
-#include "policy_editor.h"
-#include "tradeoff_map.h"
-#include "tradeoff_panel.h"
-#include "window_fixture.h"
-#include "workbench.h"
+#include "fixtures/cli_fixture.h"
+#include "fixtures/gui_fixture.h"
+#include "gui/window/main_window.h"
+#include "gui/policy/policy_editor.h"
+#include "gui/tradeoff/tradeoff_map.h"
+#include "gui/tradeoff/tradeoff_panel.h"
+#include "fixtures/window_fixture.h"
+#include "gui/session/workbench.h"
 
 using namespace ratelab;
 using namespace ratelab::gui;

@@ -1,4 +1,4 @@
-// The workbench window end to end (app/gui/main_window.cpp, workbench.cpp): a run draws on
+// The workbench window end to end (app/gui/window/main_window.cpp, workbench.cpp): a run draws on
 // every chart, the capacity slider retunes the running engine, pause and step through the
 // buttons, and the first launch with the shipped defaults.
 
@@ -9,19 +9,19 @@
 #include <QTableView>
 #include <QtTest>
 
-#include "charts_panel.h"
-#include "gui_fixture.h"
-#include "launch_options.h"
-#include "main_window.h"
-#include "plot/time_plot.h"
-#include "policy_editor.h"
-#include "policy_text_fields.h"
-#include "resource_locator.h"
-#include "run_controls.h"
-#include "scenario_panel.h"
-#include "timeline_widget.h"
-#include "window_fixture.h"
-#include "workbench.h"
+#include "gui/plot/charts_panel.h"
+#include "fixtures/gui_fixture.h"
+#include "gui/window/launch_options.h"
+#include "gui/window/main_window.h"
+#include "gui/plot/time_plot.h"
+#include "gui/policy/policy_editor.h"
+#include "gui/policy/policy_text_fields.h"
+#include "gui/window/resource_locator.h"
+#include "gui/window/run_controls.h"
+#include "gui/scenario/scenario_panel.h"
+#include "gui/scenario/timeline_widget.h"
+#include "fixtures/window_fixture.h"
+#include "gui/session/workbench.h"
 
 using namespace ratelab;
 using namespace ratelab::gui;

@@ -7,8 +7,8 @@
 #include <QDockWidget>
 #include <QSplitter>
 
-#include "desktop_bench.h"
-#include "help_menu.h"
+#include "fixtures/desktop_bench.h"
+#include "gui/window/help_menu.h"
 
 using namespace ratelab;
 using namespace ratelab::gui;

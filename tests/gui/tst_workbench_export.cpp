@@ -1,7 +1,7 @@
 // Exports from the workbench: File > Export to nginx, Envoy and HAProxy
-// (app/gui/target_export.cpp), with what the target approximates confirmed before anything is
+// (app/gui/policy/target_export.cpp), with what the target approximates confirmed before anything is
 // written and what it refuses shown as an error, and each chart's context menu saving the plot as
-// PNG and its series as CSV (app/gui/chart_export.cpp).
+// PNG and its series as CSV (app/gui/plot/chart_export.cpp).
 
 #include <QAction>
 #include <QApplication>
@@ -17,16 +17,16 @@
 #include <cstdio>
 #include <string>
 
-#include "chart_export.h"
-#include "charts_panel.h"
-#include "engine/nginx_fixture.h"
-#include "gui_fixture.h"
-#include "main_window.h"
-#include "plot/time_plot.h"
-#include "ratelab/policy_export.h"
-#include "target_export.h"
-#include "window_fixture.h"
-#include "workbench.h"
+#include "gui/plot/chart_export.h"
+#include "gui/plot/charts_panel.h"
+#include "fixtures/nginx_fixture.h"
+#include "fixtures/gui_fixture.h"
+#include "gui/window/main_window.h"
+#include "gui/plot/time_plot.h"
+#include "formats/policy_export.h"
+#include "gui/policy/target_export.h"
+#include "fixtures/window_fixture.h"
+#include "gui/session/workbench.h"
 
 using namespace ratelab;
 using namespace ratelab::gui;
@@ -57,8 +57,8 @@ QByteArray contents(const QString& path) {
 }
 
 // What the engine's exporter makes of the workbench's policies.
-QByteArray exported(Workbench& workbench, ExportTarget target) {
-    const std::string text = exportPolicySet(workbench.document().policies(), target).text;
+QByteArray exported(Workbench& workbench, formats::ExportTarget target) {
+    const std::string text = formats::exportPolicySet(workbench.document().policies(), target).text;
     return QByteArray(text.data(), static_cast<qsizetype>(text.size()));
 }
 
@@ -155,7 +155,7 @@ void TestWorkbenchExport::exportWritesWhatTheEngineExports() {
     b.exportTo(qPrintable(target));
 
     QVERIFY2(b.ui.errors.isEmpty(), qPrintable(b.ui.errors.value(0).text));
-    const ExportTarget t = *parseExportTarget(target.toStdString());
+    const formats::ExportTarget t = *formats::parseExportTarget(target.toStdString());
     const QByteArray expected = exported(b.workbench, t);
     QVERIFY(!expected.isEmpty());
     QCOMPARE(contents(b.ui.saveAnswer), expected);
@@ -168,7 +168,7 @@ void TestWorkbenchExport::exportWritesWhatTheEngineExports() {
                                                : ".haproxy.cfg";
     QCOMPARE(b.ui.saveSuggested, QFileInfo(policy).absoluteDir().filePath(stem + suffix));
 
-    if (t == ExportTarget::Nginx) {
+    if (t == formats::ExportTarget::Nginx) {
         const testing::NginxCheck check = testing::nginxTest(expected.toStdString());
         QVERIFY2(check.exitCode == 0, qPrintable(check.output));
         QVERIFY2(check.output.contains("test is successful"), qPrintable(check.output));
@@ -182,8 +182,8 @@ void TestWorkbenchExport::approximationsAreConfirmedBeforeWriting() {
     Bench b;
     QVERIFY(
         b.workbench.openPolicy(writeFile(dir_, "bucket.json", policyJson("token_bucket", 10, 5))));
-    const ExportResult result =
-        exportPolicySet(b.workbench.document().policies(), ExportTarget::Nginx);
+    const formats::ExportResult result =
+        formats::exportPolicySet(b.workbench.document().policies(), formats::ExportTarget::Nginx);
     QVERIFY(result.ok());
     QVERIFY(!result.notes.empty());
     const QString out = dir_.filePath("bucket.nginx.conf");
@@ -196,7 +196,7 @@ void TestWorkbenchExport::approximationsAreConfirmedBeforeWriting() {
     const QStringList& notes = b.ui.exportQuestions[0].notes;
     QCOMPARE(notes.size(), static_cast<qsizetype>(result.notes.size()));
     for (qsizetype i = 0; i < notes.size(); ++i) {
-        const ExportNote& note = result.notes[static_cast<std::size_t>(i)];
+        const formats::ExportNote& note = result.notes[static_cast<std::size_t>(i)];
         QCOMPARE(notes[i], QString("bucket.json: warning: %1 (at %2)")
                                .arg(QString::fromStdString(note.message),
                                     QString::fromStdString(note.pointer)));
@@ -209,7 +209,7 @@ void TestWorkbenchExport::approximationsAreConfirmedBeforeWriting() {
     b.exportTo("nginx");
     QCOMPARE(b.ui.exportQuestions.size(), 2);
     QCOMPARE(b.ui.saveQuestions, 1);
-    QCOMPARE(contents(out), exported(b.workbench, ExportTarget::Nginx));
+    QCOMPARE(contents(out), exported(b.workbench, formats::ExportTarget::Nginx));
     QVERIFY(b.ui.errors.isEmpty());
 }
 
@@ -238,7 +238,7 @@ void TestWorkbenchExport::refusedExportWritesNothing() {
 
     b.exportTo("haproxy");
     QCOMPARE(b.ui.errors.size(), 1);
-    QCOMPARE(contents(out), exported(b.workbench, ExportTarget::Haproxy));
+    QCOMPARE(contents(out), exported(b.workbench, formats::ExportTarget::Haproxy));
 }
 
 // Edited values with an error are not exported to any target: the error says why. Nor is an
@@ -284,8 +284,8 @@ void TestWorkbenchExport::theRealDialogListsTheApproximations() {
     dialogs.setParent(&window);
     window.show();
     QVERIFY(workbench.openPolicy(testing::kRoot + "resources/policies/default.json"));
-    const ExportResult result =
-        exportPolicySet(workbench.document().policies(), ExportTarget::Nginx);
+    const formats::ExportResult result =
+        formats::exportPolicySet(workbench.document().policies(), formats::ExportTarget::Nginx);
     QVERIFY(!result.notes.empty());
     QString shown;
     QTimer watcher;
@@ -301,11 +301,11 @@ void TestWorkbenchExport::theRealDialogListsTheApproximations() {
         }
     });
     watcher.start();
-    QVERIFY(!workbench.exportTo(ExportTarget::Nginx));
+    QVERIFY(!workbench.exportTo(formats::ExportTarget::Nginx));
     QVERIFY(!QFile::exists(testing::kRoot + "resources/policies/default.nginx.conf"));
     QVERIFY2(shown.startsWith("confirmExportDialog\nnginx cannot express everything"),
              qPrintable(shown));
-    for (const ExportNote& note : result.notes) {
+    for (const formats::ExportNote& note : result.notes) {
         const QString escaped = QString::fromStdString(note.message).toHtmlEscaped();
         QVERIFY2(shown.contains(escaped), qPrintable(shown));
     }

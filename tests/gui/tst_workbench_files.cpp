@@ -1,4 +1,4 @@
-// Files in the workbench (app/gui/workbench.cpp): the validated export, malformed policies and
+// Files in the workbench (app/gui/session/workbench.cpp): the validated export, malformed policies and
 // scenarios reported with line and column while nothing the user typed is lost, unsaved edits,
 // saving, and access-log replay.
 
@@ -9,13 +9,13 @@
 #include <QSpinBox>
 #include <QtTest>
 
-#include "cli_fixture.h"
-#include "gui_fixture.h"
-#include "main_window.h"
-#include "policy_editor.h"
+#include "fixtures/cli_fixture.h"
+#include "fixtures/gui_fixture.h"
+#include "gui/window/main_window.h"
+#include "gui/policy/policy_editor.h"
 #include "ratelab/policy_file.h"
-#include "window_fixture.h"
-#include "workbench.h"
+#include "fixtures/window_fixture.h"
+#include "gui/session/workbench.h"
 
 using namespace ratelab;
 using namespace ratelab::gui;

@@ -1,14 +1,14 @@
-// Edit > Undo and Redo in the workbench (app/gui/policy_document.cpp's undo stack): edits undo
+// Edit > Undo and Redo in the workbench (app/gui/policy/policy_document.cpp's undo stack): edits undo
 // and redo, in the editor and in the running engine; a slider drag is one step, a trade-off map
 // cell too; back to the saved state is unmodified; an undone edit of a policy off screen comes
 // on screen; opening a file clears the steps.
 
 #include <QComboBox>
 
-#include "desktop_bench.h"
-#include "policy_text_fields.h"
-#include "tradeoff_map.h"
-#include "tradeoff_panel.h"
+#include "fixtures/desktop_bench.h"
+#include "gui/policy/policy_text_fields.h"
+#include "gui/tradeoff/tradeoff_map.h"
+#include "gui/tradeoff/tradeoff_panel.h"
 
 using namespace ratelab;
 using namespace ratelab::gui;

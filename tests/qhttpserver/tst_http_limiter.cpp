@@ -69,7 +69,7 @@ class TestHttpLimiter : public QObject {
 private slots:
     void routesAreGuardedOverRealHttp() {
         Nanos now = 0;
-        const qt::HttpLimiter limiter(
+        const qhttpserver::HttpLimiter limiter(
             std::make_shared<const Limiter>(twoAtOnce(), makeMemoryStore({})),
             [&now] { return now; });
         QHttpServer server;
@@ -107,7 +107,7 @@ private slots:
     // refill explains any of it.
     void guardSettlesWithTheHandlersStatus() {
         for (ChargeRule rule : {ChargeRule::Failures, ChargeRule::Always}) {
-            const qt::HttpLimiter limiter(
+            const qhttpserver::HttpLimiter limiter(
                 std::make_shared<const Limiter>(fivePerQuarterHour(rule), makeMemoryStore({})),
                 [] { return Nanos(0); });
             QHttpServerResponder::StatusCode answer = QHttpServerResponder::StatusCode::Ok;
@@ -142,7 +142,7 @@ private slots:
 
     // A verified principal from an earlier layer keys the request; the peer does not matter.
     void principalsHaveBucketsOfTheirOwn() {
-        const qt::HttpLimiter limiter(
+        const qhttpserver::HttpLimiter limiter(
             std::make_shared<const Limiter>(twoAtOnce(), makeMemoryStore({})),
             [] { return Nanos(0); },
             [](const QHttpServerRequest& r) { return r.value("x-test-user"); });

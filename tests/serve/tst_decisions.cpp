@@ -4,7 +4,7 @@
 
 #include <QtTest>
 
-#include "serve_fixture.h"
+#include "fixtures/serve_fixture.h"
 
 using namespace ratelab;
 using namespace ratelab::testing;

@@ -1,11 +1,11 @@
-// The decision listener (app/serve/http_server.cpp) against clients that misbehave, each case
+// The decision listener (app/serve/http/http_server.cpp) against clients that misbehave, each case
 // beside a well-behaved client that must keep getting answers. Timeouts run on a clock the test
 // moves: no test waits for one to pass.
 
 #include <QtTest>
 #include <thread>
 
-#include "serve_fixture.h"
+#include "fixtures/serve_fixture.h"
 
 using namespace ratelab;
 using namespace ratelab::testing;

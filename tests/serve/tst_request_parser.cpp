@@ -1,10 +1,10 @@
-// Request framing (app/serve/request_parser.cpp) and the path a policy sees
-// (app/serve/request_target.cpp), without sockets.
+// Request framing (app/serve/http/request_parser.cpp) and the path a policy sees
+// (app/serve/http/request_target.cpp), without sockets.
 
 #include <QtTest>
 
-#include "serve/request_parser.h"
-#include "serve/request_target.h"
+#include "serve/http/request_parser.h"
+#include "serve/http/request_target.h"
 
 using namespace ratelab;
 using namespace ratelab::serve;

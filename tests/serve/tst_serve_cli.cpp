@@ -12,8 +12,8 @@
 #include <random>
 #include <thread>
 
-#include "redis_fixture.h"
-#include "serve_process.h"
+#include "fixtures/redis_fixture.h"
+#include "fixtures/serve_process.h"
 
 using namespace ratelab;
 using namespace ratelab::testing;

@@ -5,8 +5,8 @@
 
 #include <QtTest>
 
-#include "engine/nginx_fixture.h"
-#include "serve_process.h"
+#include "fixtures/nginx_fixture.h"
+#include "fixtures/serve_process.h"
 
 using namespace ratelab;
 using namespace ratelab::testing;

@@ -1,4 +1,4 @@
-#include "plot/time_plot.h"
+#include "gui/plot/time_plot.h"
 
 #include <QGraphicsRectItem>
 #include <QGuiApplication>

@@ -3,14 +3,14 @@
 namespace ratelab {
 
 std::string_view algorithmName(Algorithm algorithm) {
-    for (const auto& [name, a] : algo::kAlgorithmNames) {
+    for (const auto& [name, a] : algorithms::kAlgorithmNames) {
         if (a == algorithm) return name;
     }
     return "unknown";
 }
 
 std::optional<Algorithm> parseAlgorithm(std::string_view name) {
-    for (const auto& [n, a] : algo::kAlgorithmNames) {
+    for (const auto& [n, a] : algorithms::kAlgorithmNames) {
         if (n == name) return a;
     }
     return std::nullopt;

@@ -9,7 +9,7 @@
 
 #include "ratelab/limit.h"
 
-namespace ratelab::algo {
+namespace ratelab::algorithms {
 
 inline constexpr std::array<std::pair<std::string_view, Algorithm>, 6> kAlgorithmNames{{
     {"token_bucket", Algorithm::TokenBucket},
@@ -20,4 +20,4 @@ inline constexpr std::array<std::pair<std::string_view, Algorithm>, 6> kAlgorith
     {"leaky_bucket", Algorithm::LeakyBucket},
 }};
 
-}  // namespace ratelab::algo
+}  // namespace ratelab::algorithms

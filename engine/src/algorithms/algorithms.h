@@ -29,7 +29,7 @@
 #include "algorithms/window.h"
 #include "ratelab/limit.h"
 
-namespace ratelab::algo {
+namespace ratelab::algorithms {
 
 /// a * b for a, b >= 0, or INT64_MAX when that overflows.
 inline Nanos saturatingMul(std::int64_t a, std::int64_t b) {
@@ -207,4 +207,4 @@ inline Nanos freshAfter(const Limit& limit) {
                           [&](auto traits) { return decltype(traits)::freshAfter(limit); });
 }
 
-}  // namespace ratelab::algo
+}  // namespace ratelab::algorithms

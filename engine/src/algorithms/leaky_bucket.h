@@ -13,7 +13,7 @@
 
 #include "ratelab/limit.h"
 
-namespace ratelab::algo {
+namespace ratelab::algorithms {
 
 struct LeakyState {
     static constexpr std::int64_t kFresh = std::numeric_limits<std::int64_t>::min();
@@ -92,4 +92,4 @@ inline bool isIdle(const LeakyState& s, Nanos now, const Limit& limit) {
     return d;
 }
 
-}  // namespace ratelab::algo
+}  // namespace ratelab::algorithms

@@ -17,7 +17,7 @@
 
 #include "ratelab/limit.h"
 
-namespace ratelab::algo {
+namespace ratelab::algorithms {
 
 /// The state of a token bucket or GCRA key: when it is (or was) full again.
 struct RateState {
@@ -129,4 +129,4 @@ inline bool rateSettle(RateState& state, Nanos now, std::int64_t cost, const Lim
     return true;
 }
 
-}  // namespace ratelab::algo
+}  // namespace ratelab::algorithms

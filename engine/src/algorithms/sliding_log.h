@@ -13,7 +13,7 @@
 
 #include "ratelab/limit.h"
 
-namespace ratelab::algo {
+namespace ratelab::algorithms {
 
 /// A ring of timestamps, oldest first, allocated as one block. Not thread-safe.
 class LogRing {
@@ -127,4 +127,4 @@ inline Decision slidingLogConsume(SlidingLogState& state, Nanos now, std::int64_
     return d;
 }
 
-}  // namespace ratelab::algo
+}  // namespace ratelab::algorithms

@@ -17,7 +17,7 @@
 
 #include "ratelab/limit.h"
 
-namespace ratelab::algo {
+namespace ratelab::algorithms {
 
 struct FixedWindowState {
     static constexpr Nanos kFresh = std::numeric_limits<Nanos>::min();
@@ -161,4 +161,4 @@ inline std::int64_t slidingEstimate(const SlidingWindowState& r, Nanos into, Nan
     return d;
 }
 
-}  // namespace ratelab::algo
+}  // namespace ratelab::algorithms

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <new>
 
-#include "hex.h"
+#include "support/hex.h"
 
 namespace ratelab::identity {
 

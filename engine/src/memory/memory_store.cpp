@@ -93,7 +93,7 @@ ConsumeResult MemoryStoreImpl::consume(const ConsumeRequest& request) {
         return out;
     }
     const HashedRequest h = hashed(request);
-    algo::visitAlgorithm(t->algorithm(), t->stamped(), [&](auto traits) {
+    algorithms::visitAlgorithm(t->algorithm(), t->stamped(), [&](auto traits) {
         static_cast<LimitTable<decltype(traits)>*>(t)->consume(*this, request, h, out);
     });
     return out;
@@ -117,7 +117,7 @@ SettleResult MemoryStoreImpl::settle(const SettleRequest& request) {
         return out;
     }
     const HashedRequest h = hashed(request);
-    algo::visitAlgorithm(t->algorithm(), t->stamped(), [&](auto traits) {
+    algorithms::visitAlgorithm(t->algorithm(), t->stamped(), [&](auto traits) {
         static_cast<LimitTable<decltype(traits)>*>(t)->settle(*this, request, h, out);
     });
     return out;
@@ -143,7 +143,7 @@ void MemoryStoreImpl::consumeBatch(std::span<const ConsumeRequest> requests,
                (requests[end].limit == first.limit || *requests[end].limit == *first.limit)) {
             ++end;
         }
-        algo::visitAlgorithm(t->algorithm(), t->stamped(), [&](auto traits) {
+        algorithms::visitAlgorithm(t->algorithm(), t->stamped(), [&](auto traits) {
             auto* typed = static_cast<LimitTable<decltype(traits)>*>(t);
             if (end - i == 1) {  // nothing to overlap: the one-request path
                 ConsumeResult& out = results[i];
@@ -162,8 +162,8 @@ void MemoryStoreImpl::consumeBatch(std::span<const ConsumeRequest> requests,
 
 LimitTableBase* MemoryStoreImpl::install(const ConsumeRequest& request) {
     std::atomic<LimitTableBase*>& entry = tables_[request.limitId];
-    const bool stamped = algo::keepsStamp(*request.limit);
-    LimitTableBase* created = algo::visitAlgorithm(
+    const bool stamped = algorithms::keepsStamp(*request.limit);
+    LimitTableBase* created = algorithms::visitAlgorithm(
         request.limit->algorithm, stamped, [&](auto traits) -> LimitTableBase* {
             return new (std::nothrow)
                 LimitTable<decltype(traits)>(request.limit->algorithm, stamped, shardBits_);

@@ -232,7 +232,7 @@ void lintStoreFill(const PolicySet& set, const Policy& p, const std::string& at,
     }
     double lifetime = 0;
     for (const Numbers& n : numbersOf(p, at))
-        lifetime = std::max(lifetime, static_cast<double>(algo::freshAfter(n.limit)) / 1e9);
+        lifetime = std::max(lifetime, static_cast<double>(algorithms::freshAfter(n.limit)) / 1e9);
     const double alive = kMintRate * lifetime;
     if (alive < maxBuckets) return;
     context.warning(

@@ -15,7 +15,7 @@ template <class E, std::size_t N>
 using NameTable = std::array<std::pair<std::string_view, E>, N>;
 
 /// The algorithms' own table (algorithms/algorithm_names.h), under the policy file's name.
-inline constexpr const auto& kAlgorithms = algo::kAlgorithmNames;
+inline constexpr const auto& kAlgorithms = algorithms::kAlgorithmNames;
 
 inline constexpr NameTable<KeySource, 5> kKeySources{{
     {"default", KeySource::Default},

@@ -1,6 +1,6 @@
 // Schema level of a policy file: JSON tree -> PolicySet (its "store" and "trusted_proxies"
 // objects: policy_store_reader.cpp). Mirrors resources/schema/policy.schema.json rule for rule
-// (tests/engine/tst_policy_schema.cpp checks that both give the same verdict on every corpus
+// (tests/engine/policy/tst_policy_schema.cpp checks that both give the same verdict on every corpus
 // file).
 
 #include <algorithm>

@@ -70,7 +70,7 @@ void checkDurations(const Policy& p, const LimitNumbers& n, CheckContext& contex
                               "least 1.2861e-07 (one per 90 days)");
             return;
         }
-        const double refill = static_cast<double>(algo::freshAfter(n.limit));
+        const double refill = static_cast<double>(algorithms::freshAfter(n.limit));
         if (refill > kMaxDurationNs) {
             context.error(CheckLevel::Semantics, capacityAt,
                           n.label + "refilling " + std::to_string(n.capacity) + " tokens at " +
@@ -79,7 +79,7 @@ void checkDurations(const Policy& p, const LimitNumbers& n, CheckContext& contex
                               "scripts rely on it); lower capacity or raise refill_per_second");
         }
     } else if (p.algorithm == Algorithm::SlidingWindow) {
-        const double twoWindows = static_cast<double>(algo::freshAfter(n.limit));
+        const double twoWindows = static_cast<double>(algorithms::freshAfter(n.limit));
         if (twoWindows > kMaxDurationNs) {
             context.error(CheckLevel::Semantics, n.where + "/window_ms",
                           n.label + "sliding_window keeps the previous window too, so 2 x " +
@@ -96,7 +96,7 @@ void checkBudget(const Policy& p, const std::vector<LimitNumbers>& limits, const
     double need = 0;
     const LimitNumbers* longest = nullptr;
     for (const LimitNumbers& n : limits) {
-        const double t = static_cast<double>(algo::freshAfter(n.limit));
+        const double t = static_cast<double>(algorithms::freshAfter(n.limit));
         if (t > need) {
             need = t;
             longest = &n;
@@ -121,7 +121,7 @@ void checkLocalLimit(const Policy& p, const LimitNumbers& n, int replicas, Check
     if (p.onStoreError != StoreErrorRule::Local || replicas <= 1) return;
     const Limit local = perReplicaLimit(n.limit, replicas);
     const double longest =
-        std::max(static_cast<double>(algo::freshAfter(local)), static_cast<double>(local.emissionInterval));
+        std::max(static_cast<double>(algorithms::freshAfter(local)), static_cast<double>(local.emissionInterval));
     if (!isRateAlgorithm(p.algorithm) || longest <= kMaxDurationNs) return;
     context.error(CheckLevel::Semantics, n.where + "/on_store_error",
                   n.label + "on_store_error \"local\" holds 1/" + std::to_string(replicas) +

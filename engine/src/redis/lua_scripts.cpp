@@ -2,7 +2,7 @@
 
 #include <openssl/evp.h>
 
-#include "hex.h"
+#include "support/hex.h"
 
 namespace ratelab::redis {
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "redis/connection.h"
+#include "redis/redis_connection.h"
 #include "redis/lua_scripts.h"
 #include "redis/topology.h"
 

@@ -40,7 +40,7 @@ bool limitSupported(const Limit& l, std::string* error) {
             if (l.emissionInterval < 1) return refuse("interval >= 1");
             if (l.delay < kNoDelay) return refuse("delay >= 0 or nodelay");
             // freshAfter(l) <= kMaxDuration: every ms count times 1e6 stays exact.
-            const std::int64_t ms = algo::ceilDiv((l.capacity + 1) * 1'000'000, algo::leakyRate(l));
+            const std::int64_t ms = algorithms::ceilDiv((l.capacity + 1) * 1'000'000, algorithms::leakyRate(l));
             if (ms > kMaxDuration / kNanosPerMilli - 1) return refuse("burst / rate above 90 days");
             return true;
         }
@@ -198,7 +198,7 @@ bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings
             w.arg(std::int64_t{l.settles ? 1 : 0});
             break;
         case Algorithm::LeakyBucket:
-            w.arg(algo::leakyRate(l));
+            w.arg(algorithms::leakyRate(l));
             // A delay beyond the burst never applies; clamping keeps the script's numbers small.
             w.arg(l.delay == kNoDelay ? std::int64_t{-1} : std::min(l.delay, l.capacity + 1));
             break;
@@ -209,7 +209,7 @@ bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings
     }
     w.arg(settings.callerTime ? settings.minKeyLifetimeMs : 0);
     if (budget) {
-        w.arg(slotLifetimeMillis(*budget, algo::freshAfter(l)));
+        w.arg(slotLifetimeMillis(*budget, algorithms::freshAfter(l)));
         w.arg(request.key);
         for (const BucketBudget* b = budget; b; b = b->next) {
             w.arg(static_cast<std::int64_t>(b->cap));

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "ratelab/limit.h"
-#include "redis/connection.h"
+#include "redis/redis_connection.h"
 #include "redis/endpoint.h"
 #include "redis/key_slot.h"
 

@@ -17,7 +17,7 @@
 int main(int argc, char** argv) {
     QCoreApplication app(argc, argv);
     // A clock that stands still: the third request finds the bucket empty.
-    const ratelab::qt::HttpLimiter limiter(
+    const ratelab::qhttpserver::HttpLimiter limiter(
         std::make_shared<const ratelab::Limiter>(limitOfTwo(), ratelab::makeMemoryStore()),
         [] { return ratelab::Nanos{0}; });
 

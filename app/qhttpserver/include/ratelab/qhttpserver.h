@@ -14,7 +14,7 @@
 
 #include "ratelab/limiter.h"
 
-namespace ratelab::qt {
+namespace ratelab::qhttpserver {
 
 /// Decides QHttpServer requests with a Limiter. Thread-safe as the Limiter is.
 class HttpLimiter {
@@ -68,4 +68,4 @@ private:
     PrincipalOf principalOf_;
 };
 
-}  // namespace ratelab::qt
+}  // namespace ratelab::qhttpserver

@@ -1,0 +1,97 @@
+#pragma once
+
+// What the three exports share: notes (approximations and refusals), the numbers a target runs
+// in requests, the header comment, and the checks every target makes alike.
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/policy_fields.h"
+#include "formats/policy_export.h"
+
+namespace ratelab::formats {
+
+/// Collects one export's notes and comments. Not thread-safe.
+class ExportNotes {
+public:
+    ExportNotes(ExportTarget target, const PolicySet& set) : target_(target), set_(set) {}
+
+    /// Records an approximation of policy `policy`'s `field` (a pointer under the policy); the
+    /// note's message is prefixed with the target and the policy's name. Returns `message`, to
+    /// be written as a comment next to the lines.
+    std::string approximate(std::size_t policy, std::string_view field, std::string message);
+    void approximateSet(std::string_view pointer, std::string message);
+    void refuse(std::size_t policy, std::string_view field, std::string message);
+    void refuseSet(std::string_view pointer, std::string message);
+
+    bool refused() const;
+    std::string_view targetName() const { return exportTargetName(target_); }
+    /// "nginx", "Envoy", "HAProxy": the target as a sentence names it.
+    std::string_view displayName() const;
+    std::vector<ExportNote> take() { return std::move(notes_); }
+
+private:
+    std::string prefix(std::size_t policy) const;
+
+    ExportTarget target_;
+    const PolicySet& set_;
+    std::vector<ExportNote> notes_;
+};
+
+/// A policy's numbers in whole requests, the targets charging 1 per request: capacity (the
+/// leaky bucket's burst + 1 included) and quota divided by the cost, the rate too.
+struct RequestNumbers {
+    std::int64_t atOnce = 0;   ///< requests admitted at once: B, Q, or the leaky burst + 1
+    double ratePerSecond = 0;  ///< rate algorithms: requests per second the engine runs
+    std::int64_t windowMs = 0;
+};
+
+/// REQUIRES: the policy validated (cost <= capacity, limit compiled).
+RequestNumbers requestNumbers(const Policy& p);
+
+/// The refusals and approximations common to every target (principal keys, tiers, bypass
+/// principals, key parts it cannot see, budgets, cost, a Redis store, the response headers).
+/// `composite` lists the composite part kinds the target can build. Returns the approximations'
+/// messages, to be written as comments.
+std::vector<std::string> commonChecks(const PolicySet& set, std::size_t index, ExportNotes& notes,
+                                      std::initializer_list<KeyPart::Kind> composite);
+
+/// True when the notes hold a refusal: the export then writes nothing.
+bool anyRefused(const std::vector<ExportNote>& notes);
+
+/// Refuses policy `index` when it is a sliding window or log and the target has only a bucket
+/// (named `bucket`, e.g. "nginx's leaky bucket"): a bucket would admit up to twice the quota
+/// within one window. Returns whether it refused.
+bool refuseSlidingWindow(const Policy& p, std::size_t index, ExportNotes& notes,
+                         std::string_view bucket);
+
+/// The "#   approximated: ..." comment lines for commonChecks()' messages.
+std::string approximationComments(const std::vector<std::string>& messages);
+
+/// "# " lines: what generated the file, from which version, and the validation record.
+std::string headerComment(const PolicySet& set, std::string_view prefix);
+
+/// A policy's one-line summary, e.g. "token_bucket capacity 30, 5 per second, key default".
+std::string describe(const Policy& p);
+
+/// `name` with every character outside [A-Za-z0-9_] replaced by '_'.
+std::string identifier(std::string_view name);
+
+/// Names made unique within one exported file: `base`, then `base_2`, `base_3`, ...
+class UniqueNames {
+public:
+    std::string take(const std::string& base);
+
+private:
+    std::set<std::string> taken_;
+};
+
+/// Comment lines (`prefix` + text) wrapped at about 96 columns; lines after the first start
+/// with `continuation` when it is given.
+std::string commentLines(std::string_view prefix, std::string_view text,
+                         std::string_view continuation = {});
+
+}  // namespace ratelab::formats

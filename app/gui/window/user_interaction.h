@@ -1,0 +1,66 @@
+#pragma once
+
+// Everything the workbench asks or tells the user through a dialog, behind one interface, so
+// tests replace the dialogs with a recorder and never block on a modal window.
+
+#include <QString>
+#include <QStringList>
+
+#include "gui/session/log_format_choice.h"
+
+class QUrl;
+class QWidget;
+
+namespace ratelab::gui {
+
+class UserInteraction {
+public:
+    enum class UnsavedChoice { Save, Discard, Cancel };
+
+    virtual ~UserInteraction() = default;
+
+    /// An error the user must see, e.g. a file's diagnostics ("FILE:LINE:COLUMN: error: ...").
+    virtual void showError(const QString& title, const QString& text) = 0;
+    /// Something to read that is not a problem (About). `text` is plain text.
+    virtual void showInformation(const QString& title, const QString& text) = 0;
+    /// Hands `url` (a folder or a file) to the desktop's own application for it, e.g. the file
+    /// manager. False when nothing could open it.
+    virtual bool openExternally(const QUrl& url) = 0;
+    /// What to do with unsaved edits of `documentName` before they would be replaced.
+    virtual UnsavedChoice askUnsavedChanges(const QString& documentName) = 0;
+    /// A file to open or save; empty when the user cancelled.
+    virtual QString chooseOpenFile(const QString& title, const QString& directory,
+                                   const QString& filter) = 0;
+    virtual QString chooseSaveFile(const QString& title, const QString& suggested,
+                                   const QString& filter) = 0;
+    /// Whether to write an export to `target` ("nginx") that carries over part of the policies
+    /// differently: `notes` says what and how, one diagnostic line each. True to write it.
+    virtual bool confirmExport(const QString& target, const QStringList& notes) = 0;
+    /// How the access log at `path` is written. `choice` holds the previous answer on entry and
+    /// the new one on return; false when the user cancelled.
+    virtual bool chooseLogFormat(const QString& path, LogFormatChoice& choice) = 0;
+};
+
+/// The real thing: QMessageBox, QFileDialog and QDesktopServices, parented to `parent` (may be
+/// set later).
+class DialogInteraction final : public UserInteraction {
+public:
+    explicit DialogInteraction(QWidget* parent = nullptr) : parent_(parent) {}
+    void setParent(QWidget* parent) { parent_ = parent; }
+
+    void showError(const QString& title, const QString& text) override;
+    void showInformation(const QString& title, const QString& text) override;
+    bool openExternally(const QUrl& url) override;
+    UnsavedChoice askUnsavedChanges(const QString& documentName) override;
+    QString chooseOpenFile(const QString& title, const QString& directory,
+                           const QString& filter) override;
+    QString chooseSaveFile(const QString& title, const QString& suggested,
+                           const QString& filter) override;
+    bool confirmExport(const QString& target, const QStringList& notes) override;
+    bool chooseLogFormat(const QString& path, LogFormatChoice& choice) override;
+
+private:
+    QWidget* parent_;
+};
+
+}  // namespace ratelab::gui

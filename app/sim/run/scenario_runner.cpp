@@ -1,0 +1,604 @@
+#include "sim/run/scenario_runner.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "ratelab/limiter.h"
+#include "ratelab/memory_store.h"
+#include "sim/run/fault_store.h"
+#include "sim/run/runner_lane.h"
+#include "sim/traffic/traffic.h"
+
+namespace ratelab::sim {
+
+namespace {
+
+using WallClock = std::chrono::steady_clock;
+
+/// The simulated memory stores' shards per limit, the limiters' local stores included: what the
+/// store takes by default on one or two hardware threads. Fixed, so that a report's byte counts
+/// and evictions (each shard sizes its own table) do not depend on the machine; a run decides
+/// on one thread, so more shards would buy it nothing.
+constexpr unsigned kSimulatedShards = 4;
+
+std::int64_t wallNanos(WallClock::time_point from, WallClock::time_point to) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count();
+}
+
+}  // namespace
+
+struct ScenarioRunner::Impl {
+    Impl(Scenario s, std::vector<PolicySet> p, RunnerOptions o)
+        : scenario(std::move(s))
+        , options(std::move(o))
+        , seed(options.seed.value_or(scenario.seed))
+        , classNames(scenario.classNames())
+        , mix(scenario.actors, seed, scenario.duration) {
+        for (PolicySet& set : p)
+            lanes.push_back(std::make_unique<Lane>(std::move(set), scenario.actors));
+    }
+
+    void build();
+    void buildLane(Lane& lane);
+    /// Gives `actor` `count` instances in every lane: a streamed log's clients are not known
+    /// ahead, and each becomes an instance at its first request, numbered as a log read into
+    /// memory numbers them (RecordedTraffic::clients).
+    void growInstances(std::size_t actor, std::size_t count);
+    std::int64_t decideBatch(Nanos before, std::int64_t room);
+    void account(std::size_t j);
+    void closeSample();
+    void endWithTraffic();
+    void applyChangesThrough(Nanos t);
+    Nanos nextBoundary() const {
+        Nanos change =
+            nextChange < changes.size() ? changes[nextChange]->from : ActorTraffic::kNever;
+        return std::min(change, sampleEnd);
+    }
+
+    Scenario scenario;
+    RunnerOptions options;
+    std::uint64_t seed;
+    std::vector<std::string> classNames;
+    std::vector<std::size_t> actorClass;
+    std::vector<bool> legitimateClass;
+    std::vector<std::unique_ptr<Lane>> lanes;
+
+    TrafficMix mix;
+    // The batch being decided: request j was generated into slots[j] at times[j] by actors[j],
+    // for replica replicaOf[j]; each lane decides it into its checks[j].
+    std::size_t batchSize = 1;
+    bool replicasInterchangeable = true;  // one limiter may decide for every replica
+    std::vector<RequestSlot> slots;
+    std::vector<RequestView> views;
+    std::vector<Nanos> times;
+    std::vector<int> actors;
+    std::vector<std::size_t> replicaOf;
+    std::vector<std::uint8_t> shares;  // per request of the batch: counted for bucket sharing
+    std::vector<const ScenarioEvent*> changes;  // policy_change events in time order
+    std::size_t nextChange = 0;
+    // Per actor and instance (like Lane::instances): 1 + the sample interval of its latest
+    // request counted for bucket sharing. An instance is counted at its first request of each
+    // interval, so keys are captured once per instance and interval, not on every request.
+    std::vector<std::vector<std::uint32_t>> sharedIn;
+    std::uint32_t sampleIndex = 0;
+
+    Nanos now = 0;
+    Nanos lastRequestAt = 0;
+    std::int64_t requests = 0;
+    std::size_t nextReplica = 0;
+
+    Nanos sampleStart = 0;
+    Nanos sampleEnd = 0;
+    std::int64_t requestsAtSampleStart = 0;
+    std::int64_t sampleWallNanos = 0;
+
+    bool measuring = false;
+    WallClock::time_point wallMark;
+};
+
+void ScenarioRunner::Impl::build() {
+    for (const Actor& a : scenario.actors) {
+        auto it = std::find(classNames.begin(), classNames.end(), a.className);
+        actorClass.push_back(static_cast<std::size_t>(it - classNames.begin()));
+    }
+    for (const std::string& c : classNames)
+        legitimateClass.push_back(isLegitimateClass(c));
+    for (const Actor& a : scenario.actors)
+        sharedIn.emplace_back(static_cast<std::size_t>(a.count), 0);
+    sampleEnd = std::min(scenario.sampleInterval, scenario.duration);
+
+    for (const ScenarioEvent& e : scenario.events) {
+        if (e.kind == ScenarioEvent::Kind::PolicyChange) changes.push_back(&e);
+    }
+    std::stable_sort(
+        changes.begin(), changes.end(),
+        [](const ScenarioEvent* a, const ScenarioEvent* b) { return a->from < b->from; });
+    for (auto& lane : lanes)
+        buildLane(*lane);
+
+    // Replicas with a store each (or faults of their own) decide their own requests one at a
+    // time, in order; replicas that share one store undecorated are the same limiter, so one of
+    // them decides every batch. On the memory store a batch of 16 keeps a batch's requests,
+    // checks and calls in the first-level cache (64 did not: the IPv4 stream of 10^4 clients was
+    // 7 % slower, its time in the limiter's walk stalled on them); on Redis one pipeline per
+    // batch wants more.
+    const std::shared_ptr<Store>& shared = options.store;
+    batchSize = options.batchSize > 0                 ? options.batchSize
+                : shared && shared->kind() == "redis" ? 256
+                                                      : 16;
+    if (!replicasInterchangeable) batchSize = 1;
+    // A replayed log's cursor keeps the views of its last kRecordedBatch requests alive
+    // (replay_source.h).
+    for (const Actor& a : scenario.actors)
+        if (a.recorded) batchSize = std::min(batchSize, kRecordedBatch);
+    slots.resize(batchSize);
+    views.resize(batchSize);
+    times.resize(batchSize);
+    actors.resize(batchSize);
+    replicaOf.resize(batchSize);
+    shares.resize(batchSize);
+    for (auto& lane : lanes)
+        lane->checks.resize(batchSize);
+}
+
+void ScenarioRunner::Impl::growInstances(std::size_t actor, std::size_t count) {
+    sharedIn[actor].resize(count, 0);
+    for (auto& lane : lanes)
+        lane->instances[actor].resize(count);
+}
+
+void ScenarioRunner::Impl::buildLane(Lane& lane) {
+    lane.actorTotals.assign(scenario.actors.size(), ClassCounters{});
+    lane.flips.assign(scenario.actors.size(), OutcomeFlips{});
+    for (const Actor& a : scenario.actors)
+        lane.instances.emplace_back(static_cast<std::size_t>(a.count));
+    lane.current.assign(classNames.size(), ClassCounters{});
+    lane.totals.classes.assign(classNames.size(), ClassCounters{});
+    lane.totals.peakAllowed.assign(classNames.size(), 0);
+    lane.sharing.reset(classNames.size());
+    if (options.logCapacity > 0) lane.log.resize(options.logCapacity);
+
+    const PolicySet& policies = lane.policies;
+    lane.noteSettling();
+    MemoryStoreOptions memory;
+    memory.maxBuckets = scenario.maxBuckets > 0 ? scenario.maxBuckets : policies.store.maxBuckets;
+    memory.shards = kSimulatedShards;
+    const int replicas = scenario.replicas;
+    std::shared_ptr<Store> shared = options.store;
+    lane.ownStores = !shared;
+    if (!shared && (scenario.sharedStore || replicas == 1)) {
+        memory.hashSeed = mixSeed(seed, 0x73746f7265);
+        shared = makeMemoryStore(memory);
+    }
+    if (shared) lane.innerStores.push_back(shared);
+    LimiterOptions limiterOptions;
+    limiterOptions.observer = options.logCapacity > 0 ? &lane : nullptr;
+    limiterOptions.keyHashSecret = mixSeed(seed, 0x6b6579);
+    limiterOptions.localStoreShards = kSimulatedShards;
+    for (int r = 0; r < replicas; ++r) {
+        std::shared_ptr<Store> inner = shared;
+        if (!inner) {
+            memory.hashSeed = mixSeed(seed, 0x73746f7265 + static_cast<std::uint64_t>(r) + 1);
+            inner = makeMemoryStore(memory);
+            lane.innerStores.push_back(inner);
+        }
+        std::vector<ScenarioEvent> faults;
+        for (const ScenarioEvent& e : scenario.events) {
+            if (e.kind != ScenarioEvent::Kind::PolicyChange && (e.replica < 0 || e.replica == r)) {
+                faults.push_back(e);
+            }
+        }
+        // Faults reach the engine through a decorator, only where a fault window applies.
+        auto fault = std::make_shared<FaultStore>(inner, faults);
+        std::shared_ptr<Store> store = fault->hasFaults() ? fault : inner;
+        lane.limiters.push_back(std::make_unique<Limiter>(policies, store, limiterOptions));
+        // A replica with a store of its own for outages (on_store_error "local") is itself.
+        replicasInterchangeable =
+            replicasInterchangeable &&
+            &lane.limiters.back()->store() == &lane.limiters.front()->store() &&
+            !lane.limiters.back()->localStore();
+    }
+}
+
+void ScenarioRunner::Impl::applyChangesThrough(Nanos t) {
+    while (nextChange < changes.size() && changes[nextChange]->from <= t) {
+        const PolicyChange& change = changes[nextChange]->change;
+        for (auto& lane : lanes) {
+            PolicySet& policies = lane->policies;
+            for (std::size_t i = 0; i < policies.policies.size(); ++i) {
+                if (!change.policy.empty() && policies.policies[i].name != change.policy) continue;
+                const PolicyTuning tuning = change.tuning(policies.policies[i]);
+                for (auto& limiter : lane->limiters)
+                    limiter->retune(i, tuning);
+                applyTuning(policies.policies[i], tuning);
+                lane->noteSettling();
+                break;
+            }
+        }
+        ++nextChange;
+    }
+}
+
+void ScenarioRunner::Impl::closeSample() {
+    if (measuring) {
+        WallClock::time_point t = WallClock::now();
+        sampleWallNanos += wallNanos(wallMark, t);
+        wallMark = t;
+    }
+    const std::int64_t n = requests - requestsAtSampleStart;
+    const double wallPerRequest =
+        n > 0 && sampleWallNanos > 0 ? static_cast<double>(sampleWallNanos) / static_cast<double>(n)
+                                     : 0.0;
+    requestsAtSampleStart = requests;
+    sampleWallNanos = 0;
+    for (auto& lane : lanes)
+        lane->closeSample(sampleStart, sampleEnd, wallPerRequest, n == 0);
+
+    ++sampleIndex;
+    sampleStart = sampleEnd;
+    sampleEnd = std::min(sampleEnd + scenario.sampleInterval, scenario.duration);
+    if (sampleStart >= scenario.duration) {
+        sampleEnd = ActorTraffic::kNever;
+    } else if (scenario.maxSamples > 0 &&
+               static_cast<std::int64_t>(lanes.front()->samples.size()) >= scenario.maxSamples) {
+        for (auto& lane : lanes)
+            lane->mergeSamples();
+        scenario.sampleInterval *= 2;
+        sampleEnd = std::min(sampleStart + scenario.sampleInterval, scenario.duration);
+    }
+}
+
+// A streamed replay has run dry: the sample holding its last request is the last.
+void ScenarioRunner::Impl::endWithTraffic() {
+    const Nanos interval = scenario.sampleInterval;
+    const Nanos end = requests > 0 ? (lastRequestAt / interval + 1) * interval : interval;
+    scenario.duration = std::min(scenario.duration, end);
+    scenario.endsWithTraffic = false;
+    if (sampleEnd != ActorTraffic::kNever) sampleEnd = std::min(sampleEnd, scenario.duration);
+}
+
+// Generates and decides the requests due before `before`, at most `room` of them and at most a
+// batch, in every lane. Traffic is open-loop (no request depends on a decision), so a batch can
+// be generated ahead of its decisions.
+std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) {
+    std::size_t n = 0;
+    while (n < batchSize && static_cast<std::int64_t>(n) < room) {
+        const Nanos at = mix.nextTime();
+        if (at >= before) break;
+        times[n] = at;
+        lastRequestAt = at;
+        const int actor = mix.writeNext(slots[n]);
+        actors[n] = actor;
+        if (static_cast<std::size_t>(slots[n].instance) >=
+            sharedIn[static_cast<std::size_t>(actor)].size()) {
+            growInstances(static_cast<std::size_t>(actor),
+                          static_cast<std::size_t>(slots[n].instance) + 1);
+        }
+        slots[n].writeView(views[n]);
+        replicaOf[n] = nextReplica;
+        nextReplica = nextReplica + 1 == lanes.front()->limiters.size() ? 0 : nextReplica + 1;
+        // Keys are captured only where they are read: a legitimate instance's first request of
+        // the interval (bucket sharing), the decisions file, and lane 1 when flips are streamed.
+        bool share = false;
+        if (legitimateClass[actorClass[static_cast<std::size_t>(actor)]]) {
+            std::uint32_t& seen = sharedIn[static_cast<std::size_t>(actor)]
+                                          [static_cast<std::size_t>(slots[n].instance)];
+            share = seen != sampleIndex + 1;
+            seen = sampleIndex + 1;
+        }
+        shares[n] = share;
+        for (std::size_t l = 0; l < lanes.size(); ++l) {
+            lanes[l]->checks[n].captureKeys =
+                share || (l == 0 && options.decisions) || (l == 1 && options.flips);
+        }
+        ++n;
+    }
+    for (auto& lanePointer : lanes) {
+        Lane& lane = *lanePointer;
+        if (n == 1 || !replicasInterchangeable || lane.settles) {
+            for (std::size_t j = 0; j < n; ++j) {
+                lane.eventActors = &actors[j];
+                const Limiter& limiter = *lane.limiters[replicaOf[j]];
+                Check& check = lane.checks[j];
+                limiter.check(views[j], times[j], check);
+                // The service answers at once, with the status the actor's model drew (a
+                // replay: the logged one; a line without one stays charged as decided).
+                if (lane.settles && check.allowed && slots[j].status != 0) {
+                    limiter.settle(check, slots[j].status, times[j]);
+                }
+            }
+        } else if (n > 1) {
+            lane.eventActors = actors.data();
+            lane.limiters.front()->checkBatch(std::span(views).first(n), std::span(times).first(n),
+                                              std::span(lane.checks).first(n));
+        }
+    }
+    for (const auto& lane : lanes) {
+        for (std::size_t j = 0; j < n; ++j) {
+            lane->prefetchRecord(lane->checks[j], actors[j], slots[j].instance,
+                                 actorClass[static_cast<std::size_t>(actors[j])], shares[j]);
+        }
+    }
+    for (std::size_t j = 0; j < n; ++j)
+        account(j);
+    return static_cast<std::int64_t>(n);
+}
+
+// Counts request j of the batch just decided in every lane, and streams its flip and decision.
+void ScenarioRunner::Impl::account(std::size_t j) {
+    const int actor = actors[j];
+    const std::size_t cls = actorClass[static_cast<std::size_t>(actor)];
+    const std::int64_t instance = slots[j].instance;
+    std::size_t outcomeA = 0;
+    std::size_t outcomeB = 0;
+    for (std::size_t l = 0; l < lanes.size(); ++l) {
+        Lane& lane = *lanes[l];
+        const std::size_t outcome = lane.record(lane.checks[j], actor, instance, cls, shares[j]);
+        if (l == 0) outcomeA = outcome;
+        if (l == 1) outcomeB = outcome;
+        if (l > 0 && outcome != outcomeA) {
+            lane.flips[static_cast<std::size_t>(actor)].transitions[outcomeA][outcome] += 1;
+        }
+    }
+
+    if (options.flips && outcomeA != outcomeB) {
+        FlipRecord f;
+        f.seq = requests;
+        f.at = times[j];
+        f.actor = actor;
+        f.instance = instance;
+        const Check& b = lanes[1]->checks[j];
+        if (!b.policies().empty()) f.key = b.policies().front().key;
+        f.client = slots[j].clientText;
+        f.outcomeA = outcomeA;
+        f.outcomeB = outcomeB;
+        options.flips->onFlip(f);
+    }
+
+    if (options.decisions) {
+        const Check& check = lanes.front()->checks[j];
+        DecisionRecord d;
+        d.seq = requests;
+        d.at = times[j];
+        d.allowed = check.allowed;
+        d.status = check.status;
+        d.answer = slots[j].status;
+        d.retryAfter = check.retryAfter;
+        d.actor = actor;
+        d.instance = instance;
+        d.replica = static_cast<int>(replicaOf[j]);
+        d.check = &check;
+        d.remaining = -1;
+        for (const PolicyResult& r : check.policies()) {
+            const Decision& decision = r.decision;
+            if (d.remaining < 0 || decision.remaining < d.remaining)
+                d.remaining = decision.remaining;
+        }
+        if (!check.policies().empty()) d.key = check.policies().front().key;
+        d.client = slots[j].clientText;
+        d.method = slots[j].method;
+        d.path = slots[j].path;
+        d.logFile = slots[j].logFile;
+        d.logLine = slots[j].logLine;
+        options.decisions->onDecision(d);
+    }
+    ++requests;
+}
+
+std::int64_t OutcomeFlips::total() const {
+    std::int64_t n = 0;
+    for (std::size_t a = 0; a < kOutcomeCount; ++a) {
+        for (std::size_t b = 0; b < kOutcomeCount; ++b) {
+            if (a != b) n += transitions[a][b];
+        }
+    }
+    return n;
+}
+
+OutcomeFlips& OutcomeFlips::operator+=(const OutcomeFlips& o) {
+    for (std::size_t a = 0; a < kOutcomeCount; ++a) {
+        for (std::size_t b = 0; b < kOutcomeCount; ++b)
+            transitions[a][b] += o.transitions[a][b];
+    }
+    return *this;
+}
+
+ScenarioRunner::ScenarioRunner(Scenario scenario, PolicySet policies, RunnerOptions options)
+    : ScenarioRunner(std::move(scenario), std::vector<PolicySet>{std::move(policies)},
+                     std::move(options)) {}
+
+ScenarioRunner::ScenarioRunner(Scenario scenario, std::vector<PolicySet> lanes,
+                               RunnerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(scenario), std::move(lanes), std::move(options))) {
+    impl_->build();
+}
+
+ScenarioRunner::~ScenarioRunner() = default;
+
+const Scenario& ScenarioRunner::scenario() const {
+    return impl_->scenario;
+}
+std::size_t ScenarioRunner::laneCount() const {
+    return impl_->lanes.size();
+}
+const PolicySet& ScenarioRunner::policies(std::size_t lane) const {
+    return impl_->lanes[lane]->policies;
+}
+const PolicySet& ScenarioRunner::initialPolicies(std::size_t lane) const {
+    return impl_->lanes[lane]->initialPolicies;
+}
+std::uint64_t ScenarioRunner::seed() const {
+    return impl_->seed;
+}
+const std::vector<std::string>& ScenarioRunner::classNames() const {
+    return impl_->classNames;
+}
+Nanos ScenarioRunner::now() const {
+    return impl_->now;
+}
+Nanos ScenarioRunner::duration() const {
+    return impl_->scenario.duration;
+}
+Nanos ScenarioRunner::sampleInterval() const {
+    return impl_->scenario.sampleInterval;
+}
+std::int64_t ScenarioRunner::requests() const {
+    return impl_->requests;
+}
+
+bool ScenarioRunner::finished() const {
+    return impl_->sampleStart >= impl_->scenario.duration;
+}
+
+std::int64_t ScenarioRunner::advance(Nanos until, std::int64_t maxRequests) {
+    Impl& m = *impl_;
+    until = std::min(until, m.scenario.duration);
+    if (until < m.now || finished()) return 0;
+    m.measuring = m.options.measureWallTime;
+    if (m.measuring) m.wallMark = WallClock::now();
+    std::int64_t decided = 0;
+    for (;;) {
+        const Nanos t = m.mix.nextTime();
+        if (t == ActorTraffic::kNever && m.scenario.endsWithTraffic) {
+            m.endWithTraffic();
+            until = std::min(until, m.scenario.duration);
+        }
+        // Before the request at `t`: samples that end by then close, and policy changes due by
+        // then apply (a change at exactly `until` waits for the next call, since requests at
+        // `until` belong to it).
+        const Nanos sampleLimit = std::min(t, until);
+        if (m.nextBoundary() <= sampleLimit) {
+            const Nanos changeLimit = std::min(t, until - 1);
+            for (;;) {
+                const Nanos change = m.nextChange < m.changes.size() ? m.changes[m.nextChange]->from
+                                                                     : ActorTraffic::kNever;
+                const bool doChange = change <= changeLimit;
+                const bool doSample = m.sampleEnd <= sampleLimit;
+                if (doChange && (!doSample || change < m.sampleEnd)) {
+                    m.applyChangesThrough(change);
+                } else if (doSample) {
+                    m.closeSample();
+                } else {
+                    break;
+                }
+            }
+        }
+        if (t >= until) {
+            m.now = until;
+            break;
+        }
+        if (decided >= maxRequests) {
+            m.now = std::max(m.now, t);
+            break;
+        }
+        // Requests at the next sample end or policy change wait for it.
+        decided += m.decideBatch(std::min(m.nextBoundary(), until), maxRequests - decided);
+    }
+    if (m.measuring) {
+        m.sampleWallNanos += wallNanos(m.wallMark, WallClock::now());
+        m.measuring = false;
+    }
+    return decided;
+}
+
+std::int64_t ScenarioRunner::step() {
+    if (finished()) return 0;
+    return advance(impl_->sampleEnd);
+}
+
+std::int64_t ScenarioRunner::runToEnd() {
+    return advance(impl_->scenario.duration);
+}
+
+std::vector<Sample> ScenarioRunner::takeSamples(std::size_t lane) {
+    Lane& l = *impl_->lanes[lane];
+    std::vector<Sample> out(l.samples.begin() + static_cast<std::ptrdiff_t>(l.samplesTaken),
+                            l.samples.end());
+    l.samplesTaken = l.samples.size();
+    return out;
+}
+
+const std::vector<Sample>& ScenarioRunner::samples(std::size_t lane) const {
+    return impl_->lanes[lane]->samples;
+}
+
+std::vector<ActorRow> ScenarioRunner::actorRows(std::size_t lane) const {
+    const Impl& m = *impl_;
+    const Lane& l = *m.lanes[lane];
+    std::vector<ActorRow> rows;
+    rows.reserve(m.scenario.actors.size());
+    for (std::size_t i = 0; i < m.scenario.actors.size(); ++i) {
+        const Actor& a = m.scenario.actors[i];
+        rows.push_back(ActorRow{a.name, a.className,
+                                static_cast<std::int64_t>(l.instances[i].size()),
+                                l.actorTotals[i]});
+    }
+    return rows;
+}
+
+std::span<const InstanceCounters> ScenarioRunner::instances(std::size_t actor,
+                                                            std::size_t lane) const {
+    const Lane& l = *impl_->lanes[lane];
+    return l.instances[actor];
+}
+
+const std::vector<OutcomeFlips>& ScenarioRunner::flips(std::size_t lane) const {
+    return impl_->lanes[lane]->flips;
+}
+
+std::vector<LogEntry> ScenarioRunner::takeLog(std::size_t lane) {
+    Lane& l = *impl_->lanes[lane];
+    std::vector<LogEntry> out;
+    out.reserve(l.logCount);
+    for (std::size_t i = 0; i < l.logCount; ++i)
+        out.push_back(l.log[(l.logHead + i) % l.log.size()]);
+    l.logHead = 0;
+    l.logCount = 0;
+    return out;
+}
+
+RunTotals ScenarioRunner::totals(std::size_t lane) const {
+    const Impl& m = *impl_;
+    const Lane& l = *m.lanes[lane];
+    RunTotals t = l.totals;
+    t.requests = m.requests;
+    t.virtualTime = m.now;
+    // Per class: instances that sent anything, those throttled, and Jain's index over them.
+    struct Sums {
+        double allowed = 0;
+        double squares = 0;
+    };
+    std::vector<Sums> sums(m.classNames.size());
+    t.spread.assign(m.classNames.size(), ClassSpread{});
+    for (std::size_t a = 0; a < m.scenario.actors.size(); ++a) {
+        const std::size_t c = m.actorClass[a];
+        ClassSpread& spread = t.spread[c];
+        for (const InstanceCounters& i : instances(a, lane)) {
+            if (i.offered == 0) continue;
+            spread.instances += 1;
+            spread.throttledInstances += i.throttled > 0 ? 1 : 0;
+            const double x = static_cast<double>(i.allowed);
+            sums[c].allowed += x;
+            sums[c].squares += x * x;
+        }
+    }
+    for (std::size_t c = 0; c < t.spread.size(); ++c) {
+        ClassSpread& spread = t.spread[c];
+        if (sums[c].squares > 0) {
+            spread.fairness = sums[c].allowed * sums[c].allowed /
+                              (static_cast<double>(spread.instances) * sums[c].squares);
+        }
+        spread.peakInstancesPerBucket = l.sharing.peak(c);
+    }
+    return t;
+}
+
+void ScenarioRunner::retune(std::size_t policyIndex, const PolicyTuning& tuning, std::size_t lane) {
+    Lane& l = *impl_->lanes[lane];
+    for (auto& limiter : l.limiters)
+        limiter->retune(policyIndex, tuning);
+    applyTuning(l.policies.policies[policyIndex], tuning);
+    l.noteSettling();
+}
+
+}  // namespace ratelab::sim

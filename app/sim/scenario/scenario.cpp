@@ -1,0 +1,90 @@
+#include "sim/scenario/scenario.h"
+
+#include <algorithm>
+
+namespace ratelab::sim {
+
+std::vector<std::string> Scenario::classNames() const {
+    std::vector<std::string> names;
+    for (const Actor& a : actors) {
+        if (std::find(names.begin(), names.end(), a.className) == names.end()) {
+            names.push_back(a.className);
+        }
+    }
+    return names;
+}
+
+int ResponseModel::status(double unit) const {
+    switch (kind) {
+        case Kind::None:
+            break;
+        case Kind::SuccessRate:
+            return unit < successRate ? 200 : failureStatus;
+        case Kind::Statuses: {
+            // The last status takes whatever rounding leaves above the sum of the others.
+            double upTo = 0;
+            for (std::size_t i = 0; i + 1 < statuses.size(); ++i) {
+                upTo += statuses[i].second;
+                if (unit < upTo) return statuses[i].first;
+            }
+            if (!statuses.empty()) return statuses.back().first;
+            break;
+        }
+    }
+    return 200;
+}
+
+PolicyTuning PolicyChange::tuning(const Policy& policy) const {
+    PolicyTuning t = tuningOf(policy);
+    if (capacity) t.capacity = *capacity;
+    if (refillPerSecond) t.refillPerSecond = *refillPerSecond;
+    if (windowMs) t.windowMs = *windowMs;
+    if (cost) t.cost = *cost;
+    if (mode) t.mode = *mode;
+    return t;
+}
+
+std::vector<Diagnostic> checkScenarioAgainstPolicy(const Scenario& scenario,
+                                                   const PolicySet& policies) {
+    std::vector<Diagnostic> out;
+    auto error = [&](const ScenarioEvent& e, std::string message) {
+        out.push_back(Diagnostic{Diagnostic::Severity::Error, scenario.file, e.line, e.column, "",
+                                 std::move(message)});
+    };
+    if (policies.policies.empty()) {
+        out.push_back(Diagnostic{Diagnostic::Severity::Error, scenario.file, 0, 0, "",
+                                 "the policy set holds no policy"});
+    }
+    for (const ScenarioEvent& e : scenario.events) {
+        if (e.kind != ScenarioEvent::Kind::PolicyChange) continue;
+        const Policy* target = nullptr;
+        for (const Policy& p : policies.policies) {
+            if (e.change.policy.empty() || p.name == e.change.policy) {
+                target = &p;
+                break;
+            }
+        }
+        if (!target) {
+            error(e, "policy_change names policy \"" + e.change.policy +
+                         "\", which the policy file does not define");
+            continue;
+        }
+        Policy changed = *target;
+        applyTuning(changed, e.change.tuning(*target));
+        if (changed.cost > changed.capacity && changed.algorithm != Algorithm::LeakyBucket) {
+            error(e, "policy_change leaves a cost above the capacity: no request could pass");
+        }
+        if (e.change.windowMs && isRateAlgorithm(target->algorithm)) {
+            error(e, "policy_change sets window_ms on \"" + target->name + "\", which uses " +
+                         std::string(algorithmName(target->algorithm)) + " and has no window");
+        }
+        if (e.change.refillPerSecond && !isRateAlgorithm(target->algorithm)) {
+            error(e, "policy_change sets refill_per_second on \"" + target->name +
+                         "\", which uses " + std::string(algorithmName(target->algorithm)) +
+                         " and does not refill");
+        }
+    }
+    return out;
+}
+
+}  // namespace ratelab::sim

@@ -1,0 +1,22 @@
+# Finds xxHash (libxxhash, pkg-config only on Debian) and defines xxHash::xxhash. pkg-config runs
+# inside a function, so its variables stay out of the caller's scope. Installed beside
+# ratelabConfig.cmake, which finds the engine's dependencies with it.
+include(FindPackageHandleStandardArgs)
+if(NOT TARGET xxHash::xxhash)
+    function(_ratelab_find_xxhash)
+        find_package(PkgConfig QUIET)
+        if(PkgConfig_FOUND)
+            pkg_check_modules(_xxhash QUIET IMPORTED_TARGET GLOBAL libxxhash)
+            if(_xxhash_FOUND)
+                add_library(xxHash::xxhash ALIAS PkgConfig::_xxhash)
+                set(xxHash_VERSION "${_xxhash_VERSION}" PARENT_SCOPE)
+            endif()
+        endif()
+    endfunction()
+    _ratelab_find_xxhash()
+endif()
+if(TARGET xxHash::xxhash)
+    set(_xxhash_target xxHash::xxhash)
+endif()
+find_package_handle_standard_args(xxHash REQUIRED_VARS _xxhash_target VERSION_VAR xxHash_VERSION)
+unset(_xxhash_target)
