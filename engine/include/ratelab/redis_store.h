@@ -68,8 +68,8 @@ struct RedisStoreCounters {
     std::int64_t cacheHits = 0;        ///< consumptions the over-limit cache answered locally
     std::int64_t connects = 0;         ///< connections established
     std::int64_t connectFailures = 0;  ///< connection attempts that failed (backoff bounds them)
-    std::int64_t scriptLoads = 0;      ///< NOSCRIPT answers that were reloaded and retried
-    std::int64_t redirects = 0;        ///< MOVED and ASK answers followed
+    std::int64_t scriptLoads = 0;      ///< rounds of calls resent with the script's text (NOSCRIPT)
+    std::int64_t redirects = 0;        ///< ASK answers, and MOVED answers that changed the slot map
     std::int64_t transportErrors = 0;  ///< calls that ended with StoreStatus::Transport
     std::int64_t refusals = 0;         ///< calls that ended with StoreStatus::Refused or Full
 };

@@ -118,23 +118,6 @@ void RedisClient::release(Session* session) {
     poolFree_.notify_one();
 }
 
-bool RedisClient::loadScript(Connection& connection, ScriptId id, Deadline deadline,
-                             std::string* error) {
-    const Script& s = script(id);
-    const std::string_view args[] = {"SCRIPT", "LOAD", s.source};
-    Reply reply = connection.call(args, deadline);
-    if (!reply) {
-        *error = connection.error();
-        return false;
-    }
-    if (reply->type != REDIS_REPLY_STRING || text(*reply) != s.sha1) {
-        *error = "SCRIPT LOAD of " + std::string(s.name) + " answered '" +
-                 std::string(reply->str ? text(*reply) : "") + "', expected " + s.sha1;
-        return false;
-    }
-    return true;
-}
-
 bool RedisClient::handshake(Connection& connection, const Node& node, Deadline deadline,
                             std::string* error, bool* refused) {
     const Endpoint& e = node.endpoint();
@@ -314,224 +297,243 @@ void RedisClient::appendCall(Connection& connection, const ScriptCall& call, boo
     connection.append(std::span<const std::string_view>(args, n + 2));
 }
 
-Outcome RedisClient::runOne(Session& session, const ScriptCall& call, Deadline deadline,
-                            bool useEval) {
-    Outcome failed;
-    std::uint64_t seen = topology_.version();
-    int node = route(session, call.slot, deadline, &failed);
-    if (node < 0) return failed;
-    bool asking = false;
-    bool reloaded = false;
-    bool resent = false;
-    int redirects = 0;
-    auto pause = std::chrono::duration_cast<Clock::duration>(kFirstRetryPause);
-    for (;;) {
+// One round: a pipeline per node of the pending attempts (grouped by node, each node's in call
+// order), then every reply read. An attempt ends with its outcome, or joins `retries` with the
+// reason. Nothing is done about a redirect here: the session's connections carry unread replies
+// until every pipeline is read, so a cluster map refresh waits for run().
+void RedisClient::exchange(Session& session, std::span<const ScriptCall> calls,
+                           std::span<Outcome> outcomes, std::span<Attempt> pending,
+                           std::vector<Attempt>& retries, Deadline deadline) {
+    struct Pipe {
+        std::size_t begin;
+        std::size_t end;
+        Connection* connection;
+    };
+    std::vector<Pipe> pipes;
+    auto failFrom = [&](std::size_t from, std::size_t to, const Outcome& failed) {
+        for (std::size_t k = from; k < to; ++k)
+            outcomes[pending[k].call] = copyFailure(failed);
+    };
+    for (std::size_t begin = 0; begin < pending.size();) {
+        const int node = pending[begin].node;
+        std::size_t end = begin + 1;
+        while (end < pending.size() && pending[end].node == node)
+            ++end;
+        const std::span<Attempt> group = pending.subspan(begin, end - begin);
+        Outcome failed;
         Connection* c = connection(session, node, deadline, &failed);
-        if (!c) return failed;
-        c->resetSent();
-        const bool ask = std::exchange(asking, false);
-        if (ask) {
-            const std::string_view args[] = {"ASKING"};
-            c->append(args);
-        }
-        appendCall(*c, call, useEval);
-        counters_.commands.fetch_add(1, std::memory_order_relaxed);
-        Reply reply;
-        if (c->flush(deadline)) {
-            reply = c->read(deadline);
-            if (ask && reply) reply = c->read(deadline);  // the first one answered ASKING
-        }
-        if (!reply) {
-            // Nothing reached the kernel: the server cannot have run it. Retry once on a new
-            // connection (a server restarted under a pooled connection fails the first send).
-            if (c->sent() == 0 && c->failure() != Failure::Timeout && !resent) {
-                resent = true;
+        if (!c) {
+            failFrom(begin, end, failed);
+        } else {
+            c->resetSent();
+            for (const Attempt& a : group) {
+                if (a.asking) {
+                    const std::string_view args[] = {"ASKING"};
+                    c->append(args);
+                }
+                appendCall(*c, calls[a.call], a.useEval);
+            }
+            counters_.commands.fetch_add(static_cast<std::int64_t>(group.size()),
+                                         std::memory_order_relaxed);
+            if (c->flush(deadline)) {
+                pipes.push_back(Pipe{begin, end, c});
+            } else if (c->sent() == 0 && c->failure() != Failure::Timeout &&
+                       std::none_of(group.begin(), group.end(),
+                                    [](const Attempt& a) { return a.resent; })) {
+                // Nothing reached the kernel: the server cannot have run them. Resend once on a
+                // new connection (a server restarted under a pooled connection fails the first
+                // send).
                 session.connections[static_cast<std::size_t>(node)].reset();
-                continue;
-            }
-            return lost(session, node, *c);
-        }
-        topology_.node(node).answered();
-        if (reply->type != REDIS_REPLY_ERROR) {
-            Outcome o;
-            o.kind = Outcome::Kind::Reply;
-            o.reply = std::move(reply);
-            return o;
-        }
-        const std::string_view answer = text(*reply);
-        const std::string where = topology_.node(node).name() + ": ";
-        switch (classify(answer)) {
-            case ErrorClass::NoScript: {
-                // The script cache was flushed (restart, failover, SCRIPT FLUSH): reload, retry
-                // once.
-                if (reloaded || useEval)
-                    return failure(Outcome::Kind::Refused,
-                                   where + std::string(answer) + " (after reloading the script)");
-                reloaded = true;
-                counters_.scriptLoads.fetch_add(1, std::memory_order_relaxed);
-                std::string error;
-                if (!loadScript(*c, call.script, deadline, &error)) {
-                    if (!c->ok()) return lost(session, node, *c);
-                    return failure(Outcome::Kind::Refused, where + error);
+                for (Attempt& a : group) {
+                    a.resent = true;
+                    a.retry = Retry::Resend;
+                    retries.push_back(std::move(a));
                 }
+            } else {
+                failFrom(begin, end, lost(session, node, *c));
+            }
+        }
+        begin = end;
+    }
+    for (const Pipe& pipe : pipes) {
+        const int node = pending[pipe.begin].node;
+        for (std::size_t k = pipe.begin; k < pipe.end; ++k) {
+            Attempt& a = pending[k];
+            Reply reply = pipe.connection->read(deadline);
+            if (reply && a.asking) reply = pipe.connection->read(deadline);  // after ASKING's
+            if (!reply) {
+                failFrom(k, pipe.end, lost(session, node, *pipe.connection));
+                break;
+            }
+            topology_.node(node).answered();
+            a.asking = false;  // an ASK redirect holds for one try
+            if (reply->type != REDIS_REPLY_ERROR) {
+                Outcome& o = outcomes[a.call];
+                o.kind = Outcome::Kind::Reply;
+                o.reply = std::move(reply);
+                o.error.clear();
                 continue;
             }
-            case ErrorClass::Moved:
-            case ErrorClass::Ask: {
-                int slot = 0;
-                int port = 0;
-                std::string host;
-                if (!parseRedirect(answer, &slot, &host, &port))
-                    return failure(Outcome::Kind::Refused,
-                                   where + "unreadable redirect: " + std::string(answer));
-                if (++redirects > kMaxRedirects)
-                    return failure(Outcome::Kind::Transport, where + "still redirected after " +
-                                                                 std::to_string(kMaxRedirects) +
-                                                                 " hops: " + std::string(answer));
-                const int target = topology_.nodeAt(host, port);
-                if (target < 0)
-                    return failure(Outcome::Kind::Refused, where + "too many cluster nodes");
-                counters_.redirects.fetch_add(1, std::memory_order_relaxed);
-                if (classify(answer) == ErrorClass::Moved) {
-                    // The slot moved for good: note it, and reload the whole map (several slots
-                    // usually move together).
-                    topology_.moveSlot(slot, target);
-                    refreshSlots(session, target, deadline, seen);
-                    seen = topology_.version();
-                } else {
-                    asking = true;  // a slot migrating: this key only, this time only
-                }
-                node = target;
-                continue;
+            const std::string_view answer = text(*reply);
+            switch (classify(answer)) {
+                case ErrorClass::NoScript:
+                    a.retry = Retry::NoScript;
+                    break;
+                case ErrorClass::Moved:
+                    a.retry = Retry::Moved;
+                    break;
+                case ErrorClass::Ask:
+                    a.retry = Retry::Ask;
+                    break;
+                case ErrorClass::Retry:
+                    a.retry = Retry::NotNow;
+                    break;
+                case ErrorClass::OutOfMemory:
+                    outcomes[a.call] = failure(Outcome::Kind::Full, topology_.node(node).name() +
+                                                                        ": " + std::string(answer));
+                    continue;
+                case ErrorClass::Refusal:
+                    outcomes[a.call] =
+                        failure(Outcome::Kind::Refused,
+                                topology_.node(node).name() + ": " + std::string(answer));
+                    continue;
             }
-            case ErrorClass::Retry: {
-                if (Clock::now() + pause >= deadline)
-                    return failure(
-                        Outcome::Kind::Transport,
-                        where + "answered '" + std::string(answer) + "' until the deadline");
-                std::this_thread::sleep_for(pause);
-                pause = std::min<Clock::duration>(2 * pause, kMaxRetryPause);
-                continue;
-            }
-            case ErrorClass::OutOfMemory:
-                return failure(Outcome::Kind::Full, where + std::string(answer));
-            case ErrorClass::Refusal:
-                return failure(Outcome::Kind::Refused, where + std::string(answer));
+            a.answer.assign(answer);
+            retries.push_back(std::move(a));
         }
     }
 }
 
+// Acts on one retried attempt's answer before it is sent again. False when the attempt ends
+// here (its outcome set).
+bool RedisClient::prepareRetry(Session& session, Attempt& a, Outcome& outcome, Deadline deadline,
+                               std::uint64_t* seen) {
+    const std::string where = topology_.node(a.node).name() + ": ";
+    switch (a.retry) {
+        case Retry::Resend:
+        case Retry::NotNow:
+            return true;
+        case Retry::NoScript:
+            // The script cache was flushed (restart, failover, SCRIPT FLUSH): send the script's
+            // text once, which also puts it back in the cache. Inside a pipeline a NOSCRIPT
+            // cannot be handled in place (Redis' advice), so every call is treated alike.
+            if (a.useEval) {
+                outcome = failure(Outcome::Kind::Refused,
+                                  where + a.answer + " (after reloading the script)");
+                return false;
+            }
+            a.useEval = true;
+            return true;
+        case Retry::Moved:
+        case Retry::Ask:
+            break;
+    }
+    int slot = 0;
+    int port = 0;
+    std::string host;
+    if (!parseRedirect(a.answer, &slot, &host, &port)) {
+        outcome = failure(Outcome::Kind::Refused, where + "unreadable redirect: " + a.answer);
+        return false;
+    }
+    if (++a.redirects > kMaxRedirects) {
+        outcome = failure(Outcome::Kind::Transport, where + "still redirected after " +
+                                                        std::to_string(kMaxRedirects) +
+                                                        " hops: " + a.answer);
+        return false;
+    }
+    const int target = topology_.nodeAt(host, port);
+    if (target < 0) {
+        outcome = failure(Outcome::Kind::Refused, where + "too many cluster nodes");
+        return false;
+    }
+    if (a.retry == Retry::Ask) {
+        counters_.redirects.fetch_add(1, std::memory_order_relaxed);
+        a.asking = true;  // a slot migrating: this key only, this time only
+    } else if (topology_.nodeForSlot(slot) != target) {
+        // The slot moved for good: note it, and reload the whole map (several slots usually move
+        // together). Calls of one pipeline on that slot all answer MOVED; the first teaches the
+        // map, the others find it taught.
+        counters_.redirects.fetch_add(1, std::memory_order_relaxed);
+        topology_.moveSlot(slot, target);
+        refreshSlots(session, target, deadline, *seen);
+        *seen = topology_.version();
+    }
+    a.node = target;
+    return true;
+}
+
+void RedisClient::run(Session& session, std::span<const ScriptCall> calls,
+                      std::span<Outcome> outcomes, Deadline deadline) {
+    std::uint64_t seen = topology_.version();
+    std::vector<Attempt> pending;
+    pending.reserve(calls.size());
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        Outcome failed;
+        const int node = route(session, calls[i].slot, deadline, &failed);
+        if (node < 0) {
+            outcomes[i] = std::move(failed);
+        } else {
+            pending.push_back(Attempt{});
+            pending.back().call = i;
+            pending.back().node = node;
+        }
+    }
+    auto pause = std::chrono::duration_cast<Clock::duration>(kFirstRetryPause);
+    std::vector<Attempt> retries;
+    while (!pending.empty()) {
+        // Calls on one key share a slot, hence a node: grouped by node, they keep their order.
+        std::stable_sort(pending.begin(), pending.end(),
+                         [](const Attempt& a, const Attempt& b) { return a.node < b.node; });
+        retries.clear();
+        exchange(session, calls, outcomes, pending, retries, deadline);
+        // Retries are prepared and resent in call order.
+        std::sort(retries.begin(), retries.end(),
+                  [](const Attempt& a, const Attempt& b) { return a.call < b.call; });
+        bool reloaded = false;
+        bool notNow = false;
+        pending.clear();
+        for (Attempt& a : retries) {
+            if (!prepareRetry(session, a, outcomes[a.call], deadline, &seen)) continue;
+            reloaded = reloaded || a.retry == Retry::NoScript;
+            notNow = notNow || a.retry == Retry::NotNow;
+            pending.push_back(std::move(a));
+        }
+        if (reloaded) counters_.scriptLoads.fetch_add(1, std::memory_order_relaxed);
+        if (!notNow) continue;
+        // "Not now" (a slot migrating, a cluster without quorum, a busy script, a server loading
+        // its data): pause, doubling each round, and give up at the deadline.
+        if (Clock::now() + pause < deadline) {
+            std::this_thread::sleep_for(pause);
+            pause = std::min<Clock::duration>(2 * pause, kMaxRetryPause);
+            continue;
+        }
+        std::erase_if(pending, [&](const Attempt& a) {
+            if (a.retry != Retry::NotNow) return false;
+            outcomes[a.call] =
+                failure(Outcome::Kind::Transport, topology_.node(a.node).name() + ": answered '" +
+                                                      a.answer + "' until the deadline");
+            return true;
+        });
+    }
+}
+
 Outcome RedisClient::eval(const ScriptCall& call, Deadline deadline) {
-    Lease lease = acquire(deadline);
-    if (!lease)
-        return failure(Outcome::Kind::Transport, "no free connection within the timeout (pool of " +
-                                                     std::to_string(options_.poolSize) + ")");
-    return runOne(*lease, call, deadline, false);
+    Outcome outcome;
+    evalMany({&call, 1}, {&outcome, 1}, deadline);
+    return outcome;
 }
 
 void RedisClient::evalMany(std::span<const ScriptCall> calls, std::span<Outcome> outcomes,
                            Deadline deadline) {
-    const std::size_t n = calls.size();
     Lease lease = acquire(deadline);
     if (!lease) {
-        for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t i = 0; i < calls.size(); ++i)
             outcomes[i] = failure(Outcome::Kind::Transport,
                                   "no free connection within the timeout (pool of " +
                                       std::to_string(options_.poolSize) + ")");
         return;
     }
-    Session& session = *lease;
-
-    // One pipeline per node; the calls of one node keep their relative order (calls on one key
-    // share a slot, hence a node, so their order holds).
-    struct Pipe {
-        int node;
-        Connection* connection = nullptr;
-        std::vector<std::size_t> calls;
-    };
-    std::vector<Pipe> pipes;
-    for (std::size_t i = 0; i < n; ++i) {
-        Outcome failed;
-        const int node = route(session, calls[i].slot, deadline, &failed);
-        if (node < 0) {
-            outcomes[i] = std::move(failed);
-            continue;
-        }
-        auto p = std::find_if(pipes.begin(), pipes.end(),
-                              [&](const Pipe& pipe) { return pipe.node == node; });
-        if (p == pipes.end()) p = pipes.insert(pipes.end(), Pipe{node, nullptr, {}});
-        p->calls.push_back(i);
-    }
-    auto failAll = [&](const Pipe& pipe, std::size_t from, const Outcome& failed) {
-        for (std::size_t k = from; k < pipe.calls.size(); ++k)
-            outcomes[pipe.calls[k]] = copyFailure(failed);
-    };
-    for (Pipe& pipe : pipes) {
-        Outcome failed;
-        pipe.connection = connection(session, pipe.node, deadline, &failed);
-        if (!pipe.connection) {
-            failAll(pipe, 0, failed);
-            continue;
-        }
-        pipe.connection->resetSent();
-        for (std::size_t i : pipe.calls)
-            appendCall(*pipe.connection, calls[i], false);
-        counters_.commands.fetch_add(static_cast<std::int64_t>(pipe.calls.size()),
-                                     std::memory_order_relaxed);
-        if (!pipe.connection->flush(deadline)) {
-            failAll(pipe, 0, lost(session, pipe.node, *pipe.connection));
-            pipe.connection = nullptr;
-        }
-    }
-
-    std::vector<std::size_t> retryEval;  // NOSCRIPT inside a pipeline: resent as EVAL
-    std::vector<std::size_t> retryOne;   // redirected or "not now": resent one by one
-    for (Pipe& pipe : pipes) {
-        if (!pipe.connection) continue;
-        for (std::size_t k = 0; k < pipe.calls.size(); ++k) {
-            const std::size_t i = pipe.calls[k];
-            Reply reply = pipe.connection->read(deadline);
-            if (!reply) {
-                failAll(pipe, k, lost(session, pipe.node, *pipe.connection));
-                break;
-            }
-            topology_.node(pipe.node).answered();
-            if (reply->type != REDIS_REPLY_ERROR) {
-                outcomes[i].kind = Outcome::Kind::Reply;
-                outcomes[i].reply = std::move(reply);
-                outcomes[i].error.clear();
-                continue;
-            }
-            switch (classify(text(*reply))) {
-                case ErrorClass::NoScript:
-                    retryEval.push_back(i);
-                    break;
-                case ErrorClass::Moved:
-                case ErrorClass::Ask:
-                case ErrorClass::Retry:
-                    retryOne.push_back(i);
-                    break;
-                case ErrorClass::OutOfMemory:
-                case ErrorClass::Refusal:
-                    outcomes[i] = failure(
-                        classify(text(*reply)) == ErrorClass::OutOfMemory ? Outcome::Kind::Full
-                                                                          : Outcome::Kind::Refused,
-                        topology_.node(pipe.node).name() + ": " + std::string(text(*reply)));
-                    break;
-            }
-        }
-    }
-    if (retryEval.empty() && retryOne.empty()) return;
-    // Redis' advice: a NOSCRIPT inside a pipeline cannot be handled in place, so send the script
-    // text (EVAL also puts it back in the cache). Retries run in request order.
-    if (!retryEval.empty()) counters_.scriptLoads.fetch_add(1, std::memory_order_relaxed);
-    std::vector<std::size_t> retries = retryEval;
-    retries.insert(retries.end(), retryOne.begin(), retryOne.end());
-    std::sort(retries.begin(), retries.end());
-    for (std::size_t i : retries) {
-        const bool useEval = std::binary_search(retryEval.begin(), retryEval.end(), i);
-        outcomes[i] = runOne(session, calls[i], deadline, useEval);
-    }
+    run(*lease, calls, outcomes, deadline);
 }
 
 std::vector<Outcome> RedisClient::onEveryMaster(std::span<const std::string_view> args,

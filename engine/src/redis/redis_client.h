@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "redis/redis_connection.h"
 #include "redis/lua_scripts.h"
+#include "redis/redis_connection.h"
 #include "redis/topology.h"
 
 namespace ratelab::redis {
@@ -81,7 +81,6 @@ private:
     Connection* connection(Session& session, int node, Deadline deadline, Outcome* failure);
     bool handshake(Connection& connection, const Node& node, Deadline deadline, std::string* error,
                    bool* refused);
-    bool loadScript(Connection& connection, ScriptId script, Deadline deadline, std::string* error);
     /// After an I/O failure on a connection: drops it and tells the caller how it ended.
     Outcome lost(Session& session, int node, Connection& connection);
 
@@ -93,8 +92,29 @@ private:
     std::string refreshSlots(Session& session, int preferred, Deadline deadline,
                              std::uint64_t seenVersion, bool* refused = nullptr);
 
-    /// One call with every retry; `useEval` sends the script text (pipeline NOSCRIPT fallback).
-    Outcome runOne(Session& session, const ScriptCall& call, Deadline deadline, bool useEval);
+    /// Why an attempt is sent again.
+    enum class Retry : std::uint8_t { Resend, NoScript, Moved, Ask, NotNow };
+    /// One call's way through its retries.
+    struct Attempt {
+        std::size_t call = 0;  ///< index into the calls
+        int node = -1;
+        bool asking = false;   ///< an ASK redirect: ASKING goes first, this try only
+        bool useEval = false;  ///< NOSCRIPT answered: the script's text goes instead of its SHA1
+        bool resent = false;   ///< already sent again on a new connection
+        int redirects = 0;
+        Retry retry = Retry::Resend;
+        std::string answer;  ///< the error reply it is retried after
+    };
+
+    /// The one retry loop of eval() and evalMany(): rounds of exchange() until every call has
+    /// its outcome, redirects followed, NOSCRIPT answered with the script's text, "not now"
+    /// answers retried with backoff, all before `deadline`.
+    void run(Session& session, std::span<const ScriptCall> calls, std::span<Outcome> outcomes,
+             Deadline deadline);
+    void exchange(Session& session, std::span<const ScriptCall> calls, std::span<Outcome> outcomes,
+                  std::span<Attempt> pending, std::vector<Attempt>& retries, Deadline deadline);
+    bool prepareRetry(Session& session, Attempt& attempt, Outcome& outcome, Deadline deadline,
+                      std::uint64_t* seen);
     void appendCall(Connection& connection, const ScriptCall& call, bool useEval);
 
     const ClientOptions options_;

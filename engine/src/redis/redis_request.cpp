@@ -13,7 +13,7 @@ namespace {
 constexpr std::int64_t kExactBelow = std::int64_t{1} << 53;  // Lua numbers are exact below
 constexpr std::int64_t kMaxLeakyBurst = (std::int64_t{1} << 31) - 1;
 
-// Checks that the scripts' arithmetic stays exact for this limit (see lua_scripts.cpp).
+// Checks that the scripts' arithmetic stays exact for this limit (see lua_scripts.cpp and lua/).
 bool limitSupported(const Limit& l, std::string* error) {
     auto refuse = [&](const char* what) {
         *error = std::string("limit outside what the Redis store computes exactly: ") + what;
