@@ -13,6 +13,7 @@ packages=(
     libxkbcommon-dev
     libhiredis-dev libssl-dev nlohmann-json3-dev libxxhash-dev libbenchmark-dev zlib1g-dev
     libhttp-parser-dev   # request framing of ratelab-cli serve
+    libyaml-cpp-dev      # Envoy's rate limit service configuration (app/formats/envoy)
     redis-server redis-tools nginx-light   # nginx: exports, auth_request in front of serve
     haproxy              # the Lua action in front of serve (tests/serve)
     wrk                  # tests/bench/http: serve against nginx limit_req

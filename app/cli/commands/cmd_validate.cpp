@@ -1,6 +1,7 @@
 // ratelab-cli validate [--previous OLD.json] [--json] P.json...
 // Prints every diagnostic of each policy file, warnings included. Exit 0 when every file is valid
-// (warnings allowed), 2 when one is not, 74 when one cannot be read.
+// (warnings allowed), 2 when one is not, 74 when one cannot be read. A .yaml or .yml file, or a
+// directory, is Envoy's rate limit service configuration (formats/envoy/rls_config.h) instead.
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -9,6 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/inputs.h"
+#include "formats/envoy/rls_config.h"
 #include "ratelab/policy_file.h"
 
 namespace ratelab::cli {
@@ -73,6 +75,43 @@ QJsonObject fileJson(const PolicyLoadResult& result, const std::string& name) {
     return out;
 }
 
+// One Envoy rate limit service configuration (a YAML file or a directory of them): its
+// diagnostics and a summary line, or its JSON object.
+ExitCode validateRlsConfig(const std::string& path, bool json, QJsonArray& files) {
+    const formats::envoy::RlsLoadResult result = formats::envoy::loadRlsConfig(path);
+    const ExitCode code = result.ok() ? kSuccess : result.unreadable ? kIoError : kInvalidInput;
+    if (json) {
+        QJsonArray list;
+        for (const Diagnostic& d : result.diagnostics)
+            list.append(toJson(d, CheckLevel::Schema));
+        QJsonObject out;
+        out["file"] = QString::fromStdString(path);
+        out["valid"] = result.ok();
+        out["diagnostics"] = list;
+        files.append(out);
+        return code;
+    }
+    std::size_t errors = 0;
+    std::size_t warnings = 0;
+    for (const Diagnostic& d : result.diagnostics) {
+        std::printf("%s\n", formatDiagnostic(d).c_str());
+        (d.severity == Diagnostic::Severity::Error ? errors : warnings) += 1;
+    }
+    std::string domains;
+    if (result.ok()) {
+        const std::size_t n = result.config->domains.size();
+        domains = ", " + std::to_string(n) + " domain" + (n == 1 ? "" : "s");
+    }
+    std::printf("%s: %s (Envoy rate limit service configuration%s; %zu error%s, %zu warning%s)\n",
+                path.c_str(),
+                result.ok()         ? "valid"
+                : result.unreadable ? "unreadable"
+                                    : "invalid",
+                domains.c_str(), errors, errors == 1 ? "" : "s", warnings,
+                warnings == 1 ? "" : "s");
+    return code;
+}
+
 int runValidate(const Arguments& args) {
     std::optional<PolicyLoadResult> old;
     PolicyCheckOptions options;
@@ -91,6 +130,10 @@ int runValidate(const Arguments& args) {
     ExitCode exit = kSuccess;
     QJsonArray files;
     for (const std::string& path : args.positionals()) {
+        if (path != "-" && formats::envoy::isRlsConfigPath(path)) {
+            exit = worse(exit, validateRlsConfig(path, args.isSet("json"), files));
+            continue;
+        }
         const PolicyLoadResult result = readPolicyArgument(path, options);
         const std::string name = path == "-" ? kStdinName : path;
         exit = worse(exit, exitCodeOf(result));
@@ -116,8 +159,11 @@ Command validateCommand() {
         "Checks each policy file: syntax, schema, semantics and lint warnings, each reported as "
         "FILE:LINE:COLUMN, then one summary line per file. Several files are checked one by one, "
         "as a pre-commit hook needs; the exit status is the worst of them. Files may be pipes "
-        "or process substitutions: validate /dev/stdin, --previous <(git show HEAD:p.json).";
-    c.positionals = {{"P.json", "The policy files to check.", Option::Kind::Input, true}};
+        "or process substitutions: validate /dev/stdin, --previous <(git show HEAD:p.json). "
+        "A .yaml or .yml file, or a directory of them, is checked as Envoy's rate limit service "
+        "configuration (envoyproxy/ratelimit's format, as serve --rls-config reads it).";
+    c.positionals = {{"P.json", "The policy files (or RLS .yaml files, or directories) to check.",
+                      Option::Kind::Input, true}};
     c.options = {
         Option::input("previous", "OLD.json",
                       "The version deployed before, to warn about windows or algorithms changed "
