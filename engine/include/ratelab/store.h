@@ -60,7 +60,9 @@ struct ConsumeRequest {
     std::string_view key;  ///< bucket key, e.g. "auth:<sha256>"; never a raw credential
     /// The innermost budget level; null: no budget applies. At most kMaxBudgetLevels levels.
     const BucketBudget* budget = nullptr;
-    std::int64_t cost = 1;  ///< >= 1
+    /// >= 1; or 0, a check that charges nothing (Envoy's rate limit service asks with a hits
+    /// addend of 0), for the fixed and sliding windows, the token bucket and GCRA only.
+    std::int64_t cost = 1;
     Nanos now = 0;          ///< caller time; a Redis store may use server time instead
     Nanos timeout = 0;      ///< bound on the whole call; 0 means the store's default
 };
@@ -144,7 +146,7 @@ public:
 
     /// Applies the budget (when given) and consumes `cost` from the chosen bucket at `now`, as
     /// one atomic step. A refused consumption writes nothing where the algorithm allows it.
-    /// REQUIRES: request.limit != nullptr, request.cost >= 1.
+    /// REQUIRES: request.limit != nullptr, request.cost >= 1 (or 0: see ConsumeRequest::cost).
     virtual ConsumeResult consume(const ConsumeRequest& request) = 0;
 
     /// Consumes each request in order, each one atomically (not all of them together): results[i]

@@ -42,7 +42,7 @@ inline Nanos refillTime(const Limit& limit) {
     return credit < t ? 0 : credit / t;
 }
 
-/// GCRA. REQUIRES: limit.capacity >= 1, limit.emissionInterval >= 1, cost >= 1,
+/// GCRA. REQUIRES: limit.capacity >= 1, limit.emissionInterval >= 1, cost >= 0 (0: a check),
 /// capacity * emissionInterval <= kMaxDuration (policies are validated for it).
 [[gnu::always_inline]] inline Decision gcraConsume(RateState& state, Nanos now, std::int64_t cost,
                                                    const Limit& limit) {

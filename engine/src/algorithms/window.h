@@ -29,7 +29,7 @@ inline bool isIdle(const FixedWindowState& s, Nanos now) {
     return s.windowEnd <= now;
 }
 
-/// REQUIRES: limit.capacity >= 1, limit.window >= 1 ms, cost >= 1.
+/// REQUIRES: limit.capacity >= 1, limit.window >= 1 ms, cost >= 0 (0: a check).
 [[gnu::always_inline]] inline Decision fixedWindowConsume(FixedWindowState& state, Nanos now,
                                                           std::int64_t cost, const Limit& limit) {
     Decision d;
@@ -116,7 +116,7 @@ inline std::int64_t slidingEstimate(const SlidingWindowState& r, Nanos into, Nan
            r.current;
 }
 
-/// REQUIRES: 1 <= limit.capacity <= UINT32_MAX, limit.window >= 1 ms, cost >= 1.
+/// REQUIRES: 1 <= limit.capacity <= UINT32_MAX, limit.window >= 1 ms, cost >= 0 (0: a check).
 [[gnu::always_inline]] inline Decision slidingWindowConsume(SlidingWindowState& state, Nanos now,
                                                             std::int64_t cost, const Limit& limit) {
     const Nanos w = limit.window;

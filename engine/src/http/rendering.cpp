@@ -92,9 +92,10 @@ std::int64_t resetSeconds(const PolicyResult& r) {
 }
 
 // The policy closest to its limit: the fewest remaining, then the longest reset.
-const PolicyResult* expiring(const Check& check, const PolicySet& policies, HeaderStyle style) {
+const PolicyResult* expiring(std::span<const PolicyResult> results, const PolicySet& policies,
+                             HeaderStyle style) {
     const PolicyResult* best = nullptr;
-    for (const PolicyResult& r : check.policies()) {
+    for (const PolicyResult& r : results) {
         if (!advertised(policies, r, style)) continue;
         if (!best || r.decision.remaining < best->decision.remaining ||
             (r.decision.remaining == best->decision.remaining &&
@@ -129,11 +130,18 @@ std::int64_t windowSeconds(const Limit& limit) {
 
 std::size_t renderHeaders(const PolicySet& policies, std::span<const CompiledPolicy> compiled,
                           const Check& check, std::vector<HttpHeader>& headers, std::size_t used) {
+    return renderHeaders(policies, compiled, check.policies(), check.status, check.code,
+                         check.retryAfter, headers, used);
+}
+
+std::size_t renderHeaders(const PolicySet& policies, std::span<const CompiledPolicy> compiled,
+                          std::span<const PolicyResult> results, int status, RefusalCode code,
+                          Nanos retryAfter, std::vector<HttpHeader>& headers, std::size_t used) {
     // IETF draft: one list member per policy, appended in policy order.
     HttpHeader* policyField = nullptr;
     HttpHeader* stateField = nullptr;
     unsigned styles = 0;  // bit s: some policy asks for HeaderStyle s
-    for (const PolicyResult& r : check.policies()) {
+    for (const PolicyResult& r : results) {
         const Policy& p = policies.policies[r.policy];
         styles |= 1u << static_cast<unsigned>(p.headers);
         if (!advertised(policies, r, HeaderStyle::Ietf)) continue;
@@ -160,10 +168,11 @@ std::size_t renderHeaders(const PolicySet& policies, std::span<const CompiledPol
     };
 
     // Draft 7: every policy in RateLimit-Policy, the expiring one in the RateLimit dictionary.
-    if (const PolicyResult* e =
-            asked(HeaderStyle::Draft7) ? expiring(check, policies, HeaderStyle::Draft7) : nullptr) {
+    if (const PolicyResult* e = asked(HeaderStyle::Draft7)
+                                    ? expiring(results, policies, HeaderStyle::Draft7)
+                                    : nullptr) {
         HttpHeader& list = next(headers, used, "RateLimit-Policy");
-        for (const PolicyResult& r : check.policies()) {
+        for (const PolicyResult& r : results) {
             if (!advertised(policies, r, HeaderStyle::Draft7)) continue;
             if (!list.value.empty()) list.value += ", ";
             appendInt(list.value, r.decision.limit);
@@ -180,8 +189,9 @@ std::size_t renderHeaders(const PolicySet& policies, std::span<const CompiledPol
     }
 
     // Legacy X-RateLimit-*: the expiring policy only.
-    if (const PolicyResult* e =
-            asked(HeaderStyle::Legacy) ? expiring(check, policies, HeaderStyle::Legacy) : nullptr) {
+    if (const PolicyResult* e = asked(HeaderStyle::Legacy)
+                                    ? expiring(results, policies, HeaderStyle::Legacy)
+                                    : nullptr) {
         HttpHeader& limit = next(headers, used, "X-RateLimit-Limit");
         appendInt(limit.value, e->decision.limit);
         HttpHeader& remaining = next(headers, used, "X-RateLimit-Remaining");
@@ -190,9 +200,9 @@ std::size_t renderHeaders(const PolicySet& policies, std::span<const CompiledPol
         appendInt(reset.value, resetSeconds(*e));
     }
 
-    if (check.status == 429 && check.code == RefusalCode::RateLimited) {
+    if (status == 429 && code == RefusalCode::RateLimited) {
         HttpHeader& retry = next(headers, used, "Retry-After");
-        appendInt(retry.value, ceilSeconds(check.retryAfter, 1));
+        appendInt(retry.value, ceilSeconds(retryAfter, 1));
     }
     return used;
 }

@@ -31,6 +31,12 @@ std::int64_t windowSeconds(const Limit& limit);
 std::size_t renderHeaders(const PolicySet& policies, std::span<const CompiledPolicy> compiled,
                           const Check& check, std::vector<HttpHeader>& headers, std::size_t used);
 
+/// The same for decisions that come from elsewhere than a Check (Envoy's rate limit service,
+/// app/serve/rls): `results` as Check::policies(), and the Check's status, code and retry time.
+std::size_t renderHeaders(const PolicySet& policies, std::span<const CompiledPolicy> compiled,
+                          std::span<const PolicyResult> results, int status, RefusalCode code,
+                          Nanos retryAfter, std::vector<HttpHeader>& headers, std::size_t used);
+
 /// The problem+json body for a refusal (RFC 9457 shape, the IETF draft's problem types where
 /// one exists): type, title, status, code, detail and, for quota refusals, violated-policies.
 void renderProblem(const PolicySet& policies, const Check& check, std::int64_t cost,

@@ -144,8 +144,8 @@ bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings
         return false;
     }
     const Limit& l = *request.limit;
-    if (request.cost < 1) {
-        *error = "cost must be at least 1";
+    if (request.cost < 0) {
+        *error = "cost must not be negative";
         return false;
     }
     if (!limitSupported(l, error)) return false;
