@@ -632,7 +632,7 @@ void readRlsFile(const RlsSource& source, const RlsLoadOptions& options, RlsConf
         reader.sink().error({domain->at.line, domain->at.column}, "/domain",
                             "duplicate domain '" + domain->domain + "' in config file (first in " +
                                 existing->file + " at line " + std::to_string(existing->at.line) +
-                                "; merging domains is an option of serve)");
+                                "; several files share a domain only when domains are merged)");
         return;
     }
     mergeDescriptors(*existing, std::move(*domain), reader.sink());
