@@ -28,7 +28,7 @@ case "${1:-}" in
     *) seconds="$1" ;;
 esac
 
-harnesses=(policy scenario access_log forwarded ip redis_url http_request)
+harnesses=(policy scenario access_log forwarded ip redis_url http_request rls_config)
 if [ "$smoke" -eq 0 ] && [ "$#" -gt 1 ]; then
     shift
     for h in "$@"; do
