@@ -72,7 +72,8 @@ private slots:
         for (const QString& command : kCommands)
             QVERIFY2(help.out.contains("  " + command + " "), qPrintable(command));
         // ... and no other: a new command joins kCommands, so its help and man page are tested.
-        static const QRegularExpression listed(R"(^  ([a-z]+) )", QRegularExpression::MultilineOption);
+        static const QRegularExpression listed(R"(^  ([a-z]+) )",
+                                               QRegularExpression::MultilineOption);
         QStringList names;
         for (const QRegularExpressionMatch& m : listed.globalMatch(help.out))
             names << m.captured(1);
@@ -133,6 +134,16 @@ private slots:
             << "/nonexistent/p.json: error: cannot open the file: No such file or directory";
         QTest::newRow("directory") << QStringList{"validate", kRoot + "resources"} << 74
                                    << "resources: error: is a directory";
+        QTest::newRow("rls config")
+            << QStringList{"validate", kRoot + "tests/fuzz/corpus/rls_config/example-config.yaml"}
+            << 0 << "valid (Envoy rate limit service configuration, 1 domain; 0 errors";
+        QTest::newRow("rls config refused")
+            << QStringList{"validate", kRoot + "tests/fuzz/corpus/rls_config/refused.yaml"} << 2
+            << "refused.yaml:4:5: error: config error, unknown key 'ratelimit'; did you mean "
+               "'rate_limit'?";
+        QTest::newRow("rls directory")
+            << QStringList{"validate", kRoot + "tests/fuzz/corpus/rls_config"} << 2
+            << "bad-yaml.yaml:1:4: error: error loading config file: illegal EOF in scalar";
         QTest::newRow("unknown option")
             << QStringList{"validate", "--strict", kPolicy} << 64 << "Unknown option 'strict'";
         QTest::newRow("no file") << QStringList{"validate"} << 64 << "missing P.json";

@@ -167,6 +167,15 @@ RlsLoadResult loadRlsConfig(const std::string& path, const RlsLoadOptions& optio
         }
         ::closedir(dir);
         std::sort(files.begin(), files.end());
+        if (files.empty()) {
+            RlsLoadResult out;
+            out.unreadable = true;
+            out.diagnostics.push_back(
+                unreadable(path,
+                           "is a directory without any .yaml or .yml file (of Envoy's rate limit "
+                           "service configuration)"));
+            return out;
+        }
     } else {
         files.push_back(path);
     }

@@ -133,7 +133,8 @@ struct RlsSource {
 };
 
 /// Reads a file, or every `*.yaml` and `*.yml` file of a directory (not its subdirectories,
-/// not names starting with '.'), in name order, as one configuration. Thread-safe.
+/// not names starting with '.'), in name order, as one configuration. A directory without
+/// such a file is unreadable. Thread-safe.
 RlsLoadResult loadRlsConfig(const std::string& path, const RlsLoadOptions& options = {});
 
 /// The same over texts in memory, in the order given. Thread-safe.
