@@ -302,20 +302,43 @@ void RlsDecider::Impl::keyFor(const RlsDescriptor& descriptor, const Pending& pe
 void RlsDecider::Impl::report(std::string_view domain, const Pending& p,
                               const RlsDescriptor& descriptor, const Charge& c, bool over) const {
     if (!options.observer) return;
-    std::string detailed;
+    // The original's statistics key: the matched path's composite keys; with detailed_metric
+    // on the rule, the request's own values; with value_to_metric on a level, that level's value.
+    std::string rebuilt;
     std::string_view statsKey = c.node->statsKey;
-    if (p.rule->node->detailedMetric) {
-        detailed = std::string(domain);
+    const bool detailed = p.rule->node->detailedMetric;
+    bool shared = false;
+    bool valueToMetric = false;
+    for (const CompiledNode* n : p.path) {
+        shared |= n->node->shareThreshold && n->node->wildcard;
+        valueToMetric |= n->node->valueToMetric;
+    }
+    if (detailed || valueToMetric) {
+        rebuilt = std::string(domain);
         for (std::size_t i = 0; i < p.path.size(); ++i) {
             const fe::DescriptorNode& n = *p.path[i]->node;
-            detailed += '.';
-            detailed += descriptor.entries[i].key;
-            detailed += '_';
-            detailed += n.shareThreshold && n.wildcard
-                            ? std::string_view(n.value)
-                            : std::string_view(descriptor.entries[i].value);
+            const std::string_view value = descriptor.entries[i].value;
+            const bool pattern = n.shareThreshold && n.wildcard;
+            std::string_view chosen;
+            if (detailed) {
+                chosen = pattern ? std::string_view(n.value) : value;
+            } else if (n.wildcard) {
+                chosen = !pattern && n.valueToMetric ? value : std::string_view(n.value);
+            } else if (!n.value.empty()) {
+                chosen = value;
+            } else if (n.valueToMetric) {
+                chosen = value;
+            }
+            rebuilt += '.';
+            rebuilt += descriptor.entries[i].key;
+            // detailed_metric writes "key_" for an empty value, unless a shared pattern is on
+            // the path (then it writes "key"), as the original does
+            if (!chosen.empty() || (detailed && !shared)) {
+                rebuilt += '_';
+                rebuilt += chosen;
+            }
         }
-        statsKey = detailed;
+        statsKey = rebuilt;
     }
     RlsHit hit;
     hit.domain = domain;

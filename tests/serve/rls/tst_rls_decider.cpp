@@ -308,6 +308,21 @@ descriptors:
   - key: s
     rate_limit: {unit: minute, requests_per_unit: 1}
     shadow_mode: true
+  - key: route
+    value_to_metric: true
+    descriptors:
+      - key: http_method
+        value_to_metric: true
+        descriptors:
+          - key: subject_id
+            rate_limit: {unit: minute, requests_per_unit: 9}
+  - key: service
+    value: svc/*
+    share_threshold: true
+    descriptors:
+      - key: endpoint
+        rate_limit: {unit: minute, requests_per_unit: 9}
+        detailed_metric: true
 )"),
                      makeMemoryStore(), options);
         const QString m = runSteps(d, {"60: d a=b,c=x+3 => OK | OK 5/minute rem 2 reset 60",
@@ -315,11 +330,20 @@ descriptors:
                                        "60: d a=b,c=y => OVER | OVER 5/minute rem 0 reset 60",
                                        "60: d unspec=v1 ; s=1+2 => OK | OK 2/minute rem 1 reset 60 "
                                        "| OK 1/minute rem 0 reset 60",
-                                       "60: nowhere a=b => OK | OK"});
+                                       "60: nowhere a=b => OK | OK",
+                                       "60: d route=draw,http_method=GET,subject_id=123 => OK | OK "
+                                       "9/minute rem 8 reset 60",
+                                       "60: d route=,http_method=GET,subject_id=1 => OK | OK "
+                                       "9/minute rem 8 reset 60",
+                                       "60: d service=svc/a,endpoint=get => OK | OK 9/minute rem 8 "
+                                       "reset 60"});
         QVERIFY2(m.isEmpty(), qPrintable(m));
         QCOMPARE(hits.lines,
                  QStringList({"d.a_b.c 3/5", "d.a_b.c 5/5 near", "d.a_b.c 1/5 over",
-                              "d.unspec_v1 1/2", "d.s 2/1 over shadow", "not found nowhere"}));
+                              "d.unspec_v1 1/2", "d.s 2/1 over shadow", "not found nowhere",
+                              "d.route_draw.http_method_GET.subject_id 1/9",
+                              "d.route.http_method_GET.subject_id 1/9",
+                              "d.service_svc/*.endpoint_get 1/9"}));
     }
 
     // A store that cannot be reached: the call fails (the original's answer), or the limit
