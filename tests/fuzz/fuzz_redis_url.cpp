@@ -1,4 +1,5 @@
-// Redis URLs (ratelab/redis_url.h, the one grammar of policy files, --store and makeRedisStore)
+// Redis URLs (ratelab/redis_url.h, the one grammar of policy files, --store and makeRedisStore:
+// standalone, unix socket and Sentinel)
 // and the "host:port" node addresses of Cluster replies. A refusal says why and never repeats
 // the password; an accepted URL names its server without the credentials, its redacted form
 // hides the password and parses back to the same server; a node address has a port in range.
@@ -15,7 +16,8 @@ constexpr const char* kHarness = "fuzz_redis_url";
 
 bool sameServer(const RedisEndpoint& a, const RedisEndpoint& b) {
     return a.host == b.host && a.port == b.port && a.unixPath == b.unixPath &&
-           a.database == b.database && a.user == b.user;
+           a.database == b.database && a.user == b.user && a.masterName == b.masterName &&
+           a.sentinels == b.sentinels;
 }
 
 }  // namespace
@@ -32,6 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
         other.password = "not-" + endpoint->password;
         fuzz::require(endpoint->name() == other.name(), kHarness,
                       "an endpoint's name depends on its password");
+        fuzz::require(endpoint->isSentinel() == !endpoint->sentinels.empty(), kHarness,
+                      "a Sentinel URL without sentinels, or sentinels without a master's name");
 
         const std::string redacted = redactRedisUrl(text);
         std::string whyRedacted;

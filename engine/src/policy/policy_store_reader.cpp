@@ -155,6 +155,10 @@ void readStore(Diagnostics& sink, const json::Value& object, StoreConfig& store)
                            ": credentials in the URL are refused: policy files are exported and "
                            "committed; name where the password is with \"password_env\" or "
                            "\"password_file\" (and \"username\" for an ACL user)");
+        } else if (urls.size() > 1 && endpoint->isSentinel()) {
+            sink.error(CheckLevel::Semantics, *item,
+                       "a Sentinel URL names every sentinel itself (HOST:PORT,HOST:PORT); give "
+                       "it alone in \"url\", not among cluster seeds");
         } else if (urls.size() > 1 && endpoint->database != 0) {
             sink.error(CheckLevel::Semantics, *item,
                        "a Redis Cluster has database 0 only; remove \"/" +

@@ -1,5 +1,6 @@
 // Loading policy files in process: defaults, compiled limits, lint rules, version comparisons,
-// checks on sets built in code, Redis URLs, and route patterns against their regex translation.
+// checks on sets built in code, Redis URLs in the store block (their grammar: tst_redis_url),
+// and route patterns against their regex translation.
 
 #include <sys/stat.h>
 
@@ -14,7 +15,6 @@
 #include "fixtures/file_errors_fixture.h"
 #include "policy/policy_paths.h"
 #include "ratelab/policy_file.h"
-#include "ratelab/redis_url.h"
 
 using namespace ratelab;
 
@@ -385,80 +385,6 @@ private slots:
         QCOMPARE(lint[0].severity, Diagnostic::Severity::Warning);
     }
 
-    // The one Redis URL grammar (ratelab/redis_url.h): what a policy file, --store and
-    // makeRedisStore() accept alike.
-    void redisUrls_data() {
-        QTest::addColumn<QString>("url");
-        QTest::addColumn<QString>("name");  // RedisEndpoint::name(); "" with `error` when refused
-        QTest::addColumn<int>("database");
-        QTest::addColumn<QString>("user");
-        QTest::addColumn<QString>("password");
-        QTest::addColumn<QString>("error");
-        auto ok = [](const char* row, const char* url, const char* name, int database,
-                     const char* user = "", const char* password = "") {
-            QTest::newRow(row) << url << name << database << user << password << "";
-        };
-        auto refused = [](const char* row, const char* url, const char* error) {
-            QTest::newRow(row) << url << "" << 0 << ""
-                               << "" << error;
-        };
-        ok("host only", "redis://cache", "cache:6379", 0);
-        ok("port and db", "redis://10.1.2.3:7000/3", "10.1.2.3:7000", 3);
-        ok("trailing slash", "redis://cache:6380/", "cache:6380", 0);
-        ok("ipv6", "redis://[2001:db8::1]:6379/1", "[2001:db8::1]:6379", 1);
-        ok("unix", "unix:///run/redis.sock", "unix:/run/redis.sock", 0);
-        ok("unix db", "unix:///tmp/r.sock?db=5", "unix:/tmp/r.sock", 5);
-        // A socket path may hold ':' and '@'; it is not credentials, and redaction leaves it.
-        ok("unix path with @", "unix:///run/a:b@c.sock", "unix:/run/a:b@c.sock", 0);
-        ok("user, empty password", "redis://app:@cache", "cache:6379", 0, "app", "");
-        ok("password", "redis://:s3cret@127.0.0.1:6379", "127.0.0.1:6379", 0, "", "s3cret");
-        ok("user and password", "redis://app:p@ss/w@cache/2", "cache:6379", 2, "app", "p@ss/w");
-        refused("credentials without colon", "redis://s3cret@cache", "USER:PASSWORD@");
-        refused("tls", "rediss://cache", "hiredis 0.14 has no TLS");
-        refused("scheme", "http://cache", "expected redis://");
-        refused("no scheme", "127.0.0.1:6379", "expected redis://");
-        refused("port 0", "redis://cache:0", "port \"0\"");
-        refused("port 70000", "redis://127.0.0.1:70000", "port \"70000\"");
-        refused("port text", "redis://cache:http", "port \"http\"");
-        refused("bare ipv6", "redis://::1:6379", "goes in brackets");
-        refused("bad ipv4", "redis://300.1.1.1", "not a host name");
-        refused("no host", "redis://:6379", "no host");
-        refused("query", "redis://cache?db=1", "queries");
-        refused("unix query", "unix:///tmp/r.sock?timeout=1", "only \"?db=N\"");
-        refused("relative unix", "unix://run/redis.sock", "absolute");
-        refused("db text", "redis://cache/zero", "database \"zero\"");
-        refused("space", "redis://ca che", "spaces");
-    }
-    void redisUrls() {
-        QFETCH(QString, url);
-        QFETCH(QString, name);
-        QFETCH(int, database);
-        QFETCH(QString, user);
-        QFETCH(QString, password);
-        QFETCH(QString, error);
-        std::string why;
-        std::optional<RedisEndpoint> e = parseRedisUrl(url.toStdString(), &why);
-        if (!error.isEmpty()) {
-            QVERIFY(!e);
-            QVERIFY2(QString::fromStdString(why).contains(error), why.c_str());
-            QVERIFY(why.find("s3cret") == std::string::npos);
-            return;
-        }
-        QVERIFY2(e, why.c_str());
-        QCOMPARE(QString::fromStdString(e->name()), name);
-        QCOMPARE(e->database, database);
-        QCOMPARE(QString::fromStdString(e->user), user);
-        QCOMPARE(QString::fromStdString(e->password), password);
-        // Every message that names the URL names it without its password.
-        const std::string redacted = redactRedisUrl(url.toStdString());
-        if (!password.isEmpty()) {
-            QVERIFY(redacted.find(password.toStdString()) == std::string::npos);
-            QVERIFY2(redacted.find(":***@") != std::string::npos, redacted.c_str());
-        } else {
-            QCOMPARE(redacted, url.toStdString());
-        }
-    }
-
     // A policy file is exported and committed: a URL with credentials parses, and is refused.
     void policyFilesRefuseCredentials() {
         PolicyLoadResult r = parsePolicyText(
@@ -470,6 +396,42 @@ private slots:
         const std::string message = formatDiagnostic(r.diagnostics[0]);
         QVERIFY2(message.find("Redis URL \"redis://app:***@cache\": credentials in the URL are "
                               "refused") != std::string::npos,
+                 message.c_str());
+        QVERIFY(message.find("s3cret") == std::string::npos);
+    }
+
+    // A Sentinel URL names every sentinel itself: it is a store's "url", never one of a
+    // Cluster's seeds; its credentials are refused like a redis:// URL's.
+    void policyFilesTakeSentinelUrls() {
+        PolicyLoadResult ok = parsePolicyText(
+            "{\"version\": 1, \"store\": {\"kind\": \"redis\", \"url\": "
+            "\"redis-sentinel://10.0.0.1,10.0.0.2:26380/cache?db=2\", \"password_env\": "
+            "\"REDIS_PASSWORD\"}, \"policies\": [{\"name\": \"api\"}]}",
+            "p.json");
+        QVERIFY2(ok.ok(), qPrintable(dump(ok)));
+        QCOMPARE(ok.policies->store.urls,
+                 std::vector<std::string>{"redis-sentinel://10.0.0.1,10.0.0.2:26380/cache?db=2"});
+
+        PolicyLoadResult seeds = parsePolicyText(
+            "{\"version\": 1, \"store\": {\"kind\": \"redis\", \"urls\": "
+            "[\"redis://10.0.0.1:7000\", \"redis-sentinel://10.0.0.1/cache\"]}, "
+            "\"policies\": [{\"name\": \"api\"}]}",
+            "p.json");
+        QVERIFY(!seeds.ok());
+        QCOMPARE(seeds.diagnostics.size(), std::size_t(1));
+        QCOMPARE(QString::fromStdString(formatDiagnostic(seeds.diagnostics[0])),
+                 QString("p.json:1:77: error: a Sentinel URL names every sentinel itself "
+                         "(HOST:PORT,HOST:PORT); give it alone in \"url\", not among cluster "
+                         "seeds (at /store/urls/1)"));
+
+        PolicyLoadResult credentials = parsePolicyText(
+            "{\"version\": 1, \"store\": {\"kind\": \"redis\", \"url\": "
+            "\"redis-sentinel://:s3cret@10.0.0.1/cache\"}, \"policies\": [{\"name\": \"api\"}]}",
+            "p.json");
+        QVERIFY(!credentials.ok());
+        const std::string message = formatDiagnostic(credentials.diagnostics.at(0));
+        QVERIFY2(message.find("\"redis-sentinel://:***@10.0.0.1/cache\": credentials in the URL "
+                              "are refused") != std::string::npos,
                  message.c_str());
         QVERIFY(message.find("s3cret") == std::string::npos);
     }
