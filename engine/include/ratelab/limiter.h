@@ -26,6 +26,11 @@ struct LimiterOptions {
     /// (MemoryStoreOptions::shards; 0: the store's default). A simulator fixes it, as it fixes
     /// its own stores', so that its reports do not depend on the machine.
     unsigned localStoreShards = 0;
+    /// Bound on every store call of this limiter, in nanoseconds: each call gets the shorter of
+    /// this and its policy's store_timeout_ms (ConsumeRequest::timeout, SettleRequest::timeout),
+    /// and what a call that runs out of it gets is the policy's on_store_error. 0: the policies'
+    /// own. A service sets it from `serve --store-timeout-ms`.
+    Nanos maxStoreTimeout = 0;
 };
 
 /// The engine's front door: matches policies, derives keys, consumes from the store, applies
@@ -64,6 +69,13 @@ public:
     /// `explain`, also fills each policy's key and scope in out.check. Never throws.
     void decide(const RequestView& request, Nanos now, Verdict& out, bool explain = false) const;
     Verdict decide(const RequestView& request, Nanos now, bool explain = false) const;
+    /// Decides requests[i] at times[i] as checkBatch() does (one store call per batch where it
+    /// can, exactly the decisions of deciding them one by one) and renders each into out[i] as
+    /// decide() does, reusing its buffers. For a service that answers several requests at once
+    /// from a shared store. Never throws.
+    /// REQUIRES: times.size() >= requests.size(), out.size() >= requests.size().
+    void decideBatch(std::span<const RequestView> requests, std::span<const Nanos> times,
+                     std::span<Verdict> out) const;
 
     /// Applies a response's HTTP `status` to what `check` charged, for each policy that charges
     /// by outcome (chargesByOutcome in policy.h): gives back the cost of a request its `charge`
@@ -106,6 +118,7 @@ private:
     struct Impl;
     struct Batch;
     struct SettleBatch;
+    void render(const RequestView& request, Verdict& out) const;
     std::unique_ptr<Impl> impl_;
 };
 

@@ -114,6 +114,28 @@ void Limiter::settleBatch(std::span<const Check> checks, std::span<const int> st
 void Limiter::decide(const RequestView& request, Nanos now, Verdict& out, bool explain) const {
     out.check.captureKeys = explain;
     check(request, now, out.check);
+    render(request, out);
+}
+
+void Limiter::decideBatch(std::span<const RequestView> requests, std::span<const Nanos> times,
+                          std::span<Verdict> out) const {
+    // checkBatch() fills contiguous Checks; the verdicts' own are moved in and back out, so
+    // that their storage is reused from call to call.
+    thread_local std::vector<Check> checks;
+    const std::size_t n = requests.size();
+    if (checks.size() < n) checks.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        out[i].check.captureKeys = false;
+        checks[i] = std::move(out[i].check);
+    }
+    checkBatch(requests, times, std::span(checks).first(n));
+    for (std::size_t i = 0; i < n; ++i) {
+        out[i].check = std::move(checks[i]);
+        render(requests[i], out[i]);
+    }
+}
+
+void Limiter::render(const RequestView& request, Verdict& out) const {
     out.allowed = out.check.allowed;
     out.status = out.check.status;
     out.code = out.check.code;

@@ -227,7 +227,7 @@ struct Limiter::Batch {
                 key.budget(work.budgets[k]),
                 request.cost > 0 ? request.cost : policy.cost,
                 timeOf(i),
-                policy.storeTimeout,
+                impl.storeTimeout(policy),
             };
             work.owners[k] =
                 CallOwner{static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(resultIndex)};

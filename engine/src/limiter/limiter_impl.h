@@ -86,6 +86,13 @@ struct Limiter::Impl {
         }
     }
 
+    // The bound of a store call for `policy`: its store_timeout_ms, shortened to the limiter's
+    // maxStoreTimeout when that is shorter. The one place a call's timeout is decided.
+    Nanos storeTimeout(const Policy& policy) const {
+        const Nanos cap = options.maxStoreTimeout;
+        return cap > 0 && cap < policy.storeTimeout ? cap : policy.storeTimeout;
+    }
+
     std::uint32_t tierOf(const Policy& policy, const RequestView& request) const {
         if (!policy.tiers || policy.tiers->tiers.empty()) return 0;
         const TierConfig& tiers = *policy.tiers;
@@ -139,7 +146,7 @@ struct Limiter::Impl {
                             &limits[r.tier],    r.charge.partition,
                             r.charge.key,       cost,
                             r.charge.stamp,     now,
-                            policy.storeTimeout};
+                            storeTimeout(policy)};
         return true;
     }
 

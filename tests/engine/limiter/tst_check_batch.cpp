@@ -110,7 +110,15 @@ public:
 
 private:
     std::int64_t calls_ = 0;
-    std::unique_ptr<Store> inner_ = makeMemoryStore({1000, 5});
+    // Built from a named value: GCC 12 reports a dangling pointer to a braced temporary here
+    // once the constructor is inlined into a make_shared (a false positive).
+    static std::unique_ptr<Store> memory() {
+        MemoryStoreOptions options;
+        options.maxBuckets = 1000;
+        options.hashSeed = 5;
+        return makeMemoryStore(options);
+    }
+    std::unique_ptr<Store> inner_ = memory();
 };
 
 }  // namespace
@@ -124,6 +132,7 @@ private slots:
     void limiterBatchEqualsOneByOne_data();
     void limiterBatchEqualsOneByOne();
     void oneTimeForTheWholeBatch();
+    void decideBatchRendersAsDecide();
 };
 
 void TestCheckBatch::storeBatchEqualsOneByOne_data() {
@@ -403,6 +412,68 @@ void TestCheckBatch::oneTimeForTheWholeBatch() {
     QCOMPARE(checks[3].retryAfter, kNanosPerSecond);
     QCOMPARE(checks[4].allowed, false);
     QCOMPARE(checks[2].policies()[0].decision.remaining, std::int64_t(0));
+}
+
+// decideBatch(): checkBatch()'s decisions, each rendered as decide() renders it: status,
+// headers (every style), problem+json body, with verdicts reused from batch to batch.
+void TestCheckBatch::decideBatchRendersAsDecide() {
+    Policy ietf = tokenBucketPolicy("ietf", 3, 2.0);
+    ietf.key.source = KeySource::Peer;
+    Policy draft = tokenBucketPolicy("draft", 5, 1.0, "/api");
+    draft.algorithm = Algorithm::FixedWindow;
+    draft.windowMs = 1000;
+    draft.headers = HeaderStyle::Draft7;
+    draft.key.source = KeySource::Header;
+    draft.key.header = "x-account";
+    Policy legacy = tokenBucketPolicy("legacy", 4, 1.0, "/login");
+    legacy.headers = HeaderStyle::Legacy;
+    legacy.onStoreError = StoreErrorRule::Deny;
+    const PolicySet set = policySet({ietf, draft, legacy});
+    std::shared_ptr<Store> singleStore = std::make_shared<FlakyStore>();
+    std::shared_ptr<Store> batchStore = std::make_shared<FlakyStore>();
+    Limiter single(set, singleStore, {nullptr, 9});
+    Limiter batched(set, batchStore, {nullptr, 9});
+    std::mt19937_64 rng(11);
+    std::vector<TestRequest> owned(40);
+    std::vector<RequestView> views(40);
+    std::vector<Nanos> times(40);
+    std::vector<Verdict> verdicts(40);
+    Verdict one;
+    Nanos now = kNanosPerSecond;
+    int refused = 0;
+    for (int round = 0; round < 200; ++round) {
+        const std::size_t n = 1 + rng() % 40;
+        for (std::size_t i = 0; i < n; ++i) {
+            now += static_cast<Nanos>(rng() % (30 * kNanosPerMilli));
+            TestRequest& r = owned[i];
+            r = TestRequest{};
+            r.path = rng() % 3 == 0 ? "/login" : rng() % 2 ? "/api/items" : "/";
+            r.from("10.0.0." + std::to_string(rng() % 6));
+            if (rng() % 4 != 0) r.header("x-account", "user" + std::to_string(rng() % 5));
+            times[i] = now;
+        }
+        for (std::size_t i = 0; i < n; ++i)
+            views[i] = owned[i].view();
+        batched.decideBatch(std::span(views).first(n), std::span(times).first(n),
+                            std::span(verdicts).first(n));
+        for (std::size_t i = 0; i < n; ++i) {
+            single.decide(views[i], times[i], one);
+            const Verdict& v = verdicts[i];
+            QCOMPARE(v.allowed, one.allowed);
+            QCOMPARE(v.status, one.status);
+            QCOMPARE(v.code, one.code);
+            QCOMPARE(describe(v.check), describe(one.check));
+            QCOMPARE(v.headers.size(), one.headers.size());
+            for (std::size_t h = 0; h < one.headers.size(); ++h) {
+                QCOMPARE(v.headers[h].name, one.headers[h].name);
+                QCOMPARE(v.headers[h].value, one.headers[h].value);
+            }
+            QCOMPARE(v.contentType, one.contentType);
+            QCOMPARE(v.body, one.body);
+            refused += !one.allowed;
+        }
+    }
+    QVERIFY(refused > 100);
 }
 
 QTEST_APPLESS_MAIN(TestCheckBatch)

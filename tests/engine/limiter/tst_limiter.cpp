@@ -244,6 +244,41 @@ private slots:
         QCOMPARE(observer.storeErrors[0].status, StoreStatus(failure));
     }
 
+    // Every store call is bounded by the shorter of its policy's store_timeout_ms and the
+    // limiter's maxStoreTimeout (a service's --store-timeout-ms): consumptions and settles alike.
+    void storeCallsTakeTheShorterTimeout_data() {
+        QTest::addColumn<int>("policyMs");
+        QTest::addColumn<int>("limiterMs");  // 0: none
+        QTest::addColumn<int>("expectedMs");
+        QTest::newRow("the policy's alone") << 500 << 0 << 500;
+        QTest::newRow("the service's, shorter") << 500 << 15 << 15;
+        QTest::newRow("the policy's, shorter") << 10 << 15 << 10;
+        QTest::newRow("equal") << 15 << 15 << 15;
+    }
+    void storeCallsTakeTheShorterTimeout() {
+        QFETCH(int, policyMs);
+        QFETCH(int, limiterMs);
+        QFETCH(int, expectedMs);
+        Policy p = tokenBucketPolicy("api", 5, 1.0);
+        p.storeTimeout = policyMs * kNanosPerMilli;
+        p.charge.rule = ChargeRule::Failures;  // settles: a second kind of store call
+        auto store = std::make_shared<ScriptedStore>();
+        LimiterOptions options;
+        options.maxStoreTimeout = limiterMs * kNanosPerMilli;
+        Limiter limiter(policySet({p}), store, options);
+        TestRequest request;
+        request.from("192.0.2.1");
+        Verdict v = limiter.decide(request.view(), 0);
+        QVERIFY(v.allowed);
+        limiter.settle(v.check, 200, 0);  // a success: refunded
+        std::vector<Check> checks(2);
+        std::vector<RequestView> views{request.view(), request.view()};
+        limiter.checkBatch(views, 0, checks);
+        QCOMPARE(store->timeouts.size(), std::size_t(4));
+        for (Nanos t : store->timeouts)
+            QCOMPARE(t, expectedMs * kNanosPerMilli);
+    }
+
     // on_store_error "local": while the shared store is unreachable, a process holds
     // 1/replicas of the limit on its own memory (20 at once, 2 per second over 4 replicas: 5 at
     // once, 0.5 per second), and the first answer of the shared store takes over again.
