@@ -4,8 +4,9 @@
 
 #include "json/json_text.h"
 #include "serve/admin/service_metrics.h"
-#include "serve/policy_runtime.h"
 #include "serve/http/request_target.h"
+#include "serve/policy_runtime.h"
+#include "serve/service_store.h"
 
 namespace ratelab::serve {
 
@@ -81,16 +82,30 @@ struct DecisionHandler::Worker {
     Verdict verdict;
     std::string path;
     char status[4] = {};
+    // A turn's requests (handleBatch), reused from turn to turn.
+    std::vector<std::string> paths;
+    std::vector<RequestView> views;
+    std::vector<Nanos> times;
+    std::vector<Verdict> verdicts;
+    std::vector<std::size_t> decided;  ///< views[k] is request decided[k] of the batch
+    std::vector<int> answers;
 };
 
 DecisionHandler::DecisionHandler(PolicyRuntime& runtime, SidecarMetrics& metrics,
                                  DecisionOptions options, unsigned workers)
-    : runtime_(runtime), metrics_(metrics), options_(options) {
+    : runtime_(runtime)
+    , metrics_(metrics)
+    , options_(options)
+    , batches_(storeLeavesProcess(runtime.store())) {
     for (unsigned i = 0; i < workers; ++i)
         workers_.push_back(std::make_unique<Worker>(runtime));
 }
 
 DecisionHandler::~DecisionHandler() = default;
+
+bool DecisionHandler::batches(unsigned) const {
+    return batches_;
+}
 
 void DecisionHandler::answerUndescribed(const ServerRequest& request, Response& response,
                                         std::string_view why) {
@@ -104,32 +119,75 @@ void DecisionHandler::answerUndescribed(const ServerRequest& request, Response& 
     metrics_.countRequest(request.worker, 400, 0);
 }
 
-void DecisionHandler::handle(const ServerRequest& request, Response& response) {
-    Worker& w = *workers_[request.worker];
-    const PolicyGeneration& generation = w.generation.get();
+bool DecisionHandler::describe(const ServerRequest& request, Response& response,
+                               std::string& path, RequestView& view, int& answerStatus) {
     const Original original = options_.mode == ServeMode::Auth
                                   ? originalOf(request.http)
                                   : Original{request.http.method, request.http.target};
     std::string_view whyNot;
-    if (!normalizedPath(original.target, w.path, &whyNot)) {
+    if (!normalizedPath(original.target, path, &whyNot)) {
         answerUndescribed(request, response, whyNot);
-        return;
+        return false;
     }
-    const int answer = options_.mode == ServeMode::Origin ? askedStatus(request.http) : 200;
-    if (answer == 0) {
+    answerStatus = options_.mode == ServeMode::Origin ? askedStatus(request.http) : 200;
+    if (answerStatus == 0) {
         answerUndescribed(request, response, "X-Ratelab-Respond is not a status from 200 to 599");
-        return;
+        return false;
     }
-    RequestView view;
+    view = RequestView{};
     view.method = original.method;
-    view.path = w.path;
+    view.path = path;
     view.headers = request.http.headers;
     view.peer = request.peer;
+    return true;
+}
 
+void DecisionHandler::handle(const ServerRequest& request, Response& response) {
+    Worker& w = *workers_[request.worker];
+    const PolicyGeneration& generation = w.generation.get();
+    RequestView view;
+    int answerStatus = 0;
+    if (!describe(request, response, w.path, view, answerStatus)) return;
     const Nanos started = monotonicNow();
     generation.limiter->decide(view, request.now, w.verdict);
     const Nanos latency = monotonicNow() - started;
-    const Verdict& v = w.verdict;
+    answer(w, generation, request, response, w.verdict, answerStatus, latency);
+}
+
+void DecisionHandler::handleBatch(std::span<const ServerRequest> requests,
+                                  std::span<Response> responses) {
+    Worker& w = *workers_[requests[0].worker];
+    const PolicyGeneration& generation = w.generation.get();
+    const std::size_t n = requests.size();
+    // Sized first: the views point into these strings.
+    if (w.paths.size() < n) w.paths.resize(n);
+    if (w.answers.size() < n) w.answers.resize(n);
+    w.views.clear();
+    w.times.clear();
+    w.decided.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+        RequestView view;
+        if (!describe(requests[i], responses[i], w.paths[i], view, w.answers[i])) continue;
+        w.views.push_back(view);
+        w.times.push_back(requests[i].now);
+        w.decided.push_back(i);
+    }
+    const std::size_t m = w.views.size();
+    if (m == 0) return;
+    if (w.verdicts.size() < m) w.verdicts.resize(m);
+    const Nanos started = monotonicNow();
+    generation.limiter->decideBatch(w.views, w.times, std::span(w.verdicts).first(m));
+    // Each request waited for the whole batch: that is its time to decide.
+    const Nanos latency = monotonicNow() - started;
+    for (std::size_t k = 0; k < m; ++k) {
+        const std::size_t i = w.decided[k];
+        answer(w, generation, requests[i], responses[i], w.verdicts[k], w.answers[i], latency);
+    }
+}
+
+void DecisionHandler::answer(Worker& w, const PolicyGeneration& generation,
+                             const ServerRequest& request, Response& response, const Verdict& v,
+                             int answerStatus, Nanos latency) {
     const Check& check = v.check;
     for (const PolicyResult& r : check.policies()) {
         metrics_.countDecision(request.worker, generation.metricSlots[r.policy], r.outcome);
@@ -137,11 +195,11 @@ void DecisionHandler::handle(const ServerRequest& request, Response& response) {
     // Origin mode answers the pass itself, so it knows the status to settle with; auth mode
     // answers before the upstream does and never learns it (docs/SERVE.md).
     const bool origin = options_.mode == ServeMode::Origin;
-    if (origin && v.allowed) generation.limiter->settle(check, answer, request.now);
+    if (origin && v.allowed) generation.limiter->settle(check, answerStatus, request.now);
     metrics_.countRequest(request.worker, v.status, latency);
 
     const bool travelAs403 = !v.allowed && options_.mode == ServeMode::Auth && options_.refuseAs403;
-    response.start(travelAs403 ? 403 : origin && v.allowed ? answer : v.status);
+    response.start(travelAs403 ? 403 : origin && v.allowed ? answerStatus : v.status);
     for (const HttpHeader& h : v.headers)
         response.header(h.name, h.value);
     if (options_.mode == ServeMode::Auth) {
@@ -156,7 +214,7 @@ void DecisionHandler::handle(const ServerRequest& request, Response& response) {
         response.finish("", "");
     } else if (v.allowed) {
         response.finish("text/plain",
-                        answer == 200 ? "ok\n" : "answered as X-Ratelab-Respond asked\n");
+                        answerStatus == 200 ? "ok\n" : "answered as X-Ratelab-Respond asked\n");
     } else {
         response.finish(v.contentType, v.body);
     }

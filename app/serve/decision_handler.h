@@ -25,6 +25,7 @@ namespace ratelab::serve {
 
 class PolicyRuntime;
 class SidecarMetrics;
+struct PolicyGeneration;
 
 enum class ServeMode : std::uint8_t { Origin, Auth };
 
@@ -35,7 +36,10 @@ struct DecisionOptions {
     bool refuseAs403 = false;
 };
 
-/// Thread-safe as HttpHandler requires: per-loop state, indexed by the loop.
+/// Thread-safe as HttpHandler requires: per-loop state, indexed by the loop. On a store outside
+/// the process (Redis) each loop decides the requests of its turn together (batches(),
+/// handleBatch(): one store round trip for them all, sent with the other loops' and listeners'
+/// through the runtime's batching store); on the memory store each request is decided at once.
 class DecisionHandler final : public HttpHandler {
 public:
     DecisionHandler(PolicyRuntime& runtime, SidecarMetrics& metrics, DecisionOptions options,
@@ -43,14 +47,24 @@ public:
     ~DecisionHandler() override;
 
     void handle(const ServerRequest& request, Response& response) override;
+    bool batches(unsigned worker) const override;
+    void handleBatch(std::span<const ServerRequest> requests,
+                     std::span<Response> responses) override;
 
 private:
     struct Worker;
+    /// What a request asks to be decided: its view (path normalised into `path`) and the
+    /// status an origin-mode pass is answered with. False when it was answered 400 instead.
+    bool describe(const ServerRequest& request, Response& response, std::string& path,
+                  RequestView& view, int& answer);
+    void answer(Worker& w, const PolicyGeneration& generation, const ServerRequest& request,
+                Response& response, const Verdict& verdict, int answerStatus, Nanos latency);
     void answerUndescribed(const ServerRequest& request, Response& response, std::string_view why);
 
     PolicyRuntime& runtime_;
     SidecarMetrics& metrics_;
     const DecisionOptions options_;
+    const bool batches_;
     std::vector<std::unique_ptr<Worker>> workers_;
 };
 

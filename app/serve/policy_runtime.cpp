@@ -1,8 +1,8 @@
 #include "serve/policy_runtime.h"
 
 #include "ratelab/policy_file.h"
-#include "ratelab/store_factory.h"
 #include "serve/admin/service_metrics.h"
+#include "serve/service_store.h"
 
 namespace ratelab::serve {
 
@@ -21,7 +21,7 @@ std::unique_ptr<PolicyRuntime> PolicyRuntime::open(const std::string& path,
     // A store block that cannot be used as written (an unset password variable, say) is the
     // file's error, reported like its others; an unreachable Redis is not (makeStore).
     std::string why;
-    std::unique_ptr<Store> store = makeStore(loaded.policies->store, &why);
+    std::shared_ptr<Store> store = makeServiceStore(loaded.policies->store, &why);
     if (!store) {
         Diagnostic d;
         d.file = path;

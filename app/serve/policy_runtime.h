@@ -40,7 +40,8 @@ struct ReloadResult {
 /// Thread-safe.
 class PolicyRuntime {
 public:
-    /// Loads `path`, makes its store and the first generation. Null when the file has errors
+    /// Loads `path`, makes its store (makeServiceStore: a store outside the process is
+    /// batched) and the first generation. Null when the file has errors
     /// or its store block cannot be used (in *diagnostics, with warnings), or when it cannot
     /// be read (in *error).
     /// `limiterOptions.observer` and `metrics` must outlive the runtime.

@@ -74,6 +74,7 @@ std::unique_ptr<Sidecar> Sidecar::open(const SidecarOptions& options,
     s->observer_ = std::make_unique<Observer>(*s->metrics_, s->decisionLog_.get());
     LimiterOptions limiterOptions;
     limiterOptions.observer = s->observer_.get();
+    limiterOptions.maxStoreTimeout = options.storeTimeout;
     s->runtime_ =
         PolicyRuntime::open(options.policyPath, limiterOptions, *s->metrics_, diagnostics, error);
     if (!s->runtime_) return nullptr;
@@ -113,7 +114,8 @@ void Sidecar::start() {
                    .field("policy_file", runtime_->path())
                    .field("policies", static_cast<std::int64_t>(
                                           generation->limiter->policies().policies.size()))
-                   .field("store", runtime_->store().kind()));
+                   .field("store", runtime_->store().kind())
+                   .field("store_timeout_ms", options_.storeTimeout / kNanosPerMilli));
 }
 
 ReloadResult Sidecar::reload(std::string_view trigger) {

@@ -35,6 +35,10 @@ struct SidecarOptions {
     std::string keyNameSecret;
     /// How long a drain may take before the connections left are cut.
     Nanos drainTimeout = 30 * kNanosPerSecond;
+    /// Bound on every store call of the service (LimiterOptions::maxStoreTimeout): a call
+    /// that runs out of it is decided by its policy's on_store_error. Under the 20 ms Envoy's
+    /// rate limit filter waits by default.
+    Nanos storeTimeout = 15 * kNanosPerMilli;
     /// Where log lines go; empty: standard error.
     ServiceLog::Sink logSink;
     std::string version;

@@ -57,13 +57,14 @@ int serveCommand(const Arguments& args) {
         if (!options.admin) return fail(kUsage, "--admin \"" + args.value("admin") + "\": " + why);
     }
     std::int64_t threads = 0, connections = 10'000, body = 64 * 1024, headerMs = 10'000,
-                 idleMs = 60'000, drainMs = 30'000;
+                 idleMs = 60'000, drainMs = 30'000, storeTimeoutMs = 15;
     if (!args.wholeNumber("threads", 1, 256, threads) ||
         !args.wholeNumber("max-connections", 1, 10'000'000, connections) ||
         !args.wholeNumber("max-body-bytes", 0, std::int64_t(1) << 40, body) ||
         !args.wholeNumber("header-timeout-ms", 1, 3'600'000, headerMs) ||
         !args.wholeNumber("idle-timeout-ms", 1, 3'600'000, idleMs) ||
-        !args.wholeNumber("drain-timeout-ms", 0, 3'600'000, drainMs)) {
+        !args.wholeNumber("drain-timeout-ms", 0, 3'600'000, drainMs) ||
+        !args.wholeNumber("store-timeout-ms", 1, 60'000, storeTimeoutMs)) {
         return kUsage;
     }
     // Each connection holds one descriptor; keep some for the store, logs and listeners.
@@ -79,6 +80,7 @@ int serveCommand(const Arguments& args) {
     options.http.bodyTimeout = headerMs * kNanosPerMilli;
     options.http.idleTimeout = idleMs * kNanosPerMilli;
     options.drainTimeout = drainMs * kNanosPerMilli;
+    options.storeTimeout = storeTimeoutMs * kNanosPerMilli;
     options.logDecisions = !args.isSet("quiet");
     if (args.isSet("key-secret-file")) {
         const std::string path = args.value("key-secret-file");
@@ -151,6 +153,9 @@ Command makeServeCommand() {
                       "Idle kept-alive connections close after this (default 60000)."),
         Option::value("drain-timeout-ms", "N",
                       "On SIGTERM, time to answer what is in flight (default 30000)."),
+        Option::value("store-timeout-ms", "N",
+                      "Bound on every store call; past it a policy's on_store_error decides "
+                      "(default 15; a policy's shorter store_timeout_ms stands)."),
     };
     c.run = &serveCommand;
     return c;

@@ -80,14 +80,15 @@ void Connection::readable() {
             }
             afterParse(parser_.feed(std::string_view(scratch, static_cast<std::size_t>(n)), *this));
             if (retired_) return;
-            if (readPaused_ || closeAfterWrite_) break;
+            if (readPaused_ || closeAfterWrite_ || holding_) break;
             if (static_cast<std::size_t>(n) < EventLoop::kScratchBytes) break;
             continue;
         }
         if (n == 0) {
             // The client is done sending. Answers to complete requests still go out; an
             // unfinished request can never be answered.
-            if (lingering_ || (!pending() && !closeAfterWrite_) || parser_.inRequest()) {
+            if (lingering_ || (!pending() && !holding_ && !closeAfterWrite_) ||
+                parser_.inRequest()) {
                 close();
                 return;
             }
@@ -112,7 +113,8 @@ void Connection::afterParse(RequestParser::Status status) {
             }
             break;
         case RequestParser::Status::Paused:
-            if (!closeAfterWrite_ && !readPaused_) {
+            // A held request resumes the parser itself once answered (finishHeld).
+            if (!closeAfterWrite_ && !readPaused_ && !holding_) {
                 readPaused_ = true;
                 updateInterest();
             }
@@ -129,6 +131,10 @@ void Connection::afterParse(RequestParser::Status status) {
 bool Connection::onRequest(const ParsedRequest& request) {
     SharedState& shared = loop_.shared();
     const bool keepAlive = request.keepAlive && !shared.draining.load(std::memory_order_relaxed);
+    if (shared.handler->batches(loop_.index())) {
+        hold(request, keepAlive);
+        return false;  // nothing more parsed until it is answered
+    }
     const ResponseFraming framing{keepAlive, keepAlive && request.versionMinor == 0, request.head,
                                   loop_.date()};
     Response response(out_, framing);
@@ -146,6 +152,75 @@ bool Connection::onRequest(const ParsedRequest& request) {
         return false;
     }
     return out_.size() - outSent_ < shared.options.maxPendingOutput;
+}
+
+void Connection::hold(const ParsedRequest& request, bool keepAlive) {
+    Held& h = held_;
+    std::size_t size = request.method.size() + request.target.size();
+    for (const Header& header : request.headers)
+        size += header.name.size() + header.value.size();
+    h.bytes.clear();
+    h.bytes.reserve(size);
+    // Offsets first: views into h.bytes are taken once it has stopped growing.
+    h.bytes.append(request.method);
+    h.bytes.append(request.target);
+    for (const Header& header : request.headers) {
+        h.bytes.append(header.name);
+        h.bytes.append(header.value);
+    }
+    const char* at = h.bytes.data();
+    auto take = [&at](std::size_t n) {
+        const std::string_view view(at, n);
+        at += n;
+        return view;
+    };
+    h.request = request;
+    h.request.method = take(request.method.size());
+    h.request.target = take(request.target.size());
+    h.headers.clear();
+    for (const Header& header : request.headers) {
+        const std::string_view name = take(header.name.size());
+        h.headers.push_back(Header{name, take(header.value.size())});
+    }
+    h.request.headers = h.headers;
+    h.framing = ResponseFraming{keepAlive, keepAlive && request.versionMinor == 0, request.head, {}};
+    h.now = loop_.now();
+    h.closeAfter = !keepAlive;
+    holding_ = true;
+    servedAny_ = true;
+    idleSince_ = loop_.now();
+    bodyClockStarted_ = false;
+    loop_.hold(this);
+}
+
+ServerRequest Connection::heldRequest() const {
+    return ServerRequest{held_.request, hasPeer_ ? &peer_ : nullptr, held_.now, loop_.index()};
+}
+
+Response Connection::heldResponse() {
+    held_.framing.date = loop_.date();
+    return Response(out_, held_.framing);
+}
+
+void Connection::finishHeld(Response& response) {
+    if (!response.started()) response.start(500);
+    if (!response.finished()) response.finish("", "");
+    loop_.counters().requests.fetch_add(1, std::memory_order_relaxed);
+    holding_ = false;
+    if (retired_) return;
+    if (held_.closeAfter) closeAfterWrite_ = true;
+    if (!closeAfterWrite_) {
+        if (out_.size() - outSent_ >= loop_.shared().options.maxPendingOutput) {
+            // As onRequest's back-pressure: the answers drain before more input is parsed.
+            readPaused_ = true;
+            updateInterest();
+            if (retired_) return;
+        } else {
+            afterParse(parser_.resume(*this));
+            if (retired_) return;
+        }
+    }
+    flush();
 }
 
 void Connection::onContinue() {
@@ -187,6 +262,7 @@ void Connection::flush() {
             updateInterest();
             if (retired_) return;
         }
+        if (holding_) return;  // its answer comes at the end of the loop's turn
         if (closeAfterWrite_) {
             if (peerClosed_) {
                 close();
@@ -216,7 +292,7 @@ void Connection::startLinger() {
 }
 
 void Connection::checkTimers(Nanos now, Nanos drainStart) {
-    if (retired_) return;
+    if (retired_ || holding_) return;
     const HttpServerOptions& o = loop_.shared().options;
     if (lingering_) {
         if (now - lingerSince_ >= o.lingerTimeout) close();

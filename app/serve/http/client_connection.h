@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "serve/http/event_loop.h"
 #include "serve/http/request_parser.h"
@@ -30,7 +31,28 @@ public:
 
     std::size_t slot = 0;  ///< index in the loop's connection list
 
+    /// A request held for the end of the loop's turn (HttpHandler::batches), waiting for its
+    /// answer; nothing more is read or parsed on the connection meanwhile.
+    bool holding() const { return holding_; }
+    /// The held request, and the response that answers it. REQUIRES: holding().
+    ServerRequest heldRequest() const;
+    Response heldResponse();
+    /// The handler wrote `response` for the held request: sends it and goes on with the
+    /// connection's input (the next pipelined request may be held in turn).
+    void finishHeld(Response& response);
+
 private:
+    // A held request's own copy: the parser's buffers move on once it returns.
+    struct Held {
+        std::string bytes;
+        std::vector<Header> headers;
+        ParsedRequest request;
+        ResponseFraming framing;
+        Nanos now = 0;
+        bool closeAfter = false;  ///< the last request the connection may send
+    };
+    void hold(const ParsedRequest& request, bool keepAlive);
+
     bool onRequest(const ParsedRequest& request) override;
     void onContinue() override;
 
@@ -59,6 +81,8 @@ private:
     bool readPaused_ = false;  // back-pressure: answers must drain before more input is parsed
     bool writeArmed_ = false;
     bool bodyClockStarted_ = false;
+    bool holding_ = false;
+    Held held_;
     std::size_t lingered_ = 0;
     Nanos idleSince_;
     Nanos requestStart_ = 0;

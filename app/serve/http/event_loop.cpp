@@ -127,6 +127,26 @@ void EventLoop::freeRetired() {
     retired_.clear();
 }
 
+void EventLoop::answerHeld() {
+    while (!held_.empty()) {
+        answering_.swap(held_);
+        heldRequests_.clear();
+        heldResponses_.clear();
+        std::size_t kept = 0;
+        for (Connection* c : answering_) {
+            if (c->retired() || !c->holding()) continue;  // closed meanwhile: nothing to answer
+            answering_[kept++] = c;
+            heldRequests_.push_back(c->heldRequest());
+            heldResponses_.push_back(c->heldResponse());
+        }
+        answering_.resize(kept);
+        if (kept > 0) shared_.handler->handleBatch(heldRequests_, heldResponses_);
+        for (std::size_t i = 0; i < kept; ++i)
+            answering_[i]->finishHeld(heldResponses_[i]);
+        answering_.clear();
+    }
+}
+
 void EventLoop::refuse(int fd) {
     // Counted before the client can learn of it: counted after the close, a client (or a test)
     // that had its 503 could still read a count without it.
@@ -229,6 +249,7 @@ void EventLoop::run() {
                 if (!connection->retired()) connection->onEvent(events[i].events);
             }
         }
+        answerHeld();
         freeRetired();
         if (!drainStarted_ && shared_.draining.load(std::memory_order_acquire)) startDrain();
         if (woken || now_ >= nextSweep_) {

@@ -65,6 +65,8 @@ public:
     bool rewatch(int fd, std::uint32_t events, void* tag);
     /// Closes and frees the connection at the end of the current batch of events.
     void retire(Connection* connection);
+    /// The connection holds a request for the end of this turn (HttpHandler::batches).
+    void hold(Connection* connection) { held_.push_back(connection); }
 
 private:
     void acceptFrom(int listener);
@@ -73,6 +75,9 @@ private:
     void startDrain();
     void closeListeners();
     void freeRetired();
+    /// Has the handler answer the requests held during this turn, together, until none is
+    /// left (a connection's next pipelined request may be held as its answer goes out).
+    void answerHeld();
     int waitMillis() const;
 
     SharedState& shared_;
@@ -89,6 +94,10 @@ private:
     std::unique_ptr<char[]> scratch_;
     std::vector<std::unique_ptr<Connection>> connections_;
     std::vector<Connection*> retired_;
+    std::vector<Connection*> held_;
+    std::vector<Connection*> answering_;
+    std::vector<ServerRequest> heldRequests_;
+    std::vector<Response> heldResponses_;
     long long dateSecond_ = -1;
     char date_[29] = {};
     LoopCounters counters_;

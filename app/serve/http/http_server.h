@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,13 +86,31 @@ struct ServerRequest {
     unsigned worker;        ///< which event loop calls: 0 .. HttpServer::workers() - 1
 };
 
-/// Answers requests. handle() is called on the event loops' threads, concurrently from
-/// different workers (never twice at once for the same worker index), so per-worker state
-/// needs no lock. It must write a complete response (start, headers, finish).
+/// Answers requests. handle() and handleBatch() are called on the event loops' threads,
+/// concurrently from different workers (never twice at once for the same worker index), so
+/// per-worker state needs no lock. Each must write a complete response (start, headers, finish)
+/// for every request it is given.
 class HttpHandler {
 public:
     virtual ~HttpHandler() = default;
     virtual void handle(const ServerRequest& request, Response& response) = 0;
+
+    /// Whether loop `worker` holds its requests until the end of its turn and has them
+    /// answered together by handleBatch(): for a handler whose answers wait on another process
+    /// (a shared store), so that a turn's requests cost one round trip rather than one each.
+    /// A connection holds one request at a time; its pipelined requests follow in the same
+    /// turn. Default: every request is answered at once by handle().
+    virtual bool batches(unsigned worker) const {
+        (void)worker;
+        return false;
+    }
+    /// Answers requests[i] into responses[i]: the requests loop `requests[0].worker` held
+    /// during one turn, each with its views valid for the call. REQUIRES: the spans have the
+    /// same size, at least 1. Default: handle() on each in turn.
+    virtual void handleBatch(std::span<const ServerRequest> requests, std::span<Response> responses) {
+        for (std::size_t i = 0; i < requests.size(); ++i)
+            handle(requests[i], responses[i]);
+    }
 };
 
 /// Monotonic counters and gauges of the server, summed over its loops.
