@@ -1,0 +1,84 @@
+#include "formats/import/policy_import.h"
+
+#include <algorithm>
+
+#include "formats/import/haproxy/haproxy_import.h"
+#include "formats/import/nginx/nginx_import.h"
+
+namespace ratelab::formats {
+
+namespace {
+
+constexpr ImportKind kImportKinds[] = {ImportKind::Nginx,          ImportKind::Haproxy,
+                                       ImportKind::Traefik,        ImportKind::Kong,
+                                       ImportKind::EnvoyRatelimit, ImportKind::EnvoyLocal};
+
+bool endsWith(const std::string& path, std::string_view suffix) {
+    return path.size() >= suffix.size() &&
+           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool contains(std::string_view text, std::string_view what) {
+    return text.find(what) != std::string_view::npos;
+}
+
+}  // namespace
+
+std::string_view importKindName(ImportKind kind) {
+    switch (kind) {
+        case ImportKind::Nginx:
+            return "nginx";
+        case ImportKind::Haproxy:
+            return "haproxy";
+        case ImportKind::Traefik:
+            return "traefik";
+        case ImportKind::Kong:
+            return "kong";
+        case ImportKind::EnvoyRatelimit:
+            return "envoy-ratelimit";
+        case ImportKind::EnvoyLocal:
+            return "envoy-local";
+    }
+    return "nginx";
+}
+
+std::optional<ImportKind> parseImportKind(std::string_view name) {
+    for (ImportKind k : kImportKinds) {
+        if (importKindName(k) == name) return k;
+    }
+    return std::nullopt;
+}
+
+std::optional<ImportKind> detectImportKind(const std::string& path, std::string_view text) {
+    // What each product's files say first: nginx's limit_req, HAProxy's sections and stick
+    // tables; then their usual names.
+    if (contains(text, "limit_req_zone") || contains(text, "limit_req ")) return ImportKind::Nginx;
+    if (contains(text, "stick-table") || contains(text, "track-sc") ||
+        (contains(text, "frontend ") && contains(text, "backend ")))
+        return ImportKind::Haproxy;
+    if (endsWith(path, "nginx.conf") || endsWith(path, ".nginx")) return ImportKind::Nginx;
+    if (endsWith(path, "haproxy.cfg") || endsWith(path, ".cfg")) return ImportKind::Haproxy;
+    return std::nullopt;
+}
+
+ImportResult importPolicies(ImportKind kind, const std::vector<std::string>& files,
+                            const ImportOptions& /*options*/) {
+    switch (kind) {
+        case ImportKind::Nginx:
+            return nginx::importNginx(files);
+        case ImportKind::Haproxy:
+            return haproxy::importHaproxy(files);
+        case ImportKind::Traefik:
+        case ImportKind::Kong:
+        case ImportKind::EnvoyRatelimit:
+        case ImportKind::EnvoyLocal:
+            break;
+    }
+    ImportResult result;
+    result.diagnostics.push_back(Diagnostic{
+        Diagnostic::Severity::Error, files.empty() ? "" : files.front(), 0, 0, "",
+        std::string("importing ") + std::string(importKindName(kind)) + " is not available yet"});
+    return result;
+}
+
+}  // namespace ratelab::formats
