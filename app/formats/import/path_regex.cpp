@@ -266,6 +266,38 @@ std::string routeText(const PolicyJson& match) {
     return "/";
 }
 
+std::string routeSlug(const PolicyJson& match) {
+    std::string out;
+    for (char c : routeText(match)) {
+        const bool plain =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        if (plain) {
+            out.push_back(c);
+        } else if (!out.empty() && out.back() != '-') {
+            out.push_back('-');
+        }
+    }
+    while (!out.empty() && out.back() == '-')
+        out.pop_back();
+    return out;
+}
+
+std::string samplePath(const PolicyJson& match) {
+    if (!match.contains("path_pattern")) return match.value("path_prefix", "/");
+    const std::string p = match["path_pattern"].get<std::string>();
+    std::string out;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        if (p.compare(i, 3, "/**") == 0) {
+            i += 2;
+        } else if (p[i] == '*') {
+            out += "x";
+        } else {
+            out += p[i];
+        }
+    }
+    return out.empty() ? "/" : out;
+}
+
 std::optional<RegexRoutes> routesFromRegex(std::string_view regex, bool caseless,
                                            std::string& why) {
     if (regex.empty() || regex.front() != '^') {

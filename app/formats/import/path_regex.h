@@ -40,7 +40,14 @@ std::optional<PolicyJson> exactRoute(std::string_view path);
 /// "/"), and is left empty otherwise.
 PolicyJson prefixRoute(std::string_view prefix, std::string& approximation);
 
-/// A route's text for messages and policy names: its prefix or its pattern.
+/// A route's text for messages: its prefix or its pattern.
 std::string routeText(const PolicyJson& match);
+
+/// A route's text for a policy name: letters, digits and "_", runs of anything else as one
+/// "-" ("/api/v1/" gives "api-v1"); empty for "/".
+std::string routeSlug(const PolicyJson& match);
+
+/// A path the route matches: the prefix itself, or the pattern with "x" for each wildcard.
+std::string samplePath(const PolicyJson& match);
 
 }  // namespace ratelab::formats

@@ -46,19 +46,36 @@ std::string upper(std::string s) {
     return s;
 }
 
-std::string slug(const std::string& route) {
-    std::string out;
-    for (char c : route) {
-        const bool plain =
-            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-        if (plain) {
-            out.push_back(c);
-        } else if (!out.empty() && out.back() != '-') {
-            out.push_back('-');
+// The routes both lists match, where a route can say that: a prefix inside another prefix, an
+// exact path under a prefix, equal routes. `approximate` when a pair is neither.
+std::vector<PolicyJson> intersection(const std::vector<PolicyJson>& a,
+                                     const std::vector<PolicyJson>& b, bool& approximate) {
+    std::vector<PolicyJson> out;
+    auto within = [](const PolicyJson& route, const std::string& prefix) {
+        RouteMatch m;
+        m.pathPrefix = prefix;
+        return m.matches("GET", samplePath(route));
+    };
+    for (const PolicyJson& x : a) {
+        for (const PolicyJson& y : b) {
+            if (x == y) {
+                out.push_back(x);
+            } else if (y.contains("path_prefix") && within(x, y["path_prefix"])) {
+                out.push_back(x);
+            } else if (x.contains("path_prefix") && within(y, x["path_prefix"])) {
+                out.push_back(y);
+            } else if (x.contains("path_pattern") && y.contains("path_pattern")) {
+                approximate = true;
+            }
         }
     }
-    while (!out.empty() && out.back() == '-')
-        out.pop_back();
+    return out;
+}
+
+std::string routeList(const std::vector<PolicyJson>& routes) {
+    std::string out;
+    for (const PolicyJson& r : routes)
+        out += (out.empty() ? "" : ", ") + routeText(r);
     return out;
 }
 
@@ -68,6 +85,7 @@ public:
 
     std::optional<PolicyJson> map() {
         if (model_.tables.empty()) {
+            if (log_.hasErrors()) return std::nullopt;
             log_.error(SourcePos{0, 0, 0}, "no rate limit: the configuration has no stick-table");
             return std::nullopt;
         }
@@ -92,6 +110,7 @@ public:
         warnCrossCounting();
         warnProxies();
         if (policies.empty()) {
+            if (log_.hasErrors()) return std::nullopt;
             log_.error(SourcePos{0, 0, 0},
                        "no rate limit: no deny, tarpit or reject rule compares a stick-table "
                        "counter that a track-sc rule counts");
@@ -283,12 +302,19 @@ private:
         if (rate.slotForm) {
             bool later = false;
             for (const Proxy& p : model_.proxies) {
-                const bool chained =
+                // A request passes a frontend's rules, then its backend's: a slot a backend
+                // tracks is tracked after every frontend rule.
+                const bool before =
                     &p == &proxy || (proxy.kind == "backend" && p.kind != "backend");
-                if (!chained) continue;
+                const bool after = proxy.kind != "backend" && p.kind == "backend";
+                if (!before && !after) continue;
                 for (const Rule& r : p.rules) {
                     if (r.kind != RuleKind::Track || r.slot != rate.slot) continue;
-                    (r.order < deny.order ? out.push_back(&r) : void(later = true));
+                    if (before && r.order < deny.order) {
+                        out.push_back(&r);
+                    } else {
+                        later = true;
+                    }
                 }
             }
             if (out.empty()) {
@@ -374,38 +400,48 @@ private:
         std::vector<Reading> counting = readCondition(tracker, false);
         for (const Reading& t : counting) {
             // Which requests are counted (the tracker's condition) and which denied (the
-            // deny's): a policy counts and limits the same requests.
-            std::vector<PolicyJson> routes = t.routes;
+            // deny's): a policy counts and limits the same requests. Reading a slot, the deny
+            // sees only requests the tracker tracked; reading src in a table, it sees the count
+            // whatever path counted it.
+            std::vector<PolicyJson> routes;
             bool approximate = false;
-            if (d.routed) {
-                if (!t.routed) {
-                    routes = d.routes;
-                    approximate = true;
-                } else if (routes != d.routes) {
-                    routes = d.routes;
-                    approximate = true;
-                }
+            if (!t.routed || !d.routed) {
+                routes = t.routed ? t.routes : d.routes;
+                approximate = d.routed || (!rate.slotForm && t.routed);
+            } else {
+                routes = intersection(t.routes, d.routes, approximate);
+                if (!rate.slotForm && routes != d.routes) approximate = true;
+                if (routes.empty() && !approximate) continue;  // never both: never denies
             }
             if (approximate)
                 log_.warning(deny.at, "HAProxy counts the requests tracked at " +
                                           lineRef(log_, tracker.at) +
-                                          " and denies only those this rule's paths match; the "
-                                          "policy counts only those");
-            if (!rate.slotForm && t.routed && !d.routed)
-                log_.warning(deny.at, "the counter is counted only on the paths of " +
-                                          lineRef(log_, tracker.at) +
-                                          " but read on every path; the policy limits those "
-                                          "paths only");
-            std::vector<std::string> methods = !d.methods.empty() ? d.methods : t.methods;
+                                          " and reads the count on the requests this rule's "
+                                          "paths match; the policy counts and limits " +
+                                          (routes.empty() ? std::string("every request")
+                                                          : "the paths " + routeList(routes)) +
+                                          " only");
+            std::vector<std::string> methods = t.methods;
+            if (methods.empty()) {
+                methods = d.methods;
+            } else if (!d.methods.empty()) {
+                std::vector<std::string> both;
+                for (const std::string& m : d.methods) {
+                    if (std::find(methods.begin(), methods.end(), m) != methods.end())
+                        both.push_back(m);
+                }
+                if (both.empty()) continue;
+                methods = both;
+            }
             std::vector<std::string> bypass = d.bypass;
             bypass.insert(bypass.end(), t.bypass.begin(), t.bypass.end());
             if (routes.empty()) routes.push_back(PolicyJson{{"path_prefix", "/"}});
             for (const PolicyJson& route : routes) {
                 PolicyJson match = route;
                 if (!methods.empty()) match["methods"] = methods;
-                const std::string routeSlug = slug(routeText(route));
+                const std::string slug = routeSlug(route);
                 std::string name = table->name;
-                if (!routeSlug.empty()) name += "." + routeSlug;
+                if (!slug.empty()) name += "." + slug;
                 if (rate.counter != "http_req_rate") name += "." + rate.counter;
                 PolicyJson policy{{"name", names_.unique(name)}, {"match", match}};
                 limitFields(policy, *table, rate, stored->second, tracker.order < deny.order);
@@ -528,9 +564,12 @@ private:
 
 std::optional<PolicyJson> mapHaproxyConfig(const HaproxyConfig& config, ImportLog& log) {
     if (log.hasErrors()) return std::nullopt;
+    // The rules are mapped even when a table or an ACL had an error, so that every problem is
+    // reported at once; the file is then not written.
     const HaproxyModel model = readHaproxyModel(config, log);
+    std::optional<PolicyJson> file = Mapper(model, log).map();
     if (log.hasErrors()) return std::nullopt;
-    return Mapper(model, log).map();
+    return file;
 }
 
 ImportResult importHaproxy(const std::vector<std::string>& files) {

@@ -61,39 +61,6 @@ bool routeMatches(const PolicyJson& match, const std::string& path) {
     return m.matches("GET", path);
 }
 
-// A path a route matches: the prefix itself, or the pattern with "x" for each wildcard.
-std::string samplePath(const PolicyJson& match) {
-    if (!match.contains("path_pattern")) return match.value("path_prefix", "/");
-    std::string p = match["path_pattern"].get<std::string>();
-    std::string out;
-    for (std::size_t i = 0; i < p.size(); ++i) {
-        if (p.compare(i, 3, "/**") == 0) {
-            i += 2;
-        } else if (p[i] == '*') {
-            out += "x";
-        } else {
-            out += p[i];
-        }
-    }
-    return out.empty() ? "/" : out;
-}
-
-std::string slug(const std::string& route) {
-    std::string out;
-    for (char c : route) {
-        const bool plain =
-            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-        if (plain) {
-            out.push_back(c);
-        } else if (!out.empty() && out.back() != '-') {
-            out.push_back('-');
-        }
-    }
-    while (!out.empty() && out.back() == '-')
-        out.pop_back();
-    return out;
-}
-
 std::string locationText(const Level& level) {
     if (level.kind == Level::Kind::Server) return "the server";
     switch (level.match) {
@@ -393,8 +360,8 @@ private:
         name.clear();
         for (const LimitReq* l : group)
             name += (name.empty() ? "" : "-") + model_.zones[l->zone].name;
-        const std::string routeSlug = slug(routeText(route));
-        if (!routeSlug.empty()) name += "." + routeSlug;
+        const std::string slug = routeSlug(route);
+        if (!slug.empty()) name += "." + slug;
         PolicyJson policy{{"match", route}};
         if (group.size() == 1) {
             policy.update(limitFields(first, *group.front()));
