@@ -28,7 +28,8 @@ case "${1:-}" in
     *) seconds="$1" ;;
 esac
 
-harnesses=(policy scenario access_log forwarded ip redis_url http_request rls_config)
+harnesses=(policy scenario access_log forwarded ip redis_url http_request rls_config import_nginx
+           import_haproxy)
 if [ "$smoke" -eq 0 ] && [ "$#" -gt 1 ]; then
     shift
     for h in "$@"; do

@@ -99,9 +99,9 @@ private slots:
             "key={\"source\":\"header\",\"header\":\"authorization\",\"when_missing\":\"skip\"}\n",
             ":2:18: " + ipv6 +
                 ":6:29: warning: nginx charges none of these limits when one refuses a request; "
-                "their keys differ (zone ip keyed by the client address, zone tok keyed by the "
-                "header authorization), so they become separate policies, and a request one "
-                "refuses stays charged by the policies before it\n");
+                "their keys differ (zone ip: the client address; zone tok: the header "
+                "authorization), so they become separate policies, and a request one refuses "
+                "stays charged by the policies before it\n");
         row("keys: constant, composite, literal with a header",
             "http {\n"
             "  limit_req_zone $server_name zone=all:1m rate=100r/s;\n"

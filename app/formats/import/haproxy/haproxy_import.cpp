@@ -434,7 +434,10 @@ private:
                 methods = both;
             }
             std::vector<std::string> bypass = d.bypass;
-            bypass.insert(bypass.end(), t.bypass.begin(), t.bypass.end());
+            for (const std::string& cidr : t.bypass) {
+                if (std::find(bypass.begin(), bypass.end(), cidr) == bypass.end())
+                    bypass.push_back(cidr);
+            }
             if (routes.empty()) routes.push_back(PolicyJson{{"path_prefix", "/"}});
             for (const PolicyJson& route : routes) {
                 PolicyJson match = route;

@@ -354,7 +354,13 @@ private:
                 continue;
             }
             std::vector<Term> item;
-            if (word == "{") {
+            // "!{" is a negated anonymous ACL, as HAProxy reads it.
+            std::string_view bare = word;
+            while (bare.size() > 1 && bare.front() == '!') {
+                negate = !negate;
+                bare.remove_prefix(1);
+            }
+            if (bare == "{") {
                 std::size_t close = i + 1;
                 while (close < w.size() && w[close].text != "}")
                     ++close;
@@ -367,7 +373,7 @@ private:
                 item.push_back(*t);
                 i = close;
             } else {
-                std::string name = word;
+                std::string name(bare);
                 while (name.starts_with("!")) {
                     negate = !negate;
                     name.erase(0, 1);

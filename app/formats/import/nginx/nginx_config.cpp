@@ -19,8 +19,9 @@ constexpr int kMaxBlockDepth = 100;
 // Directives whose shape this reader checks, as nginx checks it: a block directive must open a
 // block, a simple one must end in ";". Any other directive is accepted in either shape.
 bool knownBlock(std::string_view name) {
-    for (std::string_view n : {"http", "server", "location", "events", "upstream", "if",
-                               "limit_except", "map", "geo", "types", "split_clients"}) {
+    // ("server" is a block in http and a simple directive in upstream: checked by its context.)
+    for (std::string_view n : {"http", "location", "events", "upstream", "if", "limit_except",
+                               "map", "geo", "types", "split_clients"}) {
         if (name == n) return true;
     }
     return false;

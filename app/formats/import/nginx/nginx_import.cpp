@@ -281,8 +281,10 @@ private:
 
     PolicyJson limitFields(const Zone& z, const LimitReq& l) const {
         PolicyJson f{{"algorithm", "leaky_bucket"}, {"capacity", l.burst}};
-        if (z.perMinute) {
+        if (z.perMinute && z.count % 60 != 0) {
             f["refill_per_second"] = static_cast<double>(z.count) / 60.0;
+        } else if (z.perMinute) {
+            f["refill_per_second"] = z.count / 60;
         } else {
             f["refill_per_second"] = z.count;
         }
@@ -390,7 +392,7 @@ private:
         std::string what;
         for (const auto& g : groups) {
             const Zone& z = model_.zones[g.front()->zone];
-            what += (what.empty() ? "" : ", ") + std::string("zone ") + z.name + " keyed by " +
+            what += (what.empty() ? "" : "; ") + std::string("zone ") + z.name + ": " +
                     z.key->description;
         }
         log_.warning(groups[1].front()->at,

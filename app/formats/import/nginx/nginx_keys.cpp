@@ -321,7 +321,7 @@ std::optional<ZoneKey> zoneKey(const NginxWord& word, const NginxConfig& config,
     if (parts.empty()) {
         out.shared = true;
         out.key = PolicyJson{{"source", "composite"}, {"parts", {"route"}}};
-        out.description = "one key for every request";
+        out.description = "one bucket for every request";
     } else if (parts.size() == 1 && peer) {
         out.key = wholeAddressKey();
         out.description = "the client address";
@@ -345,7 +345,7 @@ std::optional<ZoneKey> zoneKey(const NginxWord& word, const NginxConfig& config,
                             : literal ? "one shared bucket"
                                       : "nothing (not limited)"));
         }
-        out.description = "the parts";
+        out.description = "the key parts";
         for (const std::string& p : parts)
             out.description += " " + p;
     }

@@ -274,6 +274,8 @@ private:
                 dryRun(d, level);
             } else if (n == "limit_req_log_level") {
                 logLevel(d);
+            } else if (n == "server" && !d.block && level.kind == Level::Kind::Http) {
+                log_.error(d.at(), "directive \"server\" has no opening \"{\"");
             } else if (n == "server" && d.block && level.kind == Level::Kind::Http) {
                 Level server;
                 server.kind = Level::Kind::Server;
