@@ -17,6 +17,7 @@
 #include "fixtures/policy_export_fixture.h"
 #include "formats/import/haproxy/haproxy_import.h"
 #include "formats/import/nginx/nginx_import.h"
+#include "formats/import/policy_import.h"
 
 using namespace ratelab;
 using namespace ratelab::formats;
@@ -126,6 +127,13 @@ private slots:
         }
         QVERIFY2(QFile::exists(expectedPath), qPrintable(expectedPath));
         QCOMPARE(QString::fromStdString(got), QString::fromStdString(readFile(expectedPath)));
+        // The workbench can tell which product a file is for (the malformed and empty ones
+        // too, as long as they say anything of rate limits).
+        if (imported.text.find("no rate limit") == std::string::npos) {
+            QCOMPARE(
+                detectImportKind(file.toStdString(), readFile(file)),
+                std::optional<ImportKind>(nginxKind ? ImportKind::Nginx : ImportKind::Haproxy));
+        }
         // Whatever the product refuses, the import refuses, at the same line.
         if (check != "ok") {
             QVERIFY2(imported.errors, check.c_str());
