@@ -14,6 +14,8 @@ packages=(
     libhiredis-dev libssl-dev nlohmann-json3-dev libxxhash-dev libbenchmark-dev zlib1g-dev
     libhttp-parser-dev   # request framing of ratelab-cli serve
     libyaml-cpp-dev      # Envoy's rate limit service configuration (app/formats/envoy)
+    libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+                         # serve --grpc: Envoy's rate limit service, code generated at build time
     redis-server redis-tools nginx-light   # nginx: exports, auth_request in front of serve
     haproxy              # the Lua action in front of serve (tests/serve)
     wrk                  # tests/bench/http: serve against nginx limit_req
