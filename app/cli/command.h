@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ratelab::cli {
@@ -21,7 +22,10 @@ enum ExitCode : int {
     kExpectationFailed = 1,  ///< run, sweep: a scenario's expectation does not hold
     kInvalidInput = 2,       ///< a policy, scenario or log has errors (FILE:LINE:COLUMN), or an
                              ///< export target cannot express the policy
+    kOverLimit = 1,          ///< rls-ask: the rate limit service answered OVER_LIMIT
     kUsage = 64,             ///< the command line is wrong (sysexits.h EX_USAGE)
+    kUnavailable = 69,       ///< rls-ask: the service cannot be reached or does not answer in
+                             ///< time (sysexits.h EX_UNAVAILABLE)
     kIoError = 74,           ///< a file cannot be read or written, a store or port cannot be
                              ///< reached (sysexits.h EX_IOERR)
 };
@@ -73,6 +77,8 @@ struct Command {
     std::vector<Positional> positionals;
     std::vector<Option> options;   ///< -h/--help is added by the framework
     bool hasExpectations = false;  ///< exit 1 means an expectation failed
+    /// What this command's own exit codes mean, beside the shared ones (rls-ask's 1 and 69).
+    std::vector<std::pair<int, std::string>> exitStatuses;
     /// Runs the command; returns its ExitCode. REQUIRES: `arguments` checked by the framework.
     int (*run)(const Arguments& arguments) = nullptr;
 };

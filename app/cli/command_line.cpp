@@ -75,17 +75,32 @@ void appendTable(std::string& out, const std::vector<std::pair<std::string, std:
     }
 }
 
-std::string exitStatusText(bool hasExpectations) {
+// `own`: a command's own codes, which say what the shared ones of the same number mean for it
+// (with `replace`), or come beside them (the program's help).
+std::string exitStatusText(bool hasExpectations,
+                           const std::vector<std::pair<int, std::string>>& own = {},
+                           bool replace = false) {
     std::string out = "Exit status:\n";
-    std::vector<std::pair<std::string, std::string>> rows = {{"0", "success"}};
-    if (hasExpectations) rows.push_back({"1", "an expectation of the scenario failed"});
-    rows.push_back(
-        {"2",
+    std::vector<std::pair<int, std::string>> codes = {{0, "success"}};
+    if (hasExpectations) codes.push_back({1, "an expectation of the scenario failed"});
+    codes.push_back(
+        {2,
          "an input is invalid: a policy, scenario or log has errors (FILE:LINE:COLUMN), or "
          "an export target cannot express the policy"});
-    rows.push_back({"64", "the command line is wrong"});
-    rows.push_back(
-        {"74", "a file cannot be read or written, or a store or port cannot be reached"});
+    codes.push_back({64, "the command line is wrong"});
+    codes.push_back({74, "a file cannot be read or written, or a store or port cannot be reached"});
+    if (replace) {
+        std::erase_if(codes, [&own](const auto& shared) {
+            return std::any_of(own.begin(), own.end(),
+                               [&shared](const auto& o) { return o.first == shared.first; });
+        });
+    }
+    codes.insert(codes.end(), own.begin(), own.end());
+    std::stable_sort(codes.begin(), codes.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::pair<std::string, std::string>> rows;
+    for (const auto& [code, meaning] : codes)
+        rows.push_back({std::to_string(code), meaning});
     appendTable(out, rows);
     return out;
 }
@@ -242,7 +257,7 @@ std::string helpText(const Command& command) {
     }
     rows.push_back({"-h, --help", "Show this help."});
     appendTable(out, rows);
-    out += "\n" + exitStatusText(command.hasExpectations);
+    out += "\n" + exitStatusText(command.hasExpectations, command.exitStatuses, true);
     return out;
 }
 
@@ -258,7 +273,12 @@ std::string programHelp() {
                   "arguments; 'ratelab-cli --version' (-V) prints the version. Every file "
                   "argument takes - for standard input, every output - for standard output.",
                   0, 0);
-    out += "\n" + exitStatusText(true);
+    std::vector<std::pair<int, std::string>> own;
+    for (const Command* c : commands()) {
+        for (const auto& [code, meaning] : c->exitStatuses)
+            own.push_back({code, c->name + ": " + meaning});
+    }
+    out += "\n" + exitStatusText(true, own);
     return out;
 }
 

@@ -29,6 +29,9 @@ struct PolicyGeneration {
 
 /// What a reload did.
 struct ReloadResult {
+    /// What was read again: "policy" (the policy file) or "rls" (the rate limit configuration,
+    /// whose kept and fresh name domains).
+    std::string config = "policy";
     bool ok = false;
     std::vector<Diagnostic> diagnostics;  ///< the file's problems (warnings too)
     std::string error;                    ///< why it was refused, when not a file problem
@@ -60,6 +63,8 @@ public:
     /// Changes whenever a new generation is published (cheap to poll).
     std::uint64_t version() const { return version_.load(std::memory_order_acquire); }
     Store& store() const { return *store_; }
+    /// The store, for a rate limit configuration served beside the policies.
+    const std::shared_ptr<Store>& sharedStore() const { return store_; }
     const std::string& path() const { return path_; }
 
 private:

@@ -1,8 +1,9 @@
 #pragma once
 
-// ratelab as a service: the decision listener proxies call, the admin listener, the running
-// policies with their reloads, the logs, and the drain on shutdown. `ratelab-cli serve` is this
-// class behind a command line and signal handling.
+// ratelab as a service: the decision listener proxies call, Envoy's rate limit service on a
+// gRPC listener, the admin listener, the running policies and rate limit configuration with
+// their reloads, the logs, and the drain on shutdown. `ratelab-cli serve` is this class behind
+// a command line and signal handling.
 
 #include <atomic>
 #include <memory>
@@ -11,22 +12,49 @@
 #include <vector>
 
 #include "ratelab/diagnostic.h"
-#include "ratelab/key_namer.h"
 #include "ratelab/json_log_observer.h"
+#include "ratelab/key_namer.h"
 #include "serve/admin/admin_handler.h"
-#include "serve/decision_handler.h"
-#include "serve/http/http_server.h"
-#include "serve/admin/service_metrics.h"
-#include "serve/policy_runtime.h"
+#include "serve/admin/rls_metrics.h"
 #include "serve/admin/service_log.h"
+#include "serve/admin/service_metrics.h"
+#include "serve/decision_handler.h"
+#include "serve/grpc/grpc_server.h"
+#include "serve/grpc/health_service.h"
+#include "serve/grpc/rls_service.h"
+#include "serve/http/http_server.h"
+#include "serve/policy_runtime.h"
+#include "serve/rls_runtime.h"
 
 namespace ratelab::serve {
 
+/// Envoy's rate limit service: its configuration and the gRPC listener that serves it.
+struct RlsServeOptions {
+    std::string configPath;
+    /// Empty: loadRlsDecisions (a test wraps it, to stage what the decider does).
+    RlsLoader loader;
+    /// Global modes and store-error rule of the decider; its observer is the sidecar's
+    /// counters.
+    rls::RlsDeciderOptions decider;
+    /// The listener, its address and limits.
+    GrpcServerOptions grpc;
+    /// The store when there is no policy file (whose store is shared otherwise); null: a
+    /// memory store.
+    std::shared_ptr<Store> store;
+    /// Null: systemWallClock(). Not owned; must outlive the sidecar.
+    const WallClock* clock = nullptr;
+};
+
 struct SidecarOptions {
+    /// The policy file the decision listener decides with; empty: no decision listener.
     std::string policyPath;
     DecisionOptions decision;
-    /// The decision listener: addresses, loops, limits and timeouts.
+    /// The decision listener: addresses, loops, limits and timeouts (the drain's grace and the
+    /// admin listener's limits too).
     HttpServerOptions http;
+    /// Envoy's rate limit service, when rls.configPath is set. At least one of policyPath and
+    /// rls.configPath must be.
+    RlsServeOptions rls;
     /// The admin listener (/metrics, /healthz, /readyz, /-/reload); none when unset.
     std::optional<ListenAddress> admin;
     /// Log limit hits and store errors (rate-limited per policy), not only the sidecar's events.
@@ -46,33 +74,48 @@ struct SidecarOptions {
 
 class Sidecar final : private AdminActions {
 public:
-    /// Loads the policy file, makes the store and binds both listeners. Null when the file has
-    /// errors (in *diagnostics, warnings included) or something cannot be set up (in *error).
+    /// Loads the policy file and the rate limit configuration, makes the store and binds the
+    /// listeners. Null when a file has errors (in *diagnostics, warnings included) or something
+    /// cannot be set up (in *error).
     static std::unique_ptr<Sidecar> open(const SidecarOptions& options,
                                          std::vector<Diagnostic>* diagnostics, std::string* error);
     ~Sidecar() override;
 
-    /// Starts serving on both listeners.
+    /// Starts serving on every listener.
     void start();
-    /// Reloads the policy file (SIGHUP, POST /-/reload) and logs what happened. Thread-safe.
-    ReloadResult reload(std::string_view trigger) override;
-    /// Stops accepting and answers what is in flight; readiness goes false at once.
+    /// Reloads the policy file and the rate limit configuration (SIGHUP, POST /-/reload) and
+    /// logs what happened: one result each. Thread-safe.
+    std::vector<ReloadResult> reload(std::string_view trigger) override;
+    /// Stops accepting and answers what is in flight; readiness and gRPC health go false at
+    /// once, and the gRPC listener keeps answering for the drain's grace (http.drainIdleGrace)
+    /// so that Envoy sees the health check fail before the connections close.
     void drain();
     /// Ends a drain at once: connections still open are cut.
     void cut();
     /// Blocks until a drain has finished. Returns the connections the drain cut.
     std::int64_t wait();
 
-    const std::vector<ListenAddress>& addresses() const { return decisions_->addresses(); }
+    /// The decision listener's addresses; empty without a policy file.
+    std::vector<ListenAddress> addresses() const;
     /// Empty without an admin listener.
     std::vector<ListenAddress> adminAddresses() const;
+    /// The gRPC listener's address; nullopt without a rate limit configuration.
+    std::optional<ListenAddress> grpcAddress() const;
+    /// REQUIRES: a policy file.
     HttpServer& decisionServer() { return *decisions_; }
+    /// REQUIRES: a policy file.
     PolicyRuntime& runtime() { return *runtime_; }
+    /// Null without a rate limit configuration.
+    RlsRuntime* rlsRuntime() { return rlsRuntime_.get(); }
+    RlsMetrics& rlsMetrics() { return rlsMetrics_; }
     ServiceLog& log() { return log_; }
 
 private:
     class Observer;
     explicit Sidecar(const SidecarOptions& options);
+    bool openRls(std::vector<Diagnostic>* diagnostics, std::string* error);
+    void logReload(const ReloadResult& result, std::string_view trigger);
+    Store& store() const;
 
     std::string metricsText() override;
     std::string unreadyReason() override;
@@ -88,6 +131,11 @@ private:
     AdminHandler adminHandler_;
     std::unique_ptr<HttpServer> decisions_;
     std::unique_ptr<HttpServer> admin_;
+    RlsMetrics rlsMetrics_;
+    std::unique_ptr<RlsRuntime> rlsRuntime_;
+    std::unique_ptr<RlsService> rlsService_;
+    std::unique_ptr<HealthService> healthService_;
+    std::unique_ptr<GrpcServer> grpc_;
     std::atomic<bool> draining_{false};
 };
 

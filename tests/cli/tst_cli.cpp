@@ -41,7 +41,7 @@ QString quoted(const QString& text) {
     return "'" + QString(text).replace("'", "'\\''") + "'";
 }
 
-const QStringList kCommands = {"check", "diff",  "export", "fit",  "replay",
+const QStringList kCommands = {"check", "diff",  "export", "fit",  "replay", "rls-ask",
                                "run",   "serve", "sweep",  "tune", "validate"};
 
 // The long options a command's help lists ("  -o, --output FILE  ..." gives "output").
@@ -72,7 +72,7 @@ private slots:
         for (const QString& command : kCommands)
             QVERIFY2(help.out.contains("  " + command + " "), qPrintable(command));
         // ... and no other: a new command joins kCommands, so its help and man page are tested.
-        static const QRegularExpression listed(R"(^  ([a-z]+) )",
+        static const QRegularExpression listed(R"(^  ([a-z-]+) )",
                                                QRegularExpression::MultilineOption);
         QStringList names;
         for (const QRegularExpressionMatch& m : listed.globalMatch(help.out))

@@ -21,10 +21,10 @@ void answer(Response& response, int status, std::string_view type, std::string_v
     response.finish(type, body);
 }
 
-}  // namespace
-
-std::string reloadResultJson(const ReloadResult& result) {
-    std::string out = result.ok ? "{\"reloaded\":true" : "{\"reloaded\":false";
+void appendResult(std::string& out, const ReloadResult& result) {
+    out += result.ok ? "{\"reloaded\":true" : "{\"reloaded\":false";
+    out += ",\"config\":";
+    json::appendJsonString(out, result.config);
     out += ",\"generation\":";
     json::appendInt(out, static_cast<std::int64_t>(result.generation));
     if (!result.ok) {
@@ -41,7 +41,27 @@ std::string reloadResultJson(const ReloadResult& result) {
         diagnostics.push_back(formatDiagnostic(d));
     out += ",\"diagnostics\":";
     appendList(out, diagnostics);
-    out += "}\n";
+    out += "}";
+}
+
+}  // namespace
+
+std::string reloadResultJson(const std::vector<ReloadResult>& results) {
+    std::string out;
+    if (results.size() == 1) {
+        appendResult(out, results.front());
+    } else {
+        bool ok = true;
+        for (const ReloadResult& r : results)
+            ok = ok && r.ok;
+        out += ok ? "{\"reloaded\":true,\"results\":[" : "{\"reloaded\":false,\"results\":[";
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            if (i > 0) out += ',';
+            appendResult(out, results[i]);
+        }
+        out += "]}";
+    }
+    out += '\n';
     return out;
 }
 
@@ -79,8 +99,11 @@ void AdminHandler::handle(const ServerRequest& request, Response& response) {
             response.finish("", "");
             return;
         }
-        const ReloadResult result = actions_.reload("admin");
-        answer(response, result.ok ? 200 : 422, "application/json", reloadResultJson(result));
+        const std::vector<ReloadResult> results = actions_.reload("admin");
+        bool ok = true;
+        for (const ReloadResult& r : results)
+            ok = ok && r.ok;
+        answer(response, ok ? 200 : 422, "application/json", reloadResultJson(results));
         return;
     }
     answer(response, 404, "text/plain", "not found: /metrics, /healthz, /readyz, POST /-/reload\n");

@@ -1,85 +1,15 @@
 #include "serve/admin/service_metrics.h"
 
-#include <charconv>
+#include "serve/admin/prometheus_text.h"
 
 namespace ratelab::serve {
 
 namespace {
 
-void appendNumber(std::string& out, std::int64_t value) {
-    char buffer[24];
-    auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-    out.append(buffer, end);
-}
-
-// Shortest text that reads back as the same double; locale-independent.
-void appendDouble(std::string& out, double value) {
-    char buffer[32];
-    auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-    out.append(buffer, end);
-}
-
-void appendLabelValue(std::string& out, std::string_view value) {
-    out += '"';
-    for (char c : value) {
-        if (c == '\\' || c == '"') {
-            out += '\\';
-            out += c;
-        } else if (c == '\n') {
-            out += "\\n";
-        } else {
-            out += c;
-        }
-    }
-    out += '"';
-}
-
-void family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
-    out += "# HELP ";
-    out += name;
-    out += ' ';
-    out += help;
-    out += "\n# TYPE ";
-    out += name;
-    out += ' ';
-    out += type;
-    out += '\n';
-}
-
-// name{k1="v1",k2="v2"} value
-struct Sample {
-    std::string& out;
-    explicit Sample(std::string& o, std::string_view name) : out(o) { out += name; }
-    Sample& label(std::string_view key, std::string_view value) {
-        out += labels_ == 0 ? '{' : ',';
-        ++labels_;
-        out += key;
-        out += '=';
-        appendLabelValue(out, value);
-        return *this;
-    }
-    void value(std::int64_t v) {
-        close();
-        appendNumber(out, v);
-        out += '\n';
-    }
-    void value(double v) {
-        close();
-        appendDouble(out, v);
-        out += '\n';
-    }
-
-private:
-    void close() {
-        if (labels_ > 0) out += '}';
-        out += ' ';
-    }
-    int labels_ = 0;
-};
-
-double seconds(Nanos n) {
-    return static_cast<double>(n) / static_cast<double>(kNanosPerSecond);
-}
+using prometheus::appendDouble;
+using prometheus::family;
+using prometheus::Sample;
+using prometheus::seconds;
 
 // The per-listener figures of HttpServerStats, one family each.
 struct ListenerFamily {
