@@ -123,6 +123,7 @@ bool Sidecar::openRls(std::vector<Diagnostic>* diagnostics, std::string* error) 
     std::vector<Diagnostic> found;
     rls::RlsDeciderOptions decider = options_.rls.decider;
     decider.observer = &rlsMetrics_;
+    decider.storeTimeout = options_.storeTimeout;
     RlsLoader loader = options_.rls.loader ? options_.rls.loader : RlsLoader(&loadRlsDecisions);
     rlsRuntime_ = RlsRuntime::open(options_.rls.configPath, std::move(loader), std::move(store),
                                    decider, &found, error);

@@ -67,6 +67,9 @@ struct RateLimitSpec {
     std::string name;       ///< `name`; may be empty
     bool extended = false;  ///< a `ratelab:` block chose the algorithm
     Policy policy;
+    /// The `ratelab:` block's on_store_error, when it writes one (with or without an
+    /// algorithm); otherwise the service's rule applies.
+    std::optional<StoreErrorRule> onStoreError;
 };
 
 /// The limits of a node: `rate_limit` (one), `rate_limits` (several, charged together), or

@@ -165,6 +165,7 @@ void readRatelabBlock(const YamlNode& block, const std::string& pointer, RateLim
         spec.policy.headers = read.headers;
         spec.policy.onStoreError = read.onStoreError;
     }
+    if (fields.count("on_store_error")) spec.onStoreError = read.onStoreError;
 }
 
 }  // namespace ratelab::formats::envoy

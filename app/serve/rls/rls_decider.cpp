@@ -496,6 +496,7 @@ void RlsDecider::decideBatch(std::span<const RlsRequest> requests, Nanos now,
         r.budget = c.levels > 0 ? &c.budgets[0] : nullptr;
         r.cost = static_cast<std::int64_t>(c.hits);
         r.now = now;
+        r.timeout = m.options.storeTimeout;
         batch.push_back(r);
         batchCharge.push_back(k);
     }

@@ -62,6 +62,10 @@ struct RlsDeciderOptions {
     /// The store's limit ids this decider takes, from here up: above those of an HTTP limiter
     /// sharing the store (which start at 0). Kept from the decider a reload replaces.
     std::uint32_t firstLimitId = 2048;
+    /// Bound on each store call (nanoseconds; 0: the store's default), a service's
+    /// --store-timeout-ms. Past it the store answers StoreStatus::Transport and the limit's
+    /// store-error rule decides.
+    Nanos storeTimeout = 0;
     /// Not owned; must outlive the decider. Null: no reports.
     RlsObserver* observer = nullptr;
 };

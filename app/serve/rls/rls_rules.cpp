@@ -49,7 +49,7 @@ void compileNode(const fe::DescriptorNode& node, const CompiledNode& parent, Lim
             c.limit = compileLimit(policy);
             c.limitId = ids.idOf(c.limit);
             c.limitName = limitNameOf(c.limit);
-            if (spec.extended) c.onStoreError = spec.policy.onStoreError;
+            c.onStoreError = spec.onStoreError;
             c.headerPolicy = headerPolicies.policies.size();
             headerCompiled.push_back(compilePolicy(policy, c.limitId));
             headerPolicies.policies.push_back(std::move(policy));
