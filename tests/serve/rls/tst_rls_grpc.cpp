@@ -263,6 +263,51 @@ private slots:
         QVERIFY(client_->ask("rl", {{{"key1", "value1"}}}).status.ok());
     }
 
+    // A hits_addend that would overflow a counter (above 2^53 - 1, a descriptor's own UInt64Value)
+    // is refused as INVALID_ARGUMENT before anything is charged; the request's own hits_addend
+    // (a uint32) always fits.
+    void anOverflowingHitsAddendIsRefused() {
+        auto request = RlsClient::request("rl", {{{"key1", "value1"}}});
+        request.mutable_descriptors(0)->mutable_hits_addend()->set_value(std::uint64_t(1) << 63);
+        const auto a = client_->ask(request);
+        QCOMPARE(a.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+        QCOMPARE(a.status.error_message(),
+                 std::string("hits_addend 9223372036854775808 of descriptor 0 is more than a "
+                             "counter holds (at most 9007199254740991)"));
+        const auto after = client_->ask("rl", {{{"key1", "value1"}}});
+        QCOMPARE(after.response.statuses(0).limit_remaining(), 2u);
+    }
+
+    // The configuration shipped for Envoy (resources/deploy/envoy/rls/web.yaml) answers the
+    // descriptors envoy-rls.yaml's actions build.
+    void theShippedEnvoyConfigurationAnswers() {
+        QFile file(RATELAB_SOURCE_DIR "/resources/deploy/envoy/rls/web.yaml");
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        RlsSidecarUnderTest server({{"web.yaml", file.readAll().toStdString()}});
+        QVERIFY2(server.sidecar, server.error.c_str());
+        RlsClient client(server.port());
+        // generic_key + :path: 600 a minute and 10,000 a day; the status is the minute's.
+        auto a = client.ask("web", {{{"generic_key", "api"}, {"path", "/api/orders"}}});
+        QVERIFY2(a.status.ok(), a.status.error_message().c_str());
+        QCOMPARE(a.response.statuses(0).current_limit().requests_per_unit(), 600u);
+        QCOMPARE(a.response.statuses(0).limit_remaining(), 599u);
+        // remote_address: a token bucket of 40; one /64 is one client.
+        for (int i = 0; i < 40; ++i) {
+            a = client.ask("web", {{{"remote_address", "2001:db8::" + std::to_string(i + 1)}}});
+            QCOMPARE(a.response.overall_code(), rlsv3::RateLimitResponse::OK);
+        }
+        a = client.ask("web", {{{"remote_address", "2001:db8::ffff"}}});
+        QCOMPARE(a.response.overall_code(), rlsv3::RateLimitResponse::OVER_LIMIT);
+        QCOMPARE(a.response.statuses(0).current_limit().requests_per_unit(), 20u);
+        a = client.ask("web", {{{"remote_address", "2001:db8:0:1::1"}}});
+        QCOMPARE(a.response.overall_code(), rlsv3::RateLimitResponse::OK);
+        // POST /login: a shadow rule, counted and never over.
+        for (int i = 0; i < 101; ++i)
+            a = client.ask("web", {{{"header_match", "login"}}});
+        QCOMPARE(a.response.overall_code(), rlsv3::RateLimitResponse::OK);
+        QCOMPARE(a.response.statuses(0).code(), rlsv3::RateLimitResponse::OK);
+    }
+
 private:
     std::unique_ptr<RlsSidecarUnderTest> server_;
     std::unique_ptr<RlsClient> client_;
