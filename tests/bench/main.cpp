@@ -1,6 +1,8 @@
 // ratelab-bench: Google Benchmark runs of the engine against baselines measured in the same
 // process. Without arguments it runs everything (any --benchmark_* flag works); with --summary
-// it runs the headline set in rounds and ends with one line of name=value pairs.
+// it runs the headline set in rounds and ends with one line of name=value pairs; with --rls
+// (when the decision service is built) it loads Envoy's rate limit service over gRPC instead
+// (bench_rls.h).
 
 #include <benchmark/benchmark.h>
 
@@ -11,6 +13,9 @@
 #include <vector>
 
 #include "bench/summary.h"
+#if RATELAB_BENCH_RLS
+#include "bench/bench_rls.h"
+#endif
 
 namespace {
 
@@ -133,6 +138,9 @@ int runSummary(int argc, char** argv) {
 int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--summary") == 0) return runSummary(argc, argv);
+#if RATELAB_BENCH_RLS
+        if (std::strcmp(argv[i], "--rls") == 0) return ratelab::bench::runRlsBench(argc, argv);
+#endif
     }
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
