@@ -5,7 +5,7 @@
 // from as many threads, so that concurrent calls meet in the store's batches. Then the SIGSTOP
 // drill: while Redis is stopped no call waits past --store-timeout-ms plus 20 ms (measured by the
 // client), every answer follows its limit's store-error rule, and after SIGCONT Redis decides
-// again. Threads: label "threads".
+// again; a reload on Redis keeps the counters of unchanged rules. Threads: label "threads".
 
 #include <QtTest>
 
@@ -294,6 +294,40 @@ private slots:
         QCOMPARE(all.size(), std::size_t(250));
         for (std::uint32_t i = 0; i < 250; ++i)
             QCOMPARE(all[i], i);
+    }
+
+    // A reload on Redis: a rule whose domain, path and numbers are unchanged goes on counting
+    // in Redis; a rule whose numbers changed starts afresh; a file with errors changes nothing.
+    void reloadKeepsRedisCounters() {
+        const std::string before =
+            "domain: r\ndescriptors:\n"
+            "  - key: same\n    rate_limit: {unit: hour, requests_per_unit: 5}\n"
+            "  - key: changed\n    rate_limit: {unit: hour, requests_per_unit: 5}\n";
+        RlsSidecarUnderTest server({{"r.yaml", before}},
+                                   [&](serve::SidecarOptions& o) { o.rls.store = redisStore(); });
+        QVERIFY2(server.sidecar, server.error.c_str());
+        RlsClient client(server.port());
+        auto remaining = [&](const char* key) {
+            const auto a = client.ask("r", {{{key, "x"}}});
+            return a.status.ok() ? a.response.statuses(0).limit_remaining() : 999u;
+        };
+        QCOMPARE(remaining("same"), 4u);
+        QCOMPARE(remaining("same"), 3u);
+        QCOMPARE(remaining("changed"), 4u);
+        writeText(server.file("r.yaml"),
+                  "domain: r\ndescriptors:\n"
+                  "  - key: same\n    rate_limit: {unit: hour, requests_per_unit: 5}\n"
+                  "  - key: changed\n    rate_limit: {unit: hour, requests_per_unit: 8}\n");
+        auto results = server.sidecar->reload("test");
+        QCOMPARE(results.size(), std::size_t(1));
+        QVERIFY(results[0].ok);
+        QCOMPARE(remaining("same"), 2u);
+        QCOMPARE(remaining("changed"), 7u);
+        writeText(server.file("r.yaml"), before + "  - key: bad\n    rate_limit: {unit: eon}\n");
+        results = server.sidecar->reload("test");
+        QVERIFY(!results[0].ok);
+        QCOMPARE(remaining("same"), 1u);
+        QCOMPARE(remaining("changed"), 6u);
     }
 
     // The drill: Redis stopped under load. Four clients call one at a time, rotating over the
