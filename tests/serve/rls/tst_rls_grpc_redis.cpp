@@ -84,6 +84,11 @@ RlsResult fromAnswer(const RlsClient::Answer& a) {
     return r;
 }
 
+// Where a test counts rather than times: a fresh store's first call opens its connection and
+// loads its script, which can take longer than --store-timeout-ms's 15 ms on a busy machine (the
+// call then fails and the store backs off); the drill alone runs on the 15 ms bound.
+constexpr Nanos kCountingTimeout = 2 * kNanosPerSecond;
+
 // The drill's rules: one limit each that fails open, denies, and fails the call (the original's
 // answer) while the store cannot be reached. Nothing refills within the test (hour windows).
 const RlsFiles kDrillConfig = {{"drill.yaml", R"(domain: drill
@@ -229,6 +234,7 @@ private slots:
         QFETCH(QStringList, steps);
         RlsSidecarUnderTest server(filesOf(config), [&](serve::SidecarOptions& o) {
             if (store == "redis") o.rls.store = redisStore();
+            o.storeTimeout = kCountingTimeout;
         });
         QVERIFY2(server.sidecar, server.error.c_str());
         for (int n = 0; n < steps.size(); ++n) {
@@ -262,7 +268,10 @@ private slots:
         RlsSidecarUnderTest server({{"c.yaml",
                                      "domain: c\ndescriptors:\n  - key: k\n"
                                      "    rate_limit: {unit: hour, requests_per_unit: 250}\n"}},
-                                   [&](serve::SidecarOptions& o) { o.rls.store = redisStore(); });
+                                   [&](serve::SidecarOptions& o) {
+                                       o.rls.store = redisStore();
+                                       o.storeTimeout = kCountingTimeout;
+                                   });
         QVERIFY2(server.sidecar, server.error.c_str());
         constexpr int kClients = 8, kCalls = 40;
         std::vector<std::vector<std::uint32_t>> remaining(kClients);
@@ -303,8 +312,10 @@ private slots:
             "domain: r\ndescriptors:\n"
             "  - key: same\n    rate_limit: {unit: hour, requests_per_unit: 5}\n"
             "  - key: changed\n    rate_limit: {unit: hour, requests_per_unit: 5}\n";
-        RlsSidecarUnderTest server({{"r.yaml", before}},
-                                   [&](serve::SidecarOptions& o) { o.rls.store = redisStore(); });
+        RlsSidecarUnderTest server({{"r.yaml", before}}, [&](serve::SidecarOptions& o) {
+            o.rls.store = redisStore();
+            o.storeTimeout = kCountingTimeout;
+        });
         QVERIFY2(server.sidecar, server.error.c_str());
         RlsClient client(server.port());
         auto remaining = [&](const char* key) {
@@ -420,41 +431,48 @@ private slots:
             t.join();
         QVERIFY(allReady && allDone);
 
+        // Each answer is Redis' decision or the rule's answer to a store error, never anything
+        // else; while Redis is stopped, only the latter. (While it runs, a call of a busy
+        // machine may still pass the 15 ms bound: the rule answers it too, and it is counted.)
         std::int64_t slowest[3] = {0, 0, 0};
+        int decided[3] = {0, 0, 0}, storeErrors[3] = {0, 0, 0};
         int failedOpen = 0, denied = 0, unavailable = 0;
         for (int c = 0; c < kClients; ++c) {
             for (const Seen& one : seen[c]) {
                 slowest[one.phase] = std::max(slowest[one.phase], one.micros);
-                if (one.phase == kRunning) {
-                    if (one.code != 1)
-                        qWarning("DEBUG c%d key %s remaining %u us %lld", c, one.key.c_str(),
-                                 one.remaining, (long long)one.micros);
-                    QCOMPARE(one.grpcCode, 0);
-                    QCOMPARE(one.code, int(rlsv3::RateLimitResponse::OK));
-                    continue;
-                }
-                if (one.phase != kStoppedPhase) continue;
+                bool byRedis = false;
                 if (one.key == "open") {
                     QCOMPARE(one.grpcCode, 0);
                     QCOMPARE(one.code, int(rlsv3::RateLimitResponse::OK));
-                    QCOMPARE(one.remaining, 1000u);  // failed open: nothing counted
-                    ++failedOpen;
+                    byRedis = one.remaining < 1000u;  // failed open: nothing counted
+                    if (!byRedis) ++failedOpen;
                 } else if (one.key == "deny") {
                     QCOMPARE(one.grpcCode, 0);
-                    QCOMPARE(one.code, int(rlsv3::RateLimitResponse::OVER_LIMIT));
-                    ++denied;
+                    byRedis = one.code == rlsv3::RateLimitResponse::OK;
+                    if (!byRedis) ++denied;
+                } else if (one.grpcCode == 0) {
+                    QCOMPARE(one.code, int(rlsv3::RateLimitResponse::OK));
+                    byRedis = true;
                 } else {
                     QCOMPARE(one.grpcCode, int(grpc::StatusCode::UNAVAILABLE));
                     ++unavailable;
                 }
+                ++(byRedis ? decided : storeErrors)[one.phase];
             }
         }
+        QCOMPARE(decided[kStoppedPhase], 0);
+        QVERIFY(decided[kRunning] > 0);
         for (int p : {kRunning, kStoppedPhase, kContinued}) {
             QVERIFY2(slowest[p] <= (15 + 20) * 1000,
                      qPrintable(
                          QString("a call took %1 ms (phase %2)").arg(slowest[p] / 1000.0).arg(p)));
         }
         QVERIFY(failedOpen > 0 && denied > 0 && unavailable > 0);
+        qInfo(
+            "calls decided by Redis / answered by the store-error rule: before %d / %d, while "
+            "stopped %d / %d, after %d / %d",
+            decided[kRunning], storeErrors[kRunning], decided[kStoppedPhase],
+            storeErrors[kStoppedPhase], decided[kContinued], storeErrors[kContinued]);
         // After SIGCONT Redis counts again once the store's backoff has run out: a key of its own
         // goes from 999 down.
         RlsClient probe(server.port());
