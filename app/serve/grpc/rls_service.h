@@ -22,7 +22,7 @@ class RlsDecider;
 }
 
 /// What the gRPC listener asks of the rate limit service: serve/rls's decider, or a test's
-/// stand-in around it. Thread-safe.
+/// wrapper around it (tests hold calls at a gate). Thread-safe.
 class RlsDecisions {
 public:
     virtual ~RlsDecisions() = default;
