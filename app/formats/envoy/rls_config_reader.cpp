@@ -153,11 +153,11 @@ private:
                     const std::array<std::string_view, N>& keys, Visit visit) {
         std::map<std::string, std::size_t> last;
         for (std::size_t i = 0; i < map.entries.size(); ++i) {
-            const YamlNode& k = map.entries[i].first;
+            const YamlNode& k = map.entries[i].key;
             if (!checkKey(k, keys)) continue;
             auto [it, fresh] = last.emplace(k.text, i);
             if (!fresh) {
-                const YamlNode& earlier = map.entries[it->second].first;
+                const YamlNode& earlier = map.entries[it->second].key;
                 sink_.warning(earlier.at, pointer + "/" + k.text,
                               "duplicate key '" + k.text + "': the later one, at line " +
                                   std::to_string(k.at.line) +

@@ -114,7 +114,7 @@ private:
         if (o.haveKey) {  // a key without a value cannot come from yaml-cpp; keep it as null
             YamlNode null;
             null.at = o.key.at;
-            o.node.entries.emplace_back(std::move(o.key), std::move(null));
+            o.node.entries.push_back({std::move(o.key), std::move(null)});
         }
         remember(o.anchor, o.node, nodes_ - o.nodesAtStart + 1);
         place(std::move(o.node));
@@ -145,7 +145,7 @@ private:
             top.key = std::move(node);
             top.haveKey = true;
         } else {
-            top.node.entries.emplace_back(std::move(top.key), std::move(node));
+            top.node.entries.push_back({std::move(top.key), std::move(node)});
             top.haveKey = false;
         }
     }

@@ -23,6 +23,8 @@ struct YamlMark {
     int column = 0;
 };
 
+struct YamlEntry;
+
 struct YamlNode {
     enum class Kind : std::uint8_t { Null, Scalar, Sequence, Map };
     Kind kind = Kind::Null;
@@ -30,12 +32,19 @@ struct YamlNode {
     std::string text;             ///< Scalar: the value as written (no quotes)
     bool quoted = false;          ///< Scalar: quoted, or tagged !!str: always a string
     std::vector<YamlNode> items;  ///< Sequence
-    std::vector<std::pair<YamlNode, YamlNode>> entries;  ///< Map, in file order, duplicates kept
+    std::vector<YamlEntry> entries;  ///< Map, in file order, duplicates kept
 
     bool isNull() const { return kind == Kind::Null; }
     bool isScalar() const { return kind == Kind::Scalar; }
     bool isSequence() const { return kind == Kind::Sequence; }
     bool isMap() const { return kind == Kind::Map; }
+};
+
+/// One key and its value in a map (a struct of its own rather than std::pair, which may not
+/// name YamlNode before YamlNode is complete).
+struct YamlEntry {
+    YamlNode key;
+    YamlNode value;
 };
 
 /// What a scalar means under YAML 1.1's core types (untagged plain scalars only; a quoted one
