@@ -17,6 +17,7 @@ packages=(
     libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
                          # serve --grpc: Envoy's rate limit service, code generated at build time
     redis-server redis-tools nginx-light   # nginx: exports, auth_request in front of serve
+    redis-sentinel       # the Sentinel failover drill (tests/engine/redis, tests/serve)
     haproxy              # the Lua action in front of serve (tests/serve)
     wrk                  # tests/bench/http: serve against nginx limit_req
     python3-prometheus-client   # /metrics read by a real Prometheus parser

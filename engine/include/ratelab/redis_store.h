@@ -20,7 +20,9 @@ enum class RedisTimeSource : std::uint8_t {
 
 struct RedisStoreOptions {
     /// One URL (ratelab/redis_url.h: "redis://[[user]:password@]host[:port][/db]" or
-    /// "unix:///path/to/socket[?db=N]"): a standalone server. Several URLs (or `cluster` set):
+    /// "unix:///path/to/socket[?db=N]"): a standalone server; or
+    /// "redis-sentinel://host[:port][,host[:port]]/name[?db=N]": the master Redis Sentinel
+    /// monitors under that name, followed through failovers. Several URLs (or `cluster` set):
     /// seeds of one Redis Cluster.
     std::vector<std::string> urls;
     /// AUTH on every connection the store opens (seeds, reconnects, Cluster nodes it discovers):
@@ -72,10 +74,21 @@ struct RedisStoreCounters {
     std::int64_t redirects = 0;        ///< ASK answers, and MOVED answers that changed the slot map
     std::int64_t transportErrors = 0;  ///< calls that ended with StoreStatus::Transport
     std::int64_t refusals = 0;         ///< calls that ended with StoreStatus::Refused or Full
+    std::int64_t failovers = 0;        ///< Sentinel: times the sentinels named a new master
 };
 
 /// The shared store: every decision is one Lua script (budget + consumption, atomic) on Redis,
-/// standalone or Cluster, with the memory store's semantics decision for decision.
+/// standalone, Sentinel-monitored or Cluster, with the memory store's semantics decision for
+/// decision.
+///
+/// Sentinel: the sentinels are asked for the master (SENTINEL get-master-addr-by-name), whose
+/// ROLE is checked on every connection. When it fails (a transport error, a timeout, READONLY,
+/// another ROLE) they are asked again, at most every 10 to 100 ms (reconnectBackoffMin doubling,
+/// capped), and a master they name anew takes the calls; a call that reached no server, or one a
+/// demoted master refused with READONLY, is sent to the new master within its bound. A thread
+/// asks them once a second besides, so that a switch that leaves the old master up is followed
+/// within a second. While the master cannot be had, calls fail with StoreStatus::Transport
+/// (on_store_error decides). The credentials are the master's; sentinels are asked without AUTH.
 ///
 /// Errors: StoreStatus::Transport when the server cannot be reached or does not answer within
 /// the call's bound (the error says when the request may nevertheless have been applied), and

@@ -5,6 +5,8 @@
 #include <thread>
 #include <utility>
 
+#include "redis/sentinel.h"
+
 namespace ratelab::redis {
 
 namespace {
@@ -89,7 +91,8 @@ private:
 
 RedisClient::RedisClient(ClientOptions options)
     : options_(std::move(options))
-    , topology_(options_.seeds, options_.cluster, options_.backoffMin, options_.backoffMax) {}
+    , topology_(options_.seeds, options_.cluster, options_.backoffMin, options_.backoffMax,
+                options_.connectTimeout) {}
 
 RedisClient::~RedisClient() = default;
 
@@ -138,6 +141,14 @@ bool RedisClient::handshake(Connection& connection, const Node& node, Deadline d
         connection.append(args);
         ++expected;
     }
+    // A master the sentinels named must still be one: a demoted master, or one named before a
+    // failover, is a replica now.
+    const bool checkRole = topology_.sentinel() != nullptr;
+    if (checkRole) {
+        const std::string_view args[] = {"ROLE"};
+        connection.append(args);
+        ++expected;
+    }
     for (const Script& s : scripts()) {
         const std::string_view args[] = {"SCRIPT", "LOAD", s.source};
         connection.append(args);
@@ -148,6 +159,7 @@ bool RedisClient::handshake(Connection& connection, const Node& node, Deadline d
     }
     *refused = false;
     std::string problem;
+    std::string notMaster;
     for (int i = 0; i < expected + static_cast<int>(kScriptCount); ++i) {
         Reply reply = connection.read(deadline);
         if (!reply) {
@@ -155,7 +167,16 @@ bool RedisClient::handshake(Connection& connection, const Node& node, Deadline d
             return false;
         }
         if (!problem.empty()) continue;  // drain the rest, keep the first problem
-        if (i < expected) {
+        if (checkRole && i == expected - 1) {
+            const redisReply& r = *reply;
+            if (r.type != REDIS_REPLY_ARRAY || r.elements == 0 ||
+                r.element[0]->type != REDIS_REPLY_STRING || text(*r.element[0]) != "master") {
+                notMaster = r.type == REDIS_REPLY_ARRAY && r.elements > 0 &&
+                                    r.element[0]->type == REDIS_REPLY_STRING
+                                ? std::string(text(*r.element[0]))
+                                : std::string(r.type == REDIS_REPLY_ERROR ? text(r) : "?");
+            }
+        } else if (i < expected) {
             if (reply->type == REDIS_REPLY_ERROR)
                 problem = (i == 0 && !e.password.empty() ? "AUTH failed: " : "SELECT failed: ") +
                           std::string(text(*reply));
@@ -171,7 +192,19 @@ bool RedisClient::handshake(Connection& connection, const Node& node, Deadline d
         *refused = true;
         return false;
     }
+    if (!notMaster.empty()) {
+        // Not the server refusing: a failover under way, which the sentinels will name.
+        *error = node.name() + ": ROLE is " + notMaster + ", not master";
+        return false;
+    }
     return true;
+}
+
+bool RedisClient::masterFailed(int node, Deadline deadline) {
+    SentinelMaster* sentinel = topology_.sentinel();
+    if (!sentinel) return false;
+    sentinel->failed(node, deadline);
+    return topology_.primary() >= 0 && topology_.primary() != node;
 }
 
 Connection* RedisClient::connection(Session& session, int node, Deadline deadline,
@@ -274,6 +307,12 @@ std::string RedisClient::refreshSlots(Session& session, int preferred, Deadline 
 }
 
 int RedisClient::route(Session& session, int slot, Deadline deadline, Outcome* failed) {
+    if (SentinelMaster* sentinel = topology_.sentinel()) {
+        std::string error;
+        const int node = sentinel->master(deadline, &error);
+        if (node < 0) *failed = failure(Outcome::Kind::Transport, error);
+        return node;
+    }
     if (!topology_.cluster()) return 0;
     int node = topology_.nodeForSlot(slot);
     if (node >= 0) return node;
@@ -322,7 +361,17 @@ void RedisClient::exchange(Session& session, std::span<const ScriptCall> calls,
         const std::span<Attempt> group = pending.subspan(begin, end - begin);
         Outcome failed;
         Connection* c = connection(session, node, deadline, &failed);
-        if (!c) {
+        if (!c && failed.kind == Outcome::Kind::Transport && masterFailed(node, deadline) &&
+            std::none_of(group.begin(), group.end(),
+                         [](const Attempt& a) { return a.redirects >= kMaxRedirects; })) {
+            // A Sentinel master gone, another named: nothing was sent, so the calls go there.
+            for (Attempt& a : group) {
+                ++a.redirects;
+                a.node = topology_.primary();
+                a.retry = Retry::Resend;
+                retries.push_back(std::move(a));
+            }
+        } else if (!c) {
             failFrom(begin, end, failed);
         } else {
             c->resetSent();
@@ -351,6 +400,7 @@ void RedisClient::exchange(Session& session, std::span<const ScriptCall> calls,
                 }
             } else {
                 failFrom(begin, end, lost(session, node, *c));
+                masterFailed(node, deadline);  // they may have run: the next calls go anew
             }
         }
         begin = end;
@@ -363,6 +413,7 @@ void RedisClient::exchange(Session& session, std::span<const ScriptCall> calls,
             if (reply && a.asking) reply = pipe.connection->read(deadline);  // after ASKING's
             if (!reply) {
                 failFrom(k, pipe.end, lost(session, node, *pipe.connection));
+                masterFailed(node, deadline);
                 break;
             }
             topology_.node(node).answered();
@@ -393,6 +444,11 @@ void RedisClient::exchange(Session& session, std::span<const ScriptCall> calls,
                                                                         ": " + std::string(answer));
                     continue;
                 case ErrorClass::Refusal:
+                    if (topology_.sentinel() && answer.starts_with("READONLY")) {
+                        // The master the sentinels named was demoted: nothing ran; ask them.
+                        a.retry = Retry::Failover;
+                        break;
+                    }
                     outcomes[a.call] =
                         failure(Outcome::Kind::Refused,
                                 topology_.node(node).name() + ": " + std::string(answer));
@@ -424,6 +480,14 @@ bool RedisClient::prepareRetry(Session& session, Attempt& a, Outcome& outcome, D
             }
             a.useEval = true;
             return true;
+        case Retry::Failover:
+            if (++a.redirects <= kMaxRedirects && masterFailed(a.node, deadline)) {
+                a.node = topology_.primary();
+                return true;
+            }
+            outcome = failure(Outcome::Kind::Transport,
+                              where + a.answer + " (no other master named by the sentinels)");
+            return false;
         case Retry::Moved:
         case Retry::Ask:
             break;
@@ -546,16 +610,25 @@ std::vector<Outcome> RedisClient::onEveryMaster(std::span<const std::string_view
     }
     Session& session = *lease;
     if (topology_.cluster() && topology_.version() == 0) refreshSlots(session, -1, deadline, 0);
+    if (SentinelMaster* sentinel = topology_.sentinel()) {
+        std::string error;
+        if (sentinel->master(deadline, &error) < 0) {
+            results.push_back(failure(Outcome::Kind::Transport, error));
+            return results;
+        }
+    }
     for (int node : topology_.masters()) {
         Outcome failed;
         Connection* c = connection(session, node, deadline, &failed);
         if (!c) {
+            if (failed.kind == Outcome::Kind::Transport) masterFailed(node, deadline);
             results.push_back(std::move(failed));
             continue;
         }
         Reply reply = c->call(args, deadline);
         if (!reply) {
             results.push_back(lost(session, node, *c));
+            masterFailed(node, deadline);
             continue;
         }
         topology_.node(node).answered();

@@ -83,6 +83,9 @@ private:
                    bool* refused);
     /// After an I/O failure on a connection: drops it and tells the caller how it ended.
     Outcome lost(Session& session, int node, Connection& connection);
+    /// A Sentinel topology's master `node` failed as a gone or demoted master does: the
+    /// sentinels are asked again (SentinelMaster::failed). True when another master is named.
+    bool masterFailed(int node, Deadline deadline);
 
     /// The node for `slot`; refreshes an empty cluster map first. -1 with *failure set if none.
     int route(Session& session, int slot, Deadline deadline, Outcome* failure);
@@ -93,7 +96,7 @@ private:
                              std::uint64_t seenVersion, bool* refused = nullptr);
 
     /// Why an attempt is sent again.
-    enum class Retry : std::uint8_t { Resend, NoScript, Moved, Ask, NotNow };
+    enum class Retry : std::uint8_t { Resend, NoScript, Moved, Ask, NotNow, Failover };
     /// One call's way through its retries.
     struct Attempt {
         std::size_t call = 0;  ///< index into the calls

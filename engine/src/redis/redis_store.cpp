@@ -16,6 +16,7 @@
 #include "redis/over_limit_cache.h"
 #include "redis/redis_client.h"
 #include "redis/redis_request.h"
+#include "redis/sentinel.h"
 
 namespace ratelab {
 
@@ -156,6 +157,8 @@ public:
         r.connectFailures = c.connectFailures.load(std::memory_order_relaxed);
         r.scriptLoads = c.scriptLoads.load(std::memory_order_relaxed);
         r.redirects = c.redirects.load(std::memory_order_relaxed);
+        if (const redis::SentinelMaster* sentinel = client_.topology().sentinel())
+            r.failovers = sentinel->switches();
         r.cacheHits = cacheHits_.load(std::memory_order_relaxed);
         r.transportErrors = transportErrors_.load(std::memory_order_relaxed);
         r.refusals = refusals_.load(std::memory_order_relaxed);
@@ -341,6 +344,12 @@ std::unique_ptr<Store> makeRedisStore(const RedisStoreOptions& options, std::str
         std::optional<RedisEndpoint> endpoint = parseRedisUrl(url, &why);
         if (!endpoint) {
             *error = "redis URL '" + redactRedisUrl(url) + "': " + why;
+            return nullptr;
+        }
+        if (endpoint->isSentinel() && client.cluster) {
+            *error = "redis URL '" + redactRedisUrl(url) +
+                     "': a Sentinel URL stands alone (it names every sentinel itself), never as "
+                     "a Cluster seed";
             return nullptr;
         }
         if (client.cluster && endpoint->database != 0) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <random>
 
+#include "redis/sentinel.h"
+
 namespace ratelab::redis {
 
 namespace {
@@ -93,12 +95,20 @@ bool parseClusterSlots(const redisReply& reply, const Endpoint& asked,
     return true;
 }
 
-Topology::Topology(std::vector<Endpoint> seeds, bool cluster, Nanos backoffMin, Nanos backoffMax)
+Topology::Topology(std::vector<Endpoint> seeds, bool cluster, Nanos backoffMin, Nanos backoffMax,
+                   Nanos connectTimeout)
     : cluster_(cluster)
-    , seedCount_(static_cast<int>(std::min<std::size_t>(seeds.size(), kMaxNodes)))
+    , seedCount_(seeds.size() == 1 && seeds.front().isSentinel()
+                     ? 0
+                     : static_cast<int>(std::min<std::size_t>(seeds.size(), kMaxNodes)))
     , backoffMin_(backoffMin)
     , backoffMax_(backoffMax) {
     if (!seeds.empty()) credentials_ = seeds.front();
+    if (seedCount_ == 0 && !seeds.empty()) {
+        primary_.store(-1, std::memory_order_relaxed);
+        sentinel_ = std::make_unique<SentinelMaster>(*this, seeds.front(), connectTimeout,
+                                                     backoffMin, backoffMax);
+    }
     for (int i = 0; i < seedCount_; ++i)
         nodes_[static_cast<std::size_t>(i)] = std::make_unique<Node>(
             std::move(seeds[static_cast<std::size_t>(i)]), backoffMin, backoffMax);
@@ -106,6 +116,8 @@ Topology::Topology(std::vector<Endpoint> seeds, bool cluster, Nanos backoffMin, 
     for (auto& s : slots_)
         s.store(-1, std::memory_order_relaxed);
 }
+
+Topology::~Topology() = default;
 
 int Topology::nodeAt(const std::string& host, int port) {
     const int n = nodeCount();
@@ -125,6 +137,7 @@ int Topology::nodeAt(const std::string& host, int port) {
     e.port = port;
     e.user = credentials_.user;
     e.password = credentials_.password;
+    if (sentinel_) e.database = credentials_.database;  // a Cluster has database 0 only
     nodes_[static_cast<std::size_t>(now)] =
         std::make_unique<Node>(std::move(e), backoffMin_, backoffMax_);
     count_.store(now + 1, std::memory_order_release);
@@ -150,6 +163,10 @@ void Topology::moveSlot(int slot, int node) {
 
 std::vector<int> Topology::masters() const {
     std::vector<int> result;
+    if (!cluster_) {
+        if (primary() >= 0) result.push_back(primary());
+        return result;
+    }
     if (version() == 0) {
         for (int i = 0; i < seedCount_; ++i)
             result.push_back(i);

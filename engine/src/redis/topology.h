@@ -1,8 +1,9 @@
 #pragma once
 
-// The servers a Redis store talks to: one standalone server, or the nodes of a Redis Cluster with
-// a 16384-entry slot map built from CLUSTER SLOTS. Each node carries its reconnection backoff,
-// shared by every pooled connection to it.
+// The servers a Redis store talks to: one standalone server, the master of a Sentinel-monitored
+// group (which the sentinels name, and which changes with a failover), or the nodes of a Redis
+// Cluster with a 16384-entry slot map built from CLUSTER SLOTS. Each node carries its
+// reconnection backoff, shared by every pooled connection to it.
 
 #include <hiredis/hiredis.h>
 
@@ -16,9 +17,9 @@
 #include <vector>
 
 #include "ratelab/limit.h"
-#include "redis/redis_connection.h"
 #include "redis/endpoint.h"
 #include "redis/key_slot.h"
+#include "redis/redis_connection.h"
 
 namespace ratelab::redis {
 
@@ -69,19 +70,34 @@ struct SlotRange {
 bool parseClusterSlots(const redisReply& reply, const Endpoint& asked,
                        std::vector<SlotRange>* ranges, std::string* error);
 
+class SentinelMaster;
+
 /// Nodes and slot owners. Nodes are only ever added; readers need no lock. Thread-safe.
 class Topology {
 public:
-    Topology(std::vector<Endpoint> seeds, bool cluster, Nanos backoffMin, Nanos backoffMax);
+    /// One seed that is a redis-sentinel:// endpoint makes a Sentinel topology: no node until
+    /// the sentinels name the master (each connect bounded by `connectTimeout`).
+    Topology(std::vector<Endpoint> seeds, bool cluster, Nanos backoffMin, Nanos backoffMax,
+             Nanos connectTimeout = 200 * kNanosPerMilli);
+    ~Topology();
 
     bool cluster() const { return cluster_; }
     int seedCount() const { return seedCount_; }
     int nodeCount() const { return count_.load(std::memory_order_acquire); }
     Node& node(int index) { return *nodes_[static_cast<std::size_t>(index)]; }
 
-    /// The node at host:port (cluster nodes inherit the first seed's credentials), added if
-    /// new. -1 when the table is full.
+    /// The node at host:port (cluster nodes and Sentinel masters inherit the first seed's
+    /// credentials, a Sentinel master its database too), added if new. -1 when the table is
+    /// full.
     int nodeAt(const std::string& host, int port);
+
+    /// A Sentinel topology's master finder; null for the others.
+    SentinelMaster* sentinel() const { return sentinel_.get(); }
+    /// Where a call goes without a Cluster: the standalone server (node 0), or the master the
+    /// sentinels named last (-1 while none is known).
+    int primary() const { return primary_.load(std::memory_order_acquire); }
+    /// The sentinels named `node` the master.
+    void setPrimary(int node) { primary_.store(node, std::memory_order_release); }
 
     /// The node serving `slot` per the latest map, or -1.
     int nodeForSlot(int slot) const {
@@ -93,7 +109,8 @@ public:
     void applySlots(const std::vector<SlotRange>& ranges);
     /// Points one slot at a node (a MOVED answer), until the next full update.
     void moveSlot(int slot, int node);
-    /// The distinct nodes owning at least one slot (the seeds while no map is known).
+    /// The distinct nodes owning at least one slot (the seeds while no map is known); without
+    /// a Cluster, the primary (none while a Sentinel master is unknown).
     std::vector<int> masters() const;
 
 private:
@@ -109,6 +126,8 @@ private:
     std::atomic<int> count_{0};
     std::array<std::atomic<int>, kClusterSlots> slots_;
     std::atomic<std::uint64_t> version_{0};
+    std::atomic<int> primary_{0};
+    std::unique_ptr<SentinelMaster> sentinel_;
 };
 
 }  // namespace ratelab::redis

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "ratelab/redis_store.h"
 #include "ratelab/redis_url.h"
 
 using namespace ratelab;
@@ -140,6 +141,23 @@ private slots:
         QCOMPARE(e->sentinels[2], (RedisSentinelAddress{"2001:db8::7", 26379}));
         QVERIFY(e->host.empty());
         QVERIFY(!e->isUnix());
+    }
+
+    // The store takes a Sentinel URL alone: not among Cluster seeds, and never with a password
+    // in an error.
+    void storesTakeASentinelUrlAlone() {
+        RedisStoreOptions o;
+        o.urls = {"redis-sentinel://127.0.0.1:1/cache"};
+        std::string error;
+        QVERIFY2(makeRedisStore(o, &error), error.c_str());
+        o.urls = {"redis://127.0.0.1:7000", "redis-sentinel://:s3cret@127.0.0.1:1/cache"};
+        QVERIFY(!makeRedisStore(o, &error));
+        QVERIFY2(error.find("a Sentinel URL stands alone") != std::string::npos, error.c_str());
+        QVERIFY(error.find("s3cret") == std::string::npos);
+        o.urls = {"redis-sentinel://127.0.0.1:1/cache"};
+        o.cluster = true;
+        QVERIFY(!makeRedisStore(o, &error));
+        QVERIFY2(error.find("a Sentinel URL stands alone") != std::string::npos, error.c_str());
     }
 };
 
