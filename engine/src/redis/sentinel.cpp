@@ -1,5 +1,8 @@
 #include "redis/sentinel.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -34,7 +37,15 @@ SentinelMaster::SentinelMaster(Topology& topology, const Endpoint& service, Nano
     , connectTimeout_(std::max<Nanos>(1, connectTimeout))
     , backoffMin_(std::max<Nanos>(1, backoffMin))
     , backoffMax_(std::clamp(backoffMax, backoffMin_, std::max(backoffMin_, kMaxAskInterval))) {
+    // The watcher takes none of the host process's signals: a service that waits for SIGTERM in
+    // sigwait() blocks them in its own threads, and a thread of ours that left them unblocked
+    // would be where the kernel delivers them (and SIGTERM's default action ends the process).
+    sigset_t all;
+    sigset_t previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
     watcher_ = std::thread([this] { watch(); });
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 SentinelMaster::~SentinelMaster() {

@@ -9,7 +9,12 @@
 
 #include <QtTest>
 
+#include <signal.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -53,6 +58,23 @@ int deadPort() {
     const int port = probe.port();
     probe.kill();
     return port;
+}
+
+// The thread ids of this process.
+std::set<std::string> tasks() {
+    std::set<std::string> ids;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task"))
+        ids.insert(entry.path().filename().string());
+    return ids;
+}
+
+// A thread's blocked signals (SigBlk in its /proc status), bit n-1 for signal n.
+std::uint64_t blockedSignals(const std::string& task) {
+    std::ifstream status("/proc/self/task/" + task + "/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.starts_with("SigBlk:")) return std::stoull(line.substr(7), nullptr, 16);
+    return 0;
 }
 
 }  // namespace
@@ -149,6 +171,32 @@ private slots:
             r.error.c_str());
         QVERIFY2(r.error.find("wr0ng") == std::string::npos, r.error.c_str());
         QVERIFY(redactRedisUrl(options.urls.front()).find("wr0ng") == std::string::npos);
+    }
+
+    // The store's watcher thread takes none of the process's signals: a service blocks SIGTERM
+    // in its threads and waits for it (sigwait); delivered to a thread of the store instead, its
+    // default action would end the process. The thread the store starts (the one task more in
+    // /proc/self/task) blocks SIGTERM, SIGINT and SIGHUP, though its maker blocked nothing.
+    void leavesTheProcessSignalsToItsHost() {
+        const std::set<std::string> before = tasks();
+        sigset_t none;
+        sigemptyset(&none);
+        sigset_t previous;
+        pthread_sigmask(SIG_SETMASK, &none, &previous);
+        RedisStoreOptions options;
+        options.urls = {url_};
+        std::string error;
+        std::unique_ptr<Store> store = makeRedisStore(options, &error);
+        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        QVERIFY2(store, error.c_str());
+        std::vector<std::string> started;
+        for (const std::string& task : tasks())
+            if (!before.contains(task)) started.push_back(task);
+        QCOMPARE(started.size(), std::size_t(1));
+        const std::uint64_t blocked = blockedSignals(started.front());
+        for (int signal : {SIGTERM, SIGINT, SIGHUP})
+            QVERIFY2(blocked & (std::uint64_t(1) << (signal - 1)),
+                     qPrintable(QString::number(signal)));
     }
 
     // A policy file whose store is a Sentinel URL, the master's credentials where a redis://
