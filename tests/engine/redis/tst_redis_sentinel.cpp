@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "fixtures/redis_store_fixture.h"
+#include "ratelab/batching_store.h"
 #include "ratelab/limiter.h"
 #include "ratelab/policy_file.h"
 #include "ratelab/request.h"
@@ -235,6 +236,25 @@ private slots:
         }
         // The bucket is on the master the sentinels name.
         QVERIFY(servers_[0].commandText({"KEYS", "policy*"}).find("policy") != std::string::npos);
+    }
+
+    // A service's store given as one URL with the master's credentials in it (serve --store):
+    // the store block it stands for, made and wrapped in the batching store as serve does.
+    void aUrlWithCredentialsMakesTheServiceStore() {
+        StoreConfig config;
+        config.kind = StoreConfig::Kind::Redis;
+        config.urls = {url_};
+        config.keyNamespace = "service";
+        std::string error;
+        std::shared_ptr<Store> inner = makeStore(config, &error);
+        QVERIFY2(inner, error.c_str());
+        std::shared_ptr<Store> store = makeBatchingStore(std::move(inner));
+        Limit l = makeLimit(Algorithm::TokenBucket);
+        for (std::int64_t remaining : {9, 8, 7}) {
+            const ConsumeResult r = consumeOne(*store, l, "service-key", 0);
+            QVERIFY2(r.status == StoreStatus::Ok, r.error.c_str());
+            QCOMPARE(r.decision.remaining, remaining);
+        }
     }
 
     // The drill. Six decisions on the master, replicated; the master killed: calls fail (the
