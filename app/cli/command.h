@@ -107,6 +107,11 @@ public:
         out = static_cast<Int>(n);
         return true;
     }
+    /// Reads a number option (decimals allowed), from `min` to `max`, into `out`, which keeps
+    /// its value when the option was not given. False, the usage error printed ("--scale
+    /// \"x\": expected 0.001 to 1000"; `unit` follows the range), when it is not such a number.
+    bool number(std::string_view option, double min, double max, double& out,
+                std::string_view unit = {}) const;
     /// --seed (Option::seed()) into `out` when given. False, the usage error printed, when it is
     /// not a whole number of at least 0.
     bool seed(std::optional<std::uint64_t>& out) const;

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "ratelab/number_text.h"
+
 namespace ratelab::cli {
 
 namespace {
@@ -174,6 +176,21 @@ bool Arguments::wholeNumber(std::string_view option, std::int64_t min, std::int6
         return false;
     }
     out = n;
+    return true;
+}
+
+bool Arguments::number(std::string_view option, double min, double max, double& out,
+                       std::string_view unit) const {
+    if (!isSet(option)) return true;
+    const std::string text = value(option);
+    double x = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+    if (ec != std::errc() || end != text.data() + text.size() || !(x >= min) || !(x <= max)) {
+        fail(kUsage, "--" + std::string(option) + " \"" + text + "\": expected " + numberText(min) +
+                         " to " + numberText(max) + (unit.empty() ? "" : " " + std::string(unit)));
+        return false;
+    }
+    out = x;
     return true;
 }
 

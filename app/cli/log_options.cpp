@@ -52,13 +52,8 @@ Result<sim::ReplayInput> readLogInput(const Arguments& args) {
         input.format = std::move(format);
     }
     if (args.isSet("reorder-window")) {
-        const std::string text = args.value("reorder-window");
         double seconds = 0;
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-        if (ec != std::errc() || end != text.data() + text.size() || !(seconds >= 0) ||
-            seconds > 86'400) {
-            return fail(kUsage, "--reorder-window \"" + text + "\": expected 0 to 86400 seconds");
-        }
+        if (!args.number("reorder-window", 0, 86'400, seconds, "seconds")) return kUsage;
         input.reorderWindow = static_cast<Nanos>(seconds * 1e9);
     }
     return input;

@@ -435,7 +435,7 @@ void TestCliSim::fit() {
     Result r = cli({"fit", dir + "fit-shape.log.gz", "-o", out, "--policy",
                     dir + "fit-token-bucket.json", "--attacker-if", "rate>P97", "--top", "4"});
     QCOMPARE(r.exitCode, 0);
-    QVERIFY2(r.out.contains("4127 requests of 47 clients over 120 s -> " + out + " (16 actors)"),
+    QVERIFY2(r.out.contains("4127 requests of 47 clients over 120 s -> " + out + " (20 actors)"),
              qPrintable(r.out));
     QVERIFY2(r.out.contains("attacker          2 clients       1680 requests    2 actors"),
              qPrintable(r.out));

@@ -28,12 +28,55 @@ std::string policyReference(const std::string& policy, const std::string& output
     return relative.empty() ? fs::absolute(policy).string() : relative.generic_string();
 }
 
+// "12 / 14 (+16.7 %)": the replay's figure, the fitted run's, and how far apart.
+std::string sideBySide(std::int64_t replayed, std::int64_t fitted) {
+    std::string text = std::to_string(replayed) + " / " + std::to_string(fitted);
+    if (replayed > 0) {
+        const double off =
+            100.0 * static_cast<double>(fitted - replayed) / static_cast<double>(replayed);
+        text += " (" + std::string(off >= 0 ? "+" : "") + fixedText(off, 1) + " %)";
+    }
+    return text;
+}
+
+// The checks, one table per policy: per class, the log replayed and the fitted scenario run.
+void printChecks(std::FILE* out, const sim::FitResult& fit) {
+    for (const sim::FitCheck& check : fit.checks) {
+        std::fprintf(out, "under %s, replayed log / fitted scenario:\n", check.name.c_str());
+        std::fprintf(out, "  %-10s %-24s %-24s %-20s %s\n", "class", "requests", "throttled",
+                     "clients", "throttled clients");
+        for (std::size_t c = 0; c < check.replayed.size(); ++c) {
+            const sim::CheckFigures& r = check.replayed[c];
+            const sim::CheckFigures& f = check.fitted[c];
+            std::fprintf(out, "  %-10s %-24s %-24s %-20s %s\n", fit.classes[c].name.c_str(),
+                         sideBySide(r.requests, f.requests).c_str(),
+                         sideBySide(r.throttled, f.throttled).c_str(),
+                         (std::to_string(r.clients) + " / " + std::to_string(f.clients)).c_str(),
+                         sideBySide(r.throttledClients, f.throttledClients).c_str());
+        }
+    }
+}
+
 int fitLog(const Arguments& args) {
     const bool quiet = args.isSet("quiet");
     const std::string output = args.value("output");
 
     sim::FitOptions options;
     if (!args.wholeNumber("top", 0, 10'000, options.top)) return kUsage;
+    if (!args.number("scale", 0.001, 1000, options.scale)) return kUsage;
+    double sessionGap = static_cast<double>(options.sessionGap) / 1e9;
+    if (!args.number("session-gap", 0.001, 3600, sessionGap, "seconds")) return kUsage;
+    options.sessionGap = static_cast<Nanos>(sessionGap * 1e9);
+    if (args.isSet("model")) {
+        const std::string model = args.value("model");
+        if (model == "session") {
+            options.model = sim::FitModel::Session;
+        } else if (model == "empirical") {
+            options.model = sim::FitModel::Empirical;
+        } else {
+            return fail(kUsage, "--model \"" + model + "\": expected session or empirical");
+        }
+    }
     if (args.isSet("attacker-if")) {
         const std::string text = args.value("attacker-if");
         std::string error;
@@ -52,6 +95,14 @@ int fitLog(const Arguments& args) {
         options.policy = policyReference(path, output);
     } else {
         policies = sim::defaultFitPolicies();
+    }
+
+    for (const std::string& path : args.values("check-policy")) {
+        Result<PolicySet> loaded = loadPolicy(path, !quiet);
+        if (!loaded) return loaded.failure();
+        std::string name = std::filesystem::path(path).filename().string();
+        if (path == "-") name = "stdin";
+        options.checks.push_back({std::move(name), std::move(*loaded)});
     }
 
     const std::string where = logInputName(*input);
@@ -81,6 +132,8 @@ int fitLog(const Arguments& args) {
         return fail(kInvalidInput, where + ": the log does not fit in a scenario file");
     }
     if (ExitCode e = writeOutput(output, text)) return e;
+    // Asked for by name, the checks are printed even with --quiet.
+    printChecks(args.stdoutTaken() ? stderr : stdout, fit);
     if (!quiet && !args.stdoutTaken()) {
         std::printf("%s: %" PRId64 " requests of %" PRId64
                     " clients over %s s -> %s (%zu actors)\n",
@@ -101,10 +154,14 @@ Command fitCommand() {
     c.summary = "fit a scenario to access logs";
     c.description =
         "Writes a scenario fitted to recorded access logs: the busiest clients as actors of "
-        "their own with their observed span, rate and burstiness, the rest as crowds per class, "
-        "over the logs' duration. Clients are keyed as a replay under --policy keys them; "
-        "credentials in the logs are replaced by synthetic ones. What is written is loaded back "
-        "before it is written.";
+        "their own, the rest as crowds per class whose instances are clients of their own, over "
+        "the logs' duration. Each client's requests are split into sessions where a gap is "
+        "longer than --session-gap, and each actor draws its sessions, their sizes and spans "
+        "and the idle gaps between them from what its clients showed, so bursts stay bursts. "
+        "Clients are keyed as a replay under --policy keys them; credentials in the logs are "
+        "replaced by synthetic ones. What is written is loaded back before it is written; "
+        "--check-policy then replays the logs and runs the scenario under other policies and "
+        "prints the two side by side.";
     c.positionals = {{"ACCESS.log",
                       "The logs, oldest first (rotated: access.log.2.gz access.log.1 "
                       "access.log); .gz is read as gzip.",
@@ -120,6 +177,23 @@ Command fitCommand() {
                       "the address)."),
         Option::value("top", "N",
                       "Clients fitted as actors of their own, the busiest first (default 10)."),
+        Option::input("check-policy", "P.json",
+                      "After fitting, replay the logs and run the fitted scenario under this "
+                      "policy, and print per class the requests, throttled requests, clients and "
+                      "throttled clients of both (keys as this policy derives them). "
+                      "Repeatable.")
+            .asRepeated(),
+        Option::value("scale", "N",
+                      "The crowds' instances are N times the clients (0.001 to 1000, default 1): "
+                      "the same clients' shapes, N times as many. Single clients stay single."),
+        Option::value("session-gap", "SECONDS",
+                      "Requests further apart than this start a new session (default " +
+                          numberText(static_cast<double>(sim::FitOptions{}.sessionGap) / 1e9) +
+                          ")."),
+        Option::value("model", "MODEL",
+                      "session (default): sessions with their sizes, spans and idle gaps; or "
+                      "empirical: every gap drawn alike, which turns bursts into runs of short "
+                      "gaps."),
         Option::value("attacker-if", "RULE",
                       "Class \"attacker\" for the clients this rule holds for, \"legit\" for the "
                       "others (default: all legit). Terms, all of which must hold: rate>P99.9 "

@@ -23,20 +23,6 @@ void clientText(const DecisionRecord& d, std::string& out) {
     out.append(d.key.empty() ? d.client : d.key);
 }
 
-void Gaps::add(Nanos at) {
-    if (seen++ > 0) {
-        const double g = static_cast<double>(at - previous);
-        squares += (g - mean) * (g - mean);
-        if (g > mean) {
-            ++bursts;
-        } else {
-            inner += g;
-            ++innerGaps;
-        }
-    }
-    previous = at;
-}
-
 namespace {
 
 // A bijection of 64-bit numbers that spreads them over the low bits (SplitMix64's finaliser):
@@ -68,6 +54,7 @@ public:
 
 private:
     static constexpr std::uint32_t kNone = UINT32_MAX;
+
     std::unordered_map<std::string, std::uint32_t>& index_;
     std::vector<const std::string*> keys_;   // by client number, into index_
     std::vector<std::uint32_t> byInstance_;  // instance -> the client it was last keyed as
@@ -76,7 +63,7 @@ private:
 // The first reading: every client with its requests, span, statuses and routes.
 class ClientSink final : public DecisionSink {
 public:
-    explicit ClientSink(LogClients& out) : out_(out) {}
+    ClientSink(LogClients& out, Nanos sessionGap) : out_(out), sessionGap_(sessionGap) {}
 
     void onDecision(const DecisionRecord& d) override {
         clientText(d, text_);
@@ -89,6 +76,11 @@ public:
             out_.clients.push_back(std::move(c));
         }
         Client& c = out_.clients[client];
+        if (c.requests == 0 || startsSession(d.at - c.last, sessionGap_, c.inSession)) {
+            c.sessions += 1;
+            c.inSession = 0;
+        }
+        c.inSession += 1;
         c.requests += 1;
         c.last = d.at;
         if (d.answer != 0) {
@@ -114,6 +106,8 @@ public:
         out_.routeCounts[counted.index].second += 1;
         out_.span = d.at;
         out_.requests += 1;
+        while (out_.resolution > 0 && d.at % out_.resolution != 0)
+            out_.resolution = out_.resolution == kNanosPerSecond ? kNanosPerMilli : 0;
     }
 
     // Hands each client its routes; call once, after the reading.
@@ -134,6 +128,7 @@ public:
 
 private:
     LogClients& out_;
+    Nanos sessionGap_;
     ClientIndex index_{out_.byKey};
     std::string text_;
     Interner strings_{out_.strings};
@@ -142,85 +137,171 @@ private:
     HashIndex countIndex_;  // spread(client << 32 | route index) -> routeCounts index
 };
 
-// The second reading: the gaps of the busiest clients.
-class GapSink final : public DecisionSink {
+// The second reading: each client's sessions and gaps into its actor's summaries, split into
+// sessions as the first reading split them.
+class ArrivalSink final : public DecisionSink {
 public:
-    GapSink(std::unordered_map<std::string_view, std::size_t> top, std::vector<Gaps>& gaps)
-        : top_(std::move(top)), gaps_(gaps) {}
+    ArrivalSink(const LogClients& log, Nanos sessionGap, std::span<const std::uint32_t> actorOf,
+                std::vector<Arrivals>& out)
+        : log_(log)
+        , sessionGap_(sessionGap)
+        , actorOf_(actorOf)
+        , out_(out)
+        , seen_(log.clients.size(), 0)
+        , last_(log.clients.size(), 0)
+        , inSession_(log.clients.size(), 0)
+        , started_(log.clients.size(), 0)
+        , sessions_(log.clients.size(), 0) {}
+
     void onDecision(const DecisionRecord& d) override {
         requests += 1;
         clientText(d, text_);
-        if (auto it = top_.find(text_); it != top_.end()) gaps_[it->second].add(d.at);
+        const std::uint32_t c = find(d);
+        if (c == kNone) {
+            unknown = true;
+            return;
+        }
+        Arrivals& a = out_[actorOf_[c]];
+        if (seen_[c]++ > 0) {
+            const Nanos gap = d.at - last_[c];
+            a.gaps.add(static_cast<std::uint64_t>(gap));
+            if (startsSession(gap, sessionGap_, inSession_[c])) {
+                closeSession(a, c);
+                a.idle.add(static_cast<std::uint64_t>(gap));
+                sessions_[c] += 1;
+            }
+        } else {
+            sessions_[c] = 1;
+        }
+        if (inSession_[c]++ == 0) started_[c] = d.at;
+        last_[c] = d.at;
     }
+
+    // Closes every client's last session; true when every client was read as the first
+    // reading read it.
+    bool finish() {
+        bool same = !unknown;
+        for (std::uint32_t c = 0; c < log_.clients.size(); ++c) {
+            const Client& client = log_.clients[c];
+            same = same && seen_[c] == client.requests && sessions_[c] == client.sessions;
+            if (seen_[c] > 0) closeSession(out_[actorOf_[c]], c);
+        }
+        return same;
+    }
+
     std::int64_t requests = 0;
+    bool unknown = false;  // a client the first reading did not see
 
 private:
-    std::unordered_map<std::string_view, std::size_t> top_;  // the busiest, by key
-    std::vector<Gaps>& gaps_;
+    static constexpr std::uint32_t kNone = UINT32_MAX;
+
+    // Client c's session ends: its size and span.
+    void closeSession(Arrivals& a, std::uint32_t c) {
+        a.sessions.add(static_cast<std::uint64_t>(inSession_[c]),
+                       static_cast<std::uint64_t>(last_[c] - started_[c]));
+        inSession_[c] = 0;
+    }
+
+    // The client of `d` (text_ holds its clientText): the one its replay instance was last,
+    // checked first, which spares most requests a lookup by key.
+    std::uint32_t find(const DecisionRecord& d) {
+        const auto instance = static_cast<std::size_t>(d.instance);
+        if (instance >= byInstance_.size()) byInstance_.resize(instance + 1, kNone);
+        std::uint32_t& cached = byInstance_[instance];
+        if (cached != kNone && *log_.clients[cached].key == text_) return cached;
+        auto it = log_.byKey.find(text_);
+        cached = it == log_.byKey.end() ? kNone : it->second;
+        return cached;
+    }
+
+    const LogClients& log_;
+    Nanos sessionGap_;
+    std::span<const std::uint32_t> actorOf_;
+    std::vector<Arrivals>& out_;
+    std::vector<std::int64_t> seen_;
+    std::vector<Nanos> last_;
+    std::vector<std::int64_t> inSession_;
+    std::vector<Nanos> started_;  // the first request of the client's session
+    std::vector<std::int64_t> sessions_;
+    std::vector<std::uint32_t> byInstance_;
     std::string text_;
 };
 
 }  // namespace
 
-FitReader::FitReader(const ReplayInput& input, const PolicySet& policies, LogReading& reading,
-                     LoadProgress progress)
-    : log_(input), policies_(policies), reading_(reading), progress_(std::move(progress)) {}
+FitReader::FitReader(const ReplayInput& input, const PolicySet& policies, Nanos sessionGap,
+                     int readings, LogReading& reading, LoadProgress progress)
+    : log_(input)
+    , policies_(policies)
+    , sessionGap_(sessionGap)
+    , readings_(readings)
+    , reading_(reading)
+    , progress_(std::move(progress)) {}
 
 LogClients* FitReader::readClients() {
-    ClientSink sink(clients_);
-    const bool read = replay(sink, reading_, 0);
+    ClientSink sink(clients_, sessionGap_);
+    const bool read = replay(policies_, sink, reading_);
     log_.nameAsGiven(reading_);
     if (!read || reading_.replayed == 0) return nullptr;
     sink.settleRoutes();
     return &clients_;
 }
 
-bool FitReader::readGaps(std::span<const Client* const> top, std::vector<Gaps>& gaps) {
-    gaps.assign(top.size(), Gaps{});
-    std::unordered_map<std::string_view, std::size_t> index;
-    for (std::size_t k = 0; k < top.size(); ++k) {
-        const Client& c = *top[k];
-        index.emplace(*c.key, k);
-        Gaps& g = gaps[k];
-        g.requests = c.requests;
-        g.first = c.first;
-        g.last = c.last;
-        g.mean = c.requests > 1
-                     ? static_cast<double>(c.last - c.first) / static_cast<double>(c.requests - 1)
-                     : 0;
-    }
-    GapSink sink(std::move(index), gaps);
+bool FitReader::readArrivals(std::span<const std::uint32_t> actorOf, std::vector<Arrivals>& out) {
+    ArrivalSink sink(clients_, sessionGap_, actorOf, out);
     LogReading again;
-    const bool read = replay(sink, again, 1);
-    if (!read && !again.error) return false;  // stopped
-    bool same = read && sink.requests == clients_.requests;
-    for (const Gaps& g : gaps)
-        same = same && g.seen == g.requests;
+    const bool read = replay(policies_, sink, again);
+    const bool same = read && sink.finish();
+    return sameAsFirst(same, again, sink.requests);
+}
+
+bool FitReader::replayUnder(const PolicySet& policies, DecisionSink& sink) {
+    // Counts the requests on the way, to tell a log that changed.
+    struct Counting final : DecisionSink {
+        explicit Counting(DecisionSink& inner) : inner(inner) {}
+        void onDecision(const DecisionRecord& d) override {
+            ++requests;
+            inner.onDecision(d);
+        }
+        DecisionSink& inner;
+        std::int64_t requests = 0;
+    } counting(sink);
+    LogReading again;
+    const bool read = replay(policies, counting, again);
+    return sameAsFirst(read && counting.requests == clients_.requests, again, counting.requests);
+}
+
+// Whether a later reading read what the first did; if not, reading_.error says why (false
+// without one when progress said stop).
+bool FitReader::sameAsFirst(bool same, const LogReading& again, std::int64_t requests) {
     if (same) return true;
     if (again.error) {
-        log_.nameAsGiven(again);
-        reading_.error = again.error;
-        reading_.unreadable = again.unreadable;
-    } else {
-        reading_.error = log_.changed("fitted", clients_.requests, sink.requests);
+        LogReading named = again;
+        log_.nameAsGiven(named);
+        reading_.error = named.error;
+        reading_.unreadable = named.unreadable;
+        return false;
     }
+    if (!again.ended) return false;  // stopped
+    reading_.error = log_.changed("fitted", clients_.requests, requests);
     return false;
 }
 
 // One streamed replay into `sink`, as `ratelab-cli replay` runs it. False when reading stopped
-// (reading.error) or progress said stop. `pass` 0 or 1: where its bytes sit in the progress.
-bool FitReader::replay(DecisionSink& sink, LogReading& reading, int pass) {
+// (reading.error) or progress said stop.
+bool FitReader::replay(const PolicySet& policies, DecisionSink& sink, LogReading& reading) {
+    const int pass = pass_++;
     std::shared_ptr<LogStream> stream = log_.open(reading);
     if (!stream) return false;
     RunnerOptions options;
     options.decisions = &sink;
     options.measureWallTime = false;
-    ScenarioRunner runner(log_.scenario(stream, kNanosPerSecond), policies_, options);
+    ScenarioRunner runner(log_.scenario(stream, kNanosPerSecond), policies, options);
     while (!runner.finished()) {
         runner.advance(runner.duration(), 200'000);
         const std::int64_t total = stream->bytesTotal();
-        if (progress_ &&
-            !progress_(stream->bytesRead() + pass * std::max<std::int64_t>(total, 0), 2 * total)) {
+        if (progress_ && !progress_(stream->bytesRead() + pass * std::max<std::int64_t>(total, 0),
+                                    readings_ * total)) {
             return false;
         }
     }

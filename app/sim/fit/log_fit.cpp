@@ -7,14 +7,17 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "ratelab/number_text.h"
+#include "sim/fit/fit_arrival.h"
+#include "sim/fit/fit_check.h"
 #include "sim/fit/fit_passes.h"
+#include "sim/scenario/scenario_limits.h"
 
 namespace ratelab::sim {
 
 namespace {
 
 using fit::Client;
-using fit::Gaps;
 using fit::KeyKind;
 
 std::string_view keyKindName(KeyKind k) {
@@ -77,51 +80,6 @@ private:
     std::uint64_t next_ = 0;
 };
 
-// The arrival of one client from its request times. Requests close together (a gap shorter than
-// the mean one) form a burst: a client sending 1.5 or more per burst on average is fitted as
-// bursts (which is also how a log with whole-second times records a steady 3 per second),
-// others as evenly spaced or Poisson, by the spread of their gaps (coefficient of variation).
-void fitArrival(const Gaps& gaps, Actor& a) {
-    const std::int64_t n = gaps.requests;
-    const Nanos first = gaps.first, last = gaps.last;
-    a.start = first;
-    Arrival& r = a.arrival;
-    if (n == 1 || last == first) {
-        r.kind = Arrival::Kind::Burst;
-        r.burstSize = n;
-        r.burstEvery = kNanosPerSecond;
-        r.burstPhase = 0;
-        a.stop = first + kNanosPerMilli;
-        return;
-    }
-    const double gap = gaps.mean;
-    const double sq = gaps.squares;
-    const std::int64_t bursts = gaps.bursts;
-    const double inner = gaps.inner;
-    const std::int64_t innerGaps = gaps.innerGaps;
-    const double perBurst = static_cast<double>(n) / static_cast<double>(bursts);
-    if (perBurst < 1.5 || bursts < 2) {
-        const double cv = std::sqrt(sq / static_cast<double>(n - 1)) / gap;
-        r.kind = cv < 0.5 ? Arrival::Kind::Constant : Arrival::Kind::Poisson;
-        r.ratePerSecond = 1e9 / gap;
-        a.stop = first + static_cast<Nanos>(std::llround(gap * static_cast<double>(n)));
-        return;
-    }
-    // Bursts of the mean size, as many as keep the client's requests and span.
-    r.kind = Arrival::Kind::Burst;
-    r.burstSize = std::max<std::int64_t>(1, std::llround(perBurst));
-    const std::int64_t count = std::max<std::int64_t>(
-        2, std::llround(static_cast<double>(n) / static_cast<double>(r.burstSize)));
-    r.burstEvery = std::max<Nanos>(kNanosPerMilli, (last - first) / (count - 1));
-    const Nanos spacingMs =
-        innerGaps > 0 ? static_cast<Nanos>(inner / static_cast<double>(innerGaps) / 1e6) : 0;
-    const Nanos maxSpacingMs =
-        r.burstSize > 1 ? (r.burstEvery - 1) / kNanosPerMilli / (r.burstSize - 1) : 0;
-    r.burstSpacing = std::min(spacingMs, maxSpacingMs) * kNanosPerMilli;
-    r.burstPhase = 0;
-    a.stop = first + r.burstEvery * (count - 1) + r.burstSpacing * (r.burstSize - 1) + 1;
-}
-
 // The request most of `clients`' requests were: the fitted actor sends that one.
 void fitRequest(const fit::LogClients& log, const std::vector<const Client*>& clients,
                 Actor& a) {
@@ -182,10 +140,24 @@ std::uint32_t FitResult::classOf(const DecisionRecord& d) const {
     return it == otherClasses.end() ? commonClass : it->second;
 }
 
+namespace {
+
+// One actor of the fit: a client of its own (top) or a group of a crowd, and its clients.
+struct Planned {
+    std::vector<const Client*> clients;
+    std::uint32_t classIndex = 0;
+    KeyKind kind = KeyKind::Other;
+    bool crowd = false;
+    std::int64_t group = 0;  // a crowd's group number
+};
+
+}  // namespace
+
 std::optional<FitResult> fitScenario(const ReplayInput& given, const PolicySet& policies,
                                      const FitOptions& options, LogReading& reading,
                                      const LoadProgress& progress) {
-    fit::FitReader reader(given, policies, reading, progress);
+    const int readings = 2 + static_cast<int>(options.checks.size());
+    fit::FitReader reader(given, policies, options.sessionGap, readings, reading, progress);
     fit::LogClients* read = reader.readClients();
     if (!read) return std::nullopt;
     const fit::LogClients& log = *read;
@@ -198,6 +170,15 @@ std::optional<FitResult> fitScenario(const ReplayInput& given, const PolicySet& 
     s.sampleInterval = replaySampleInterval(log.span, kNanosPerSecond);
     s.duration = (log.span / s.sampleInterval + 1) * s.sampleInterval;
     const double durationS = static_cast<double>(s.duration) / 1e9;
+    // A scenario spans a month at most: a longer log's first month.
+    const Nanos horizon = static_cast<Nanos>(scenario_limits::kMaxSeconds) * kNanosPerSecond /
+                          s.sampleInterval * s.sampleInterval;
+    if (s.duration > horizon) {
+        s.duration = horizon;
+        result.warnings.push_back(
+            "the log spans " + std::to_string(log.span / kNanosPerSecond / 86'400) +
+            " days and a scenario at most 30: the scenario is the log's first 30 days");
+    }
 
     // Classes.
     std::vector<ClientFigures> figures(clients.size());
@@ -215,7 +196,7 @@ std::optional<FitResult> fitScenario(const ReplayInput& given, const PolicySet& 
             clients[i].classIndex = rule.matches(figures[i]) ? 1 : 0;
     }
 
-    // The busiest clients, ties by first request.
+    // The busiest clients, ties by first request, are actors of their own.
     std::vector<std::uint32_t> order(clients.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
@@ -223,13 +204,46 @@ std::optional<FitResult> fitScenario(const ReplayInput& given, const PolicySet& 
     });
     const auto topCount =
         static_cast<std::size_t>(std::min<std::int64_t>(options.top, order.size()));
+    std::vector<Planned> plan;
+    std::vector<std::uint32_t> actorOf(clients.size());
+    for (std::size_t k = 0; k < topCount; ++k) {
+        const Client& c = clients[order[k]];
+        actorOf[order[k]] = static_cast<std::uint32_t>(plan.size());
+        plan.push_back(Planned{{&c}, c.classIndex, c.kind, false, 0});
+    }
+    // The rest are crowds: per class and key kind, groups of clients alike in sessions, then
+    // requests, so that a group's instances draw totals and sizes that belong together.
+    std::map<std::pair<std::uint32_t, KeyKind>, std::vector<std::uint32_t>> crowds;
+    for (std::size_t k = topCount; k < order.size(); ++k)
+        crowds[{clients[order[k]].classIndex, clients[order[k]].kind}].push_back(order[k]);
+    const double scale = options.scale > 0 ? options.scale : 1;
+    for (auto& [id, members] : crowds) {
+        std::stable_sort(members.begin(), members.end(), [&](std::uint32_t x, std::uint32_t y) {
+            const Client& a = clients[x];
+            const Client& b = clients[y];
+            return a.sessions != b.sessions ? a.sessions < b.sessions : a.requests < b.requests;
+        });
+        const auto n = static_cast<std::int64_t>(members.size());
+        // Groups of at most kMaxInstances instances once scaled.
+        const auto needed = static_cast<std::int64_t>(std::ceil(
+            static_cast<double>(n) * scale / static_cast<double>(scenario_limits::kMaxInstances)));
+        const std::int64_t groups = std::min(n, std::max(std::min(options.crowdGroups, n), needed));
+        for (std::int64_t g = 0; g < groups; ++g) {
+            const auto from = static_cast<std::size_t>(n * g / groups);
+            const auto to = static_cast<std::size_t>(n * (g + 1) / groups);
+            if (from == to) continue;
+            Planned p{{}, id.first, id.second, true, g};
+            for (std::size_t m = from; m < to; ++m) {
+                actorOf[members[m]] = static_cast<std::uint32_t>(plan.size());
+                p.clients.push_back(&clients[members[m]]);
+            }
+            plan.push_back(std::move(p));
+        }
+    }
 
-    // The second reading: the gaps between the busiest clients' requests.
-    std::vector<const Client*> top(topCount);
-    for (std::size_t k = 0; k < topCount; ++k)
-        top[k] = &clients[order[k]];
-    std::vector<Gaps> gaps;
-    if (!reader.readGaps(top, gaps)) return std::nullopt;
+    // The second reading: how each actor's clients' requests arrived.
+    std::vector<fit::Arrivals> arrivals(plan.size());
+    if (!reader.readArrivals(actorOf, arrivals)) return std::nullopt;
 
     AddressPlan addresses(policies);
     std::string headerName = "x-api-key";
@@ -240,7 +254,8 @@ std::optional<FitResult> fitScenario(const ReplayInput& given, const PolicySet& 
         }
     }
     bool poolsExhausted = false;
-    // Identifies an actor as its clients were keyed, without any logged credential.
+    // Identifies an actor as its clients were keyed, without any logged credential: a single
+    // client keyed by its address keeps it; a crowd gets a pool, one address per instance.
     auto identify = [&](Actor& a, KeyKind kind, const Client* only) {
         Identity& id = a.identity;
         if (kind == KeyKind::Address && only) {
@@ -255,7 +270,7 @@ std::optional<FitResult> fitScenario(const ReplayInput& given, const PolicySet& 
         std::optional<Cidr> pool = addresses.block(a.count);
         if (!pool) {
             poolsExhausted = true;
-        } else if (a.count == 1) {
+        } else if (only) {
             id.peer.kind = PeerSpec::Kind::Ipv4;
             id.peer.address = IpAddress::fromV4(pool->network().v4() + 1);
         } else {
@@ -267,57 +282,35 @@ std::optional<FitResult> fitScenario(const ReplayInput& given, const PolicySet& 
         if (kind == KeyKind::Header) a.headers.emplace_back(headerName, a.name + "-{instance}");
     };
 
-    for (std::size_t k = 0; k < topCount; ++k) {
-        const Client& c = clients[order[k]];
+    for (std::size_t k = 0; k < plan.size(); ++k) {
+        const Planned& p = plan[k];
         Actor a;
-        a.name = "client-" + std::to_string(k + 1);
-        a.className = classNames[c.classIndex];
-        fitArrival(gaps[k], a);
-        // Times are written to the file in whole milliseconds: a stop rounded up keeps its
-        // last request.
-        a.stop = ceilMillis(*a.stop) * kNanosPerMilli;
-        a.arrival.burstEvery = a.arrival.burstEvery / 1000 * 1000;
-        fitRequest(log, {&c}, a);
-        fitResponse({&c}, a);
-        identify(a, c.kind, &c);
-        s.actors.push_back(std::move(a));
-    }
-
-    // The crowd: per class and key kind, groups of clients of similar rate.
-    std::map<std::pair<std::uint32_t, KeyKind>, std::vector<const Client*>> crowds;
-    for (std::size_t k = topCount; k < order.size(); ++k) {
-        const Client& c = clients[order[k]];
-        crowds[{c.classIndex, c.kind}].push_back(&c);
-    }
-    for (auto& [id, members] : crowds) {
-        std::stable_sort(members.begin(), members.end(), [](const Client* x, const Client* y) {
-            return x->requests < y->requests;
-        });
-        const auto n = static_cast<std::int64_t>(members.size());
-        const std::int64_t groups =
-            std::max<std::int64_t>(std::min(options.crowdGroups, n), (n + 999'999) / 1'000'000);
-        for (std::int64_t g = 0; g < groups; ++g) {
-            const auto from = static_cast<std::size_t>(n * g / groups);
-            const auto to = static_cast<std::size_t>(n * (g + 1) / groups);
-            if (from == to) continue;
-            std::vector<const Client*> group(members.begin() + static_cast<std::ptrdiff_t>(from),
-                                             members.begin() + static_cast<std::ptrdiff_t>(to));
-            std::int64_t requests = 0;
-            for (const Client* c : group)
-                requests += c->requests;
-            Actor a;
-            a.name = "crowd-" + classNames[id.first] + "-" + std::string(keyKindName(id.second)) +
-                     "-" + std::to_string(g + 1);
-            a.className = classNames[id.first];
-            a.count = static_cast<std::int64_t>(group.size());
-            a.arrival.kind = Arrival::Kind::Poisson;
-            a.arrival.ratePerSecond =
-                static_cast<double>(requests) / static_cast<double>(a.count) / durationS;
-            fitRequest(log, group, a);
-            fitResponse(group, a);
-            identify(a, id.second, nullptr);
-            s.actors.push_back(std::move(a));
+        a.name = p.crowd ? "crowd-" + classNames[p.classIndex] + "-" +
+                               std::string(keyKindName(p.kind)) + "-" + std::to_string(p.group + 1)
+                         : "client-" + std::to_string(k + 1);
+        a.className = classNames[p.classIndex];
+        fit::Summary sessions, requests;
+        Nanos first = p.clients.front()->first, last = p.clients.front()->last;
+        for (const Client* c : p.clients) {
+            sessions.add(static_cast<std::uint64_t>(c->sessions));
+            requests.add(static_cast<std::uint64_t>(c->requests));
+            first = std::min(first, c->first);
+            last = std::max(last, c->last);
         }
+        a.arrival = fit::fittedArrival(arrivals[k], sessions, requests, log.resolution, options);
+        // Active from the first client's first request to just after the last one's last,
+        // in whole milliseconds as the file writes them, within the scenario.
+        a.start = first / kNanosPerMilli * kNanosPerMilli;
+        if (a.start >= s.duration) continue;  // past a long log's first month
+        a.stop = std::min(s.duration, (last / kNanosPerMilli + 1) * kNanosPerMilli);
+        if (p.crowd) {
+            a.count = std::max<std::int64_t>(
+                1, std::llround(static_cast<double>(p.clients.size()) * scale));
+        }
+        fitRequest(log, p.clients, a);
+        fitResponse(p.clients, a);
+        identify(a, p.kind, p.crowd ? nullptr : p.clients.front());
+        s.actors.push_back(std::move(a));
     }
     if (poolsExhausted) {
         result.warnings.push_back(
@@ -334,7 +327,10 @@ std::optional<FitResult> fitScenario(const ReplayInput& given, const PolicySet& 
     }
 
     // Classes as the log showed them, in the scenario's class order.
-    const std::vector<std::string> fitted = s.classNames();
+    std::vector<std::string> fitted = s.classNames();
+    for (const std::string& name : classNames) {  // a class left with no actor stays listed
+        if (std::find(fitted.begin(), fitted.end(), name) == fitted.end()) fitted.push_back(name);
+    }
     std::vector<std::uint32_t> classAt(classNames.size(), 0);
     for (std::size_t c = 0; c < classNames.size(); ++c) {
         auto it = std::find(fitted.begin(), fitted.end(), classNames[c]);
@@ -376,9 +372,21 @@ std::optional<FitResult> fitScenario(const ReplayInput& given, const PolicySet& 
                     std::to_string(clients.size()) + " clients over " +
                     std::to_string(std::llround(durationS)) + " s: the " +
                     std::to_string(topCount) +
-                    " busiest as actors of their own, the rest as crowds of similar rate. "
-                    "Classes: " +
-                    rule + ".";
+                    " busiest as actors of their own, the rest as crowds of clients alike in "
+                    "sessions and requests, each client with its own sessions" +
+                    (scale != 1 ? " (crowds scaled " + numberText(scale) + " times)" : "") +
+                    ". Classes: " + rule + ".";
+
+    for (const FitCheckPolicies& check : options.checks) {
+        FitCheck out;
+        std::string error;
+        if (!fit::checkFit(reader, result, check, out, error)) {
+            if (error.empty()) return std::nullopt;  // reading stopped: reading.error says why
+            result.warnings.push_back(error);
+            break;
+        }
+        result.checks.push_back(std::move(out));
+    }
     return result;
 }
 

@@ -1,6 +1,7 @@
 #include "sim/scenario/scenario.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ratelab::sim {
 
@@ -12,6 +13,26 @@ std::vector<std::string> Scenario::classNames() const {
         }
     }
     return names;
+}
+
+double Distribution::probability(std::size_t i) const {
+    const auto n = static_cast<double>(values.size());
+    if (probabilities.empty()) return 1 / n;
+    if (probabilities[i] > 0) return probabilities[i];
+    double explicitSum = 0;
+    double shared = 0;
+    for (double p : probabilities) {
+        explicitSum += p;
+        shared += p > 0 ? 0 : 1;
+    }
+    return std::max(0.0, 1 - explicitSum) / shared;
+}
+
+double Distribution::mean() const {
+    double sum = 0;
+    for (std::size_t i = 0; i < values.size(); ++i)
+        sum += values[i] * probability(i);
+    return sum;
 }
 
 int ResponseModel::status(double unit) const {

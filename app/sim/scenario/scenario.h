@@ -22,6 +22,22 @@ namespace ratelab::sim {
 
 class RecordedLog;  // replay_source.h
 
+/// A distribution an arrival draws from: `values`, each with its probability. A value whose
+/// probability is 0 shares what the others leave equally: plain values alone are equally
+/// likely (an equi-depth histogram: a fit writes each as the mean of an equal share of the
+/// sorted observations), and a rare value far above them (a session a hundred times the
+/// others) keeps its own probability. One value is a constant.
+struct Distribution {
+    std::vector<double> values;
+    /// Empty (every value equally likely), or one per value: its probability, or 0.
+    std::vector<double> probabilities;
+
+    /// The probability of drawing values[i].
+    double probability(std::size_t i) const;
+    double mean() const;
+    friend bool operator==(const Distribution&, const Distribution&) = default;
+};
+
 /// When one actor's instances send requests. Rates are per instance.
 struct Arrival {
     enum class Kind : std::uint8_t {
@@ -29,6 +45,14 @@ struct Arrival {
         Poisson,   ///< exponential gaps, `ratePerSecond` per instance
         Burst,     ///< `burstSize` requests every `burstEvery`, `burstSpacing` apart (a page load)
         Ramp,  ///< evenly spaced, the rate moving linearly from `fromPerSecond` to `toPerSecond`
+        /// Each instance on its own: sessions of `sessionSize` requests spread evenly over
+        /// `sessionSpan` (drawn together per session), `idle` between one session's last
+        /// request and the next one's first (an ON/OFF source); `total` sessions in all, or
+        /// until stop when unset. Without `idle`, one session.
+        Session,
+        /// Each instance on its own: requests `gaps` apart, `total` of them in all (until stop
+        /// when unset).
+        Empirical,
     };
     Kind kind = Kind::Constant;
     double ratePerSecond = 1.0;
@@ -41,6 +65,23 @@ struct Arrival {
     double fromPerSecond = 0;
     double toPerSecond = 0;
     Nanos rampOver = 0;  ///< ramp length; 0 means until the actor stops
+    /// Session and empirical arrivals draw per instance, each instance from its own stream.
+    /// Sessions (session) or requests (empirical) each instance sends; unset: until stop. An
+    /// instance with a total is placed at random where its whole activity fits before stop;
+    /// an activity drawn longer than that is compressed to fit, its idle gaps first.
+    std::optional<Distribution> total;
+    Distribution sessionSize;  ///< session: requests per session
+    /// Session: seconds from a session's first request to its last; one value, or one per
+    /// sessionSize value, drawn with it (the i-th span with the i-th size).
+    Distribution sessionSpan;
+    std::optional<Distribution> idle;  ///< session: seconds between sessions; unset: one session
+    Distribution gaps;                 ///< empirical: seconds between requests
+    /// Session and empirical: each request's time rounded down to a whole multiple of this
+    /// since the run's start, as a log that records whole seconds shows them; 0: exact.
+    Nanos resolution = 0;
+
+    /// Whether instances draw their own arrivals (session, empirical).
+    bool perInstance() const { return kind == Kind::Session || kind == Kind::Empirical; }
 };
 
 /// The TCP peer each instance connects from.

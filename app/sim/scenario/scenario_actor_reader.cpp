@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "ratelab/number_text.h"
+#include "sim/scenario/scenario_limits.h"
 #include "sim/scenario/scenario_names.h"
 #include "sim/scenario/scenario_reader.h"
 
@@ -15,7 +16,11 @@ namespace ratelab::sim::scenario_reader {
 
 namespace {
 
-constexpr std::int64_t kMaxInstances = 1'000'000;
+using scenario_limits::kMaxArrivalTotal;
+using scenario_limits::kMaxInstances;
+using scenario_limits::kMaxSeconds;
+using scenario_limits::kMaxSessionSize;
+using scenario_limits::kMaxValues;
 constexpr double kMaxRate = 1e9;  // requests per second, per instance
 constexpr std::size_t kMaxHeaders = 12;
 constexpr std::size_t kMaxAttributes = 8;
@@ -90,36 +95,42 @@ void ScenarioParser::readActor(const Value& v, Scenario& s) {
 }
 
 void ScenarioParser::readArrival(const Value& v, Arrival& a) {
+    // Every key an arrival may have; each kind allows some of them (kKeys below).
+    static constexpr std::string_view kAll[] = {
+        "kind",       "rate_per_s", "size",   "every_s",     "spacing_ms",           "phase_s",
+        "from_per_s", "to_per_s",   "over_s", "sessions",    "requests_per_session", "session_s",
+        "idle_s",     "requests",   "gap_s",  "resolution_s"};
     ObjectReader o(reader_, v,
                    {"kind", "rate_per_s", "size", "every_s", "spacing_ms", "phase_s", "from_per_s",
-                    "to_per_s", "over_s"});
+                    "to_per_s", "over_s", "sessions", "requests_per_session", "session_s", "idle_s",
+                    "requests", "gap_s", "resolution_s"});
     if (!o.require("kind")) return;
-    o.readEnum("kind", a.kind, scenario_names::kArrivalKinds);
-    auto requireFor = [&](std::initializer_list<std::string_view> keys) {
-        for (std::string_view key : keys)
-            o.require(key);
-    };
-    auto forbid = [&](std::initializer_list<std::string_view> keys, std::string_view kind) {
-        for (std::string_view key : keys) {
+    if (!o.readEnum("kind", a.kind, scenario_names::kArrivalKinds)) return;
+    const std::string kind(scenario_names::nameOf(scenario_names::kArrivalKinds, a.kind));
+    // Reports keys of other kinds and requires `required`; `optional` keys are allowed too.
+    auto only = [&](std::initializer_list<std::string_view> required,
+                    std::initializer_list<std::string_view> optional) {
+        for (std::string_view key : kAll) {
+            if (key == "kind") continue;
+            if (std::find(required.begin(), required.end(), key) != required.end()) continue;
+            if (std::find(optional.begin(), optional.end(), key) != optional.end()) continue;
             if (const Value* x = o.get(key)) {
-                reader_.error(*x, std::string(key) + " does not apply to arrival kind \"" +
-                                      std::string(kind) + "\"");
+                reader_.error(
+                    *x, std::string(key) + " does not apply to arrival kind \"" + kind + "\"");
             }
         }
+        for (std::string_view key : required)
+            o.require(key);
     };
     switch (a.kind) {
         case Arrival::Kind::Constant:
-        case Arrival::Kind::Poisson: {
-            std::string_view kind = a.kind == Arrival::Kind::Constant ? "constant" : "poisson";
-            requireFor({"rate_per_s"});
+        case Arrival::Kind::Poisson:
+            only({"rate_per_s"}, {});
             o.readNumber("rate_per_s", a.ratePerSecond, 0, kMaxRate, true);
-            forbid({"size", "every_s", "spacing_ms", "phase_s", "from_per_s", "to_per_s", "over_s"},
-                   kind);
             break;
-        }
         case Arrival::Kind::Burst: {
-            requireFor({"size", "every_s"});
-            o.readInt("size", a.burstSize, 1, 1'000'000);
+            only({"size", "every_s"}, {"spacing_ms", "phase_s"});
+            o.readInt("size", a.burstSize, 1, kMaxSessionSize);
             readSeconds(o, "every_s", a.burstEvery, 0, true);
             std::int64_t spacingMs = 0;
             if (o.readInt("spacing_ms", spacingMs, 0, 3'600'000)) {
@@ -136,21 +147,140 @@ void ScenarioParser::readArrival(const Value& v, Arrival& a) {
                 }
                 a.burstPhase = phase;
             }
-            forbid({"rate_per_s", "from_per_s", "to_per_s", "over_s"}, "burst");
             break;
         }
-        case Arrival::Kind::Ramp: {
-            requireFor({"from_per_s", "to_per_s"});
+        case Arrival::Kind::Ramp:
+            only({"from_per_s", "to_per_s"}, {"over_s"});
             o.readNumber("from_per_s", a.fromPerSecond, 0, kMaxRate);
             o.readNumber("to_per_s", a.toPerSecond, 0, kMaxRate);
             readSeconds(o, "over_s", a.rampOver, 0, true);
             if (a.fromPerSecond == 0 && a.toPerSecond == 0 && o.get("to_per_s")) {
                 reader_.error(*o.get("to_per_s"), "a ramp from 0 to 0 sends nothing");
             }
-            forbid({"rate_per_s", "size", "every_s", "spacing_ms", "phase_s"}, "ramp");
+            break;
+        case Arrival::Kind::Session: {
+            only({"requests_per_session", "session_s"}, {"sessions", "idle_s", "resolution_s"});
+            readSeconds(o, "resolution_s", a.resolution, 0, true);
+            readDistribution(o, "requests_per_session", a.sessionSize, 1, kMaxSessionSize);
+            if (readDistribution(o, "session_s", a.sessionSpan, 0, kMaxSeconds, false) &&
+                a.sessionSpan.values.size() != 1 &&
+                a.sessionSpan.values.size() != a.sessionSize.values.size() &&
+                !a.sessionSize.values.empty()) {
+                reader_.error(*o.get("session_s"),
+                              "session_s holds one value or one per requests_per_session value (" +
+                                  std::to_string(a.sessionSize.values.size()) + "), found " +
+                                  std::to_string(a.sessionSpan.values.size()));
+            }
+            Distribution d;
+            if (readDistribution(o, "idle_s", d, 0, kMaxSeconds)) a.idle = d;
+            if (readDistribution(o, "sessions", d, 1, kMaxArrivalTotal)) {
+                a.total = d;
+                if (!o.has("idle_s")) {
+                    reader_.error(*o.get("sessions"),
+                                  "sessions needs idle_s: the time between one session and the "
+                                  "next");
+                }
+            }
+            // Unbounded sessions that take no time would never let the clock move.
+            if (!a.total && a.idle && a.idle->mean() == 0 && a.sessionSpan.mean() == 0 &&
+                o.has("session_s")) {
+                reader_.error(*o.get("idle_s"),
+                              "idle_s and session_s are all 0 and no sessions bound them: an "
+                              "instance would send without end at one instant");
+            }
+            break;
+        }
+        case Arrival::Kind::Empirical: {
+            only({"gap_s"}, {"requests", "resolution_s"});
+            readSeconds(o, "resolution_s", a.resolution, 0, true);
+            readDistribution(o, "gap_s", a.gaps, 0, kMaxSeconds);
+            Distribution d;
+            if (readDistribution(o, "requests", d, 1, kMaxArrivalTotal)) a.total = d;
+            if (!a.total && o.has("gap_s") && !a.gaps.values.empty() && a.gaps.mean() == 0) {
+                reader_.error(*o.get("gap_s"),
+                              "gap_s is all 0 and no requests bound it: an instance would send "
+                              "without end at one instant");
+            }
             break;
         }
     }
+}
+
+// A distribution: one number, or an array of at most kMaxValues items, each a number in
+// [min, max] or, when `weighted`, a [number, probability] pair.
+bool ScenarioParser::readDistribution(ObjectReader& o, std::string_view key, Distribution& out,
+                                      double min, double max, bool weighted) {
+    const Value* v = o.get(key);
+    if (!v) return false;
+    if (!reader_.expect(*v, {Value::Type::Double, Value::Type::Array}, "a number or an array"))
+        return false;
+    std::vector<const Value*> items;
+    if (v->isArray()) {
+        for (const auto& item : v->items())
+            items.push_back(item.get());
+        if (items.empty() || items.size() > kMaxValues) {
+            reader_.error(*v, std::string(key) + " holds 1 to " + std::to_string(kMaxValues) +
+                                  " values, found " + std::to_string(items.size()));
+            return false;
+        }
+    } else {
+        items.push_back(v);
+    }
+    Distribution d;
+    bool ok = true;
+    bool anyProbability = false;
+    double explicitSum = 0;
+    std::size_t plain = 0;
+    for (const Value* item : items) {
+        const Value* number = item;
+        double probability = 0;
+        if (weighted && item->isArray()) {
+            const auto& pair = item->items();
+            if (pair.size() != 2 || !pair[0]->isNumber() || !pair[1]->isNumber()) {
+                reader_.error(*item, "expected [value, probability]");
+                ok = false;
+                continue;
+            }
+            number = pair[0].get();
+            probability = pair[1]->asDouble();
+            if (!(probability > 0 && probability <= 1)) {
+                reader_.error(*pair[1], "a probability is above 0 and at most 1");
+                ok = false;
+                continue;
+            }
+            anyProbability = true;
+            explicitSum += probability;
+        } else if (!reader_.expect(*item, {Value::Type::Double},
+                                   weighted ? "a number or [value, probability]" : "a number")) {
+            ok = false;
+            continue;
+        } else {
+            ++plain;
+        }
+        const double x = number->asDouble();
+        if (!(x >= min && x <= max)) {
+            reader_.error(*number, std::string(key) + " values must be at least " +
+                                       numberText(min) + " and at most " + numberText(max) +
+                                       ", found " + numberText(x));
+            ok = false;
+            continue;
+        }
+        d.values.push_back(x);
+        d.probabilities.push_back(probability);
+    }
+    if (!ok) return false;
+    // Explicit probabilities leave some to the plain values, or are all there is.
+    const bool full = std::fabs(explicitSum - 1) <= 1e-9;
+    if (anyProbability && (plain > 0 ? explicitSum >= 1 - 1e-9 : !full)) {
+        reader_.error(*v, plain > 0 ? "the probabilities add up to " + numberText(explicitSum, 6) +
+                                          ", leaving nothing to the values without one"
+                                    : "the probabilities add up to " + numberText(explicitSum, 6) +
+                                          ", not 1");
+        return false;
+    }
+    if (!anyProbability) d.probabilities.clear();
+    out = std::move(d);
+    return true;
 }
 
 void ScenarioParser::readRequest(const Value& v, Actor& a) {

@@ -11,6 +11,7 @@
 #include "ratelab/number_text.h"
 #include "sim/report/counters.h"
 #include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_limits.h"
 #include "sim/scenario/scenario_names.h"
 #include "sim/scenario/scenario_reader.h"
 
@@ -20,9 +21,9 @@ namespace scenario_reader {
 
 namespace {
 
-constexpr double kMaxSeconds = 30.0 * 24 * 3600;  // a month of virtual time
-constexpr std::int64_t kMaxSamples = 1'000'000;   // bounds the per-sample series
-constexpr double kMaxRequests = 1e10;
+using scenario_limits::kMaxRequests;
+using scenario_limits::kMaxSamples;
+using scenario_limits::kMaxSeconds;
 constexpr std::size_t kMaxTemplate = 200;
 
 Nanos seconds(double s) {
@@ -30,6 +31,16 @@ Nanos seconds(double s) {
 }
 
 }  // namespace
+
+double expectedRequests(const Arrival& r, double seconds) {
+    const bool session = r.kind == Arrival::Kind::Session;
+    const double size = session ? r.sessionSize.mean() : 1;
+    if (r.total) return r.total->mean() * size;
+    if (session && !r.idle) return size;
+    // Without a total, cycles of a session and the idle time after it until stop.
+    const double cycle = session ? r.sessionSpan.mean() + r.idle->mean() : r.gaps.mean();
+    return cycle > 0 ? (seconds / cycle + 1) * size : kMaxRequests;
+}
 
 // Reads an optional duration in seconds into `out`; false when absent or invalid.
 bool readSeconds(ObjectReader& object, std::string_view key, Nanos& out, double min,
@@ -205,6 +216,10 @@ void ScenarioParser::checkVolume(const Value& actors, const Scenario& s) {
                 break;
             case Arrival::Kind::Ramp:
                 total += std::max(r.fromPerSecond, r.toPerSecond) * n * seconds;
+                break;
+            case Arrival::Kind::Session:
+            case Arrival::Kind::Empirical:
+                total += n * expectedRequests(r, seconds);
                 break;
         }
     }

@@ -14,10 +14,10 @@ namespace ratelab::sim::scenario_names {
 template <class E>
 using Spellings = std::initializer_list<std::pair<std::string_view, E>>;
 
-inline const Spellings<Arrival::Kind> kArrivalKinds = {{"constant", Arrival::Kind::Constant},
-                                                       {"poisson", Arrival::Kind::Poisson},
-                                                       {"burst", Arrival::Kind::Burst},
-                                                       {"ramp", Arrival::Kind::Ramp}};
+inline const Spellings<Arrival::Kind> kArrivalKinds = {
+    {"constant", Arrival::Kind::Constant}, {"poisson", Arrival::Kind::Poisson},
+    {"burst", Arrival::Kind::Burst},       {"ramp", Arrival::Kind::Ramp},
+    {"session", Arrival::Kind::Session},   {"empirical", Arrival::Kind::Empirical}};
 
 inline const Spellings<PeerSpec::Kind> kPeerKinds = {
     {"none", PeerSpec::Kind::None},

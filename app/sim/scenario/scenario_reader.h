@@ -21,6 +21,10 @@ using json::ObjectReader;
 using json::Reader;
 using json::Value;
 
+// The requests one instance of a session or empirical arrival is expected to send over
+// `seconds` (the volume check's estimate).
+double expectedRequests(const Arrival& r, double seconds);
+
 // Reads an optional duration in seconds into `out`; false when absent or invalid.
 bool readSeconds(ObjectReader& object, std::string_view key, Nanos& out, double min,
                  bool minExclusive);
@@ -36,6 +40,8 @@ public:
 private:
     void readActor(const Value& v, Scenario& s);
     void readArrival(const Value& v, Arrival& a);
+    bool readDistribution(ObjectReader& o, std::string_view key, Distribution& out, double min,
+                          double max, bool weighted = true);
     void readRequest(const Value& v, Actor& a);
     void readIdentity(const Value& v, Actor& a);
     void readResponse(const Value& v, ResponseModel& r);

@@ -14,6 +14,21 @@ double seconds(Nanos n) {
     return static_cast<double>(n) / 1e9;
 }
 
+// One value as a number, several as an array; a value with a probability of its own as
+// [value, probability].
+Json distributionJson(const Distribution& d) {
+    if (d.values.size() == 1 && d.probabilities.empty()) return d.values.front();
+    Json j = Json::array();
+    for (std::size_t i = 0; i < d.values.size(); ++i) {
+        if (!d.probabilities.empty() && d.probabilities[i] > 0) {
+            j.push_back(Json::array({d.values[i], d.probabilities[i]}));
+        } else {
+            j.push_back(d.values[i]);
+        }
+    }
+    return j;
+}
+
 Json arrivalJson(const Arrival& a) {
     Json j;
     j["kind"] = scenario_names::nameOf(scenario_names::kArrivalKinds, a.kind);
@@ -32,6 +47,18 @@ Json arrivalJson(const Arrival& a) {
             j["from_per_s"] = a.fromPerSecond;
             j["to_per_s"] = a.toPerSecond;
             if (a.rampOver != 0) j["over_s"] = seconds(a.rampOver);
+            break;
+        case Arrival::Kind::Session:
+            if (a.total) j["sessions"] = distributionJson(*a.total);
+            j["requests_per_session"] = distributionJson(a.sessionSize);
+            j["session_s"] = distributionJson(a.sessionSpan);
+            if (a.idle) j["idle_s"] = distributionJson(*a.idle);
+            if (a.resolution != 0) j["resolution_s"] = seconds(a.resolution);
+            break;
+        case Arrival::Kind::Empirical:
+            if (a.total) j["requests"] = distributionJson(*a.total);
+            j["gap_s"] = distributionJson(a.gaps);
+            if (a.resolution != 0) j["resolution_s"] = seconds(a.resolution);
             break;
     }
     return j;

@@ -131,6 +131,12 @@ ActorTraffic::ActorTraffic(const Actor& actor, std::uint64_t seed, Nanos end)
             std::make_heap(burstHeap_.begin(), burstHeap_.end(), burstLater);
             break;
         }
+        case Arrival::Kind::Session:
+        case Arrival::Kind::Empirical:
+            // Salts 3 and up name the instances' tokens; this one lies far above any instance.
+            instanceArrivals_ = std::make_unique<InstanceArrivals>(
+                actor, mixSeed(actorSeed_, 0x696e7374616e6365), actor.start, end_);
+            break;
     }
     schedule();
 }
@@ -189,6 +195,15 @@ void ActorTraffic::schedule() {
             if (next_ >= end_) next_ = kNever;
             return;
         }
+        case Arrival::Kind::Session:
+        case Arrival::Kind::Empirical:
+            if (instanceArrivals_->done()) {
+                next_ = kNever;
+            } else {
+                next_ = instanceArrivals_->nextTime();
+                nextInstance_ = instanceArrivals_->nextInstance();
+            }
+            return;
     }
     if (!(offset < static_cast<double>(end_ - start))) {
         next_ = kNever;
@@ -345,6 +360,8 @@ void ActorTraffic::writeNext(RequestSlot& slot) {
             e.at += actor_.arrival.burstSpacing;
         }
         std::push_heap(burstHeap_.begin(), burstHeap_.end(), burstLater);
+    } else if (instanceArrivals_) {
+        instanceArrivals_->advance();
     } else {
         ++k_;
         // Constant and ramp arrivals take the instances in turn.

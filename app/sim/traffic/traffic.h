@@ -17,6 +17,7 @@
 #include "ratelab/request.h"
 #include "sim/log/replay_source.h"
 #include "sim/scenario/scenario.h"
+#include "sim/traffic/instance_arrivals.h"
 #include "sim/traffic/twister.h"
 
 namespace ratelab::sim {
@@ -142,6 +143,8 @@ private:
         return x.at > y.at || (x.at == y.at && x.instance > y.instance);
     }
     std::vector<BurstEntry> burstHeap_;
+    // Session and empirical arrivals.
+    std::unique_ptr<InstanceArrivals> instanceArrivals_;
 
     // Replay state.
     std::unique_ptr<RecordedCursor> recorded_;

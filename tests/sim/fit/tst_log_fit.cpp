@@ -39,7 +39,7 @@ std::shared_ptr<const RecordedTraffic> load(const std::string& path) {
     return t;
 }
 
-FitResult fit(const std::string& path, const PolicySet& policies, const FitOptions& options) {
+FitResult fitLog(const std::string& path, const PolicySet& policies, const FitOptions& options) {
     LogReading reading;
     std::optional<FitResult> r = fitScenario(logInput(path), policies, options, reading);
     if (!r) qFatal("cannot fit %s", path.c_str());
@@ -201,7 +201,7 @@ void TestLogFit::fittedRunMatchesReplay() {
     const PolicySet policies = simtest::policyFile("tests/data/logs/fit-token-bucket.json");
     FitOptions options;
     options.attackerIf = rule("rate>P97");
-    FitResult fit = ::fit(logPath("fit-shape.log.gz"), policies, options);
+    FitResult fit = fitLog(logPath("fit-shape.log.gz"), policies, options);
 
     // Keyed by the real client behind the balancer, as the replay keys them: 47 clients, not
     // one balancer. Above the 97th percentile of rates: the scrapers (8 and 6 per second); the
@@ -214,12 +214,16 @@ void TestLogFit::fittedRunMatchesReplay() {
     QCOMPARE(fit.classes[0].requests, 1680);
     QCOMPARE(fit.classes[1].clients, 45);
     QCOMPARE(fit.classes[1].requests, 2447);
-    QCOMPARE(fit.scenario.actors.size(), std::size_t(22));  // 10 clients and 12 crowd groups
+    QCOMPARE(fit.scenario.actors.size(), std::size_t(26));  // 10 clients and 16 crowd groups
     const Actor& scraper = fit.scenario.actors[0];
     QCOMPARE(scraper.identity.peer.address.toString(), "203.0.113.5");
-    QCOMPARE(scraper.arrival.kind, Arrival::Kind::Burst);  // whole-second times: 8 each second
-    QCOMPARE(scraper.arrival.burstSize, 8);
-    QCOMPARE(scraper.arrival.burstEvery, kNanosPerSecond);
+    // Whole-second times never a second apart: one session of 960 requests over 119 s, each
+    // request's time rounded down to the second as the log shows it (8 each second).
+    QCOMPARE(scraper.arrival.kind, Arrival::Kind::Session);
+    QCOMPARE(scraper.arrival.sessionSize.values, std::vector<double>{960});
+    QCOMPARE(scraper.arrival.sessionSpan.values, std::vector<double>{119});
+    QVERIFY(!scraper.arrival.idle);
+    QCOMPARE(scraper.arrival.resolution, kNanosPerSecond);
 
     const std::vector<ClassCounters> replayed = replayByClass(traffic, policies, fit);
     const RunTotals fitted = runFitted(fit, policies);
@@ -248,7 +252,7 @@ void TestLogFit::attackerByStatusRatio() {
     const PolicySet policies = simtest::policyFile("tests/data/logs/fit-token-bucket.json");
     FitOptions options;
     options.attackerIf = rule("status=401 ratio>0.5");
-    FitResult fit = ::fit(logPath("fit-shape.log.gz"), policies, options);
+    FitResult fit = fitLog(logPath("fit-shape.log.gz"), policies, options);
     QCOMPARE(fit.scenario.title, "Fitted to fit-shape.log.gz (attacker if status=401 ratio>0.5)");
     // The three credential stuffers (90% 401), 240 requests each; nobody else.
     QCOMPARE(fit.scenario.classNames(), (std::vector<std::string>{"legit", "attacker"}));
@@ -282,7 +286,7 @@ void TestLogFit::attackerByStatusRatio() {
     QCOMPARE(fitted.classes[1].throttled, 0);
 
     // Without a rule every client is legit.
-    FitResult plain = ::fit(logPath("fit-shape.log.gz"), policies, FitOptions{});
+    FitResult plain = fitLog(logPath("fit-shape.log.gz"), policies, FitOptions{});
     QCOMPARE(plain.scenario.title, "Fitted to fit-shape.log.gz (all legit)");
     QCOMPARE(plain.scenario.classNames(), std::vector<std::string>{"legit"});
     QCOMPARE(plain.classes[0].requests, 4127);
@@ -306,7 +310,7 @@ void TestLogFit::credentialsAreSynthetic() {
                 << "\n";
         }
     }
-    FitResult fit = ::fit(path, defaultFitPolicies(), FitOptions{});
+    FitResult fit = fitLog(path, defaultFitPolicies(), FitOptions{});
     QCOMPARE(fit.clients, 2);  // one address, two credentials: two clients, as keyed
     const std::string text = scenarioJson(fit.scenario);
     QVERIFY(text.find("s3cret") == std::string::npos);
@@ -359,7 +363,7 @@ void TestLogFit::changedBetweenReadings() {
                          [](std::int64_t, std::int64_t) { return false; }));
     QVERIFY(!stopped.error);
     // Read whole, the grown log fits.
-    QCOMPARE(fit(path, defaultFitPolicies(), FitOptions{}).requests, 49);
+    QCOMPARE(fitLog(path, defaultFitPolicies(), FitOptions{}).requests, 49);
 }
 
 void TestLogFit::writerRoundTrips() {
