@@ -72,10 +72,12 @@ const std::vector<Row>& malformed() {
                                "response-rate-and-statuses",
                                "response-status-not-http",
                                "response-failure-status-with-statuses",
-                               "response-failure-status-200"});
+                               "response-failure-status-200",
+                               "session-size-zero",
+                               "gap-on-a-session"});
         // Rules across fields or values: valid to the schema, refused by the loader.
         add(Verdict::Valid,
-            {"duplicate-actor", "unknown-metric", "min-above-max", "stop-before-start",
+            {"session-spans-unpaired", "empirical-gaps-all-zero", "duplicate-actor", "unknown-metric", "min-above-max", "stop-before-start",
              "outage-ends-before-it-starts", "replica-out-of-range", "pool-smaller-than-the-crowd",
              "cidr-host-bits", "ipv6-address-for-nat", "prefix-len-not-longer",
              "burst-longer-than-its-period", "astronomical-volume",
