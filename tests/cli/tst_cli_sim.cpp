@@ -58,6 +58,7 @@ private slots:
     void replayStandardInput();
     void replaySettlesWithTheLoggedStatus();
     void fit();
+    void fitChecksAndScale();
     void fitErrors_data();
     void fitErrors();
     void sweep();
@@ -482,6 +483,45 @@ void TestCliSim::fit() {
     QCOMPARE(fromFile["duration_s"], fromStdin["duration_s"]);
 }
 
+// --check-policy replays the log and runs the fitted scenario under each policy given, and
+// prints the two side by side per class, even with --quiet; --scale multiplies the crowds.
+void TestCliSim::fitChecksAndScale() {
+    const QString dir = kRoot + "/tests/data/logs/";
+    const QString out = dir_.filePath("site.json");
+    Result r = cli({"fit", dir + "bursty-site.log.gz", "-o", out, "--quiet", "--check-policy",
+                    dir + "fidelity-token-bucket.json", "--check-policy",
+                    dir + "fidelity-window-10s.json"});
+    QCOMPARE(r.exitCode, 0);
+    const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 6);  // per policy: a title, a header, the class
+    QCOMPARE(lines[0], "under fidelity-token-bucket.json, replayed log / fitted scenario:");
+    QVERIFY2(lines[1].contains("class") && lines[1].contains("throttled clients"),
+             qPrintable(lines[1]));
+    // The replay's figures are the log's; the fitted run's sit beside them.
+    QVERIFY2(lines[2].startsWith("  legit      54859 / "), qPrintable(lines[2]));
+    QVERIFY2(lines[2].contains("6968 / ") && lines[2].contains("1732 / 1732") &&
+                 lines[2].contains("1149 / "),
+             qPrintable(lines[2]));
+    QCOMPARE(lines[3], "under fidelity-window-10s.json, replayed log / fitted scenario:");
+    QVERIFY2(lines[5].contains("1949 / ") && lines[5].contains("261 / "), qPrintable(lines[5]));
+
+    // Scaled ten times: each crowd ten times its clients; single clients stay single.
+    const QString scaled = dir_.filePath("site-10.json");
+    QCOMPARE(
+        cli({"fit", dir + "bursty-site.log.gz", "-o", scaled, "--quiet", "--scale", "10"}).exitCode,
+        0);
+    const nlohmann::ordered_json once = readJson(out);
+    const nlohmann::ordered_json ten = readJson(scaled);
+    QCOMPARE(ten["actors"].size(), once["actors"].size());
+    for (std::size_t i = 0; i < once["actors"].size(); ++i) {
+        const auto& a = once["actors"][i];
+        const int count = a.value("count", 1);
+        QCOMPARE(ten["actors"][i].value("count", 1),
+                 a["name"].get<std::string>().starts_with("crowd-") ? 10 * count : count);
+        QCOMPARE(ten["actors"][i]["arrival"], a["arrival"]);
+    }
+}
+
 void TestCliSim::fitErrors_data() {
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<int>("exitCode");
@@ -512,6 +552,16 @@ void TestCliSim::fitErrors_data() {
     QTest::newRow("bad policy") << QStringList{"fit", log,        "-o",
                                                out,   "--policy", "/nonexistent/p.json"}
                                 << 74 << "/nonexistent/p.json: error: cannot open the file";
+    QTest::newRow("bad scale") << QStringList{"fit", log, "-o", out, "--scale", "0"} << 64
+                               << "--scale \"0\": expected 0.001 to 1000";
+    QTest::newRow("bad session gap")
+        << QStringList{"fit", log, "-o", out, "--session-gap", "2h"} << 64
+        << "--session-gap \"2h\": expected 0.001 to 3600 seconds";
+    QTest::newRow("unknown model") << QStringList{"fit", log, "-o", out, "--model", "poisson"} << 64
+                                   << "--model \"poisson\": expected session or empirical";
+    QTest::newRow("missing check policy")
+        << QStringList{"fit", log, "-o", out, "--check-policy", "/nonexistent/p.json"} << 74
+        << "/nonexistent/p.json: error: cannot open the file";
     QTest::newRow("unwritable output") << QStringList{"fit", log, "-o", "/nonexistent/dir/s.json"}
                                        << 74 << "/nonexistent/dir/s.json: cannot write";
 }
