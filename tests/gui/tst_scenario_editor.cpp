@@ -175,6 +175,7 @@ private slots:
     void refusedWithTheLoadersMessage();
     void savedScenarioRunsTheSameInTheCli();
     void rowsAreAddedDuplicatedAndRemoved();
+    void sessionArrivalsInCells();
     void anEditedScenarioIsNotReplacedUnasked();
     void aReplayedLogHasNothingToEdit();
 
@@ -461,6 +462,51 @@ void TestScenarioEditor::rowsAreAddedDuplicatedAndRemoved() {
     b.editor()->rows(Table::Events)->selectRow(1);
     QTest::mouseClick(b.editor()->findChild<QPushButton*>("removeEvent"), Qt::LeftButton);
     QCOMPARE(b.workbench.scenario().events.size(), std::size_t(1));
+    QVERIFY(b.ui.errors.isEmpty());
+}
+
+// An actor turned into sessions from the cells: the kind starts as the steady rate's requests
+// one by one, and the session's fields are typed as the file writes them ("3; 8; 400=0.01").
+// The flood, 10 requests in 1 s every 5 s for 30 s, sends six sessions: 60 requests, or 50 when
+// the first starts late enough in its idle gap.
+void TestScenarioEditor::sessionArrivalsInCells() {
+    Bench b;
+    QVERIFY(b.workbench.openScenario(scenario_));
+    QVERIFY(b.ready());
+    b.showEditor();
+    QLineEdit* size = b.text(Table::Actors, 1, "arrival/requests_per_session");
+    QVERIFY(!size->isEnabled());
+    QComboBox* kind = b.choice(Table::Actors, 1, "arrival/kind");
+    kind->setCurrentIndex(kind->findText("session"));
+    const sim::Arrival& arrival = b.workbench.scenario().actors[1].arrival;
+    QCOMPARE(arrival.kind, sim::Arrival::Kind::Session);
+    QCOMPARE(arrival.sessionSize.values, std::vector<double>{1});
+    QCOMPARE(arrival.idle->values, std::vector<double>{0.05});  // 20 per second, one by one
+    QVERIFY(size->isEnabled());
+    QVERIFY(!b.text(Table::Actors, 1, "arrival/rate_per_s")->isEnabled());
+    QCOMPARE(b.text(Table::Actors, 1, "arrival/idle_s")->text(), QString("0.05"));
+
+    type(size, "10");
+    type(b.text(Table::Actors, 1, "arrival/session_s"), "1");
+    type(b.text(Table::Actors, 1, "arrival/idle_s"), "4");
+    QCOMPARE(b.workbench.scenario().actors[1].arrival.sessionSize.values,
+             std::vector<double>{10});
+    QVERIFY(b.editor()->message().isEmpty());
+    // Spans pair with sizes: three spans for one size is the loader's refusal, in the cell.
+    QLineEdit* spans = b.text(Table::Actors, 1, "arrival/session_s");
+    type(spans, "1; 2; 3");
+    QCOMPARE(spans->toolTip(), QString("session_s holds one value or one per "
+                                       "requests_per_session value (1), found 3"));
+    QCOMPARE(b.workbench.scenario().actors[1].arrival.sessionSpan.values,
+             std::vector<double>{1});
+    type(spans, "1");
+    // A value of its own probability, as the file writes [value, probability].
+    type(size, "10; 12; 40=0.01");
+    QCOMPARE(size->text(), QString("10; 12; 40=0.01"));
+    type(size, "10");
+    QVERIFY(b.runToEnd());
+    const std::int64_t offered = b.actor("flood").counters.offered;
+    QVERIFY2(offered == 50 || offered == 60, qPrintable(QString::number(offered)));
     QVERIFY(b.ui.errors.isEmpty());
 }
 

@@ -39,6 +39,15 @@ bool bursts(const Actor& a) {
 bool ramps(const Actor& a) {
     return a.arrival.kind == Arrival::Kind::Ramp;
 }
+bool sessions(const Actor& a) {
+    return a.arrival.kind == Arrival::Kind::Session;
+}
+bool resamples(const Actor& a) {
+    return a.arrival.kind == Arrival::Kind::Empirical;
+}
+bool perInstance(const Actor& a) {
+    return a.arrival.perInstance();
+}
 
 // Which of the peer's fields the file writes for its kind: an address, or a network.
 bool peerHasAddress(const PeerSpec& p) {
@@ -109,14 +118,27 @@ const std::vector<FieldColumn<Actor>>& actorColumns() {
          .tip = QObject::tr("When the instances send"),
          .paths = {"arrival/kind"},
          .choices = spellingList(scenario_names::kArrivalKinds),
-         .text = [](const Actor& a) { return spellingCell(scenario_names::kArrivalKinds, a.arrival.kind); },
+         .text =
+             [](const Actor& a) {
+                 return spellingCell(scenario_names::kArrivalKinds, a.arrival.kind);
+             },
          .set =
              [](Actor& a, const QString& t, QString& error) {
-                 if (!readSpelling(scenario_names::kArrivalKinds, t, a.arrival.kind, error)) return false;
+                 if (!readSpelling(scenario_names::kArrivalKinds, t, a.arrival.kind, error))
+                     return false;
                  // A ramp that never moved starts where the steady rate was.
                  Arrival& r = a.arrival;
                  if (r.kind == Arrival::Kind::Ramp && r.fromPerSecond == 0 && r.toPerSecond == 0)
                      r.fromPerSecond = r.toPerSecond = r.ratePerSecond;
+                 // Sessions or gaps never set start as the steady rate's requests, one by one.
+                 const double gap = r.ratePerSecond > 0 ? 1 / r.ratePerSecond : 1;
+                 if (r.kind == Arrival::Kind::Session && r.sessionSize.values.empty()) {
+                     r.sessionSize.values = {1};
+                     r.sessionSpan.values = {0};
+                     r.idle = sim::Distribution{{gap}, {}};
+                 }
+                 if (r.kind == Arrival::Kind::Empirical && r.gaps.values.empty())
+                     r.gaps.values = {gap};
                  return true;
              }},
         {.header = QObject::tr("Rate /s"),
@@ -187,6 +209,78 @@ const std::vector<FieldColumn<Actor>>& actorColumns() {
                  }
                  return readSeconds(t, a.arrival.rampOver, error);
              }},
+        {.header = QObject::tr("Sessions"),
+         .tip = QObject::tr("Sessions each instance sends, e.g. \"1; 2; 4\"; empty: until it "
+                            "stops"),
+         .paths = {"arrival/sessions"},
+         .applies = sessions,
+         .text =
+             [](const Actor& a) {
+                 return a.arrival.total ? distributionCell(*a.arrival.total) : QString();
+             },
+         .set = [](Actor& a, const QString& t,
+                   QString& error) { return readOptionalDistribution(t, a.arrival.total, error); }},
+        {.header = QObject::tr("Requests/session"),
+         .tip = QObject::tr("Requests of a session, e.g. \"3; 8; 400=0.01\" (a value=probability "
+                            "has its own probability)"),
+         .paths = {"arrival/requests_per_session"},
+         .applies = sessions,
+         .text = [](const Actor& a) { return distributionCell(a.arrival.sessionSize); },
+         .set = [](Actor& a, const QString& t,
+                   QString& error) { return readDistribution(t, a.arrival.sessionSize, error); }},
+        {.header = QObject::tr("Session s"),
+         .tip = QObject::tr("From a session's first request to its last: one value, or one per "
+                            "requests/session value"),
+         .paths = {"arrival/session_s"},
+         .applies = sessions,
+         .text = [](const Actor& a) { return distributionCell(a.arrival.sessionSpan); },
+         .set = [](Actor& a, const QString& t,
+                   QString& error) { return readDistribution(t, a.arrival.sessionSpan, error); }},
+        {.header = QObject::tr("Idle s"),
+         .tip = QObject::tr("Between one session's last request and the next one's first; "
+                            "empty: one session"),
+         .paths = {"arrival/idle_s"},
+         .applies = sessions,
+         .text =
+             [](const Actor& a) {
+                 return a.arrival.idle ? distributionCell(*a.arrival.idle) : QString();
+             },
+         .set = [](Actor& a, const QString& t,
+                   QString& error) { return readOptionalDistribution(t, a.arrival.idle, error); }},
+        {.header = QObject::tr("Requests"),
+         .tip = QObject::tr("Requests each instance sends; empty: until it stops"),
+         .paths = {"arrival/requests"},
+         .applies = resamples,
+         .text =
+             [](const Actor& a) {
+                 return a.arrival.total ? distributionCell(*a.arrival.total) : QString();
+             },
+         .set = [](Actor& a, const QString& t,
+                   QString& error) { return readOptionalDistribution(t, a.arrival.total, error); }},
+        {.header = QObject::tr("Gap s"),
+         .tip = QObject::tr("Between one request and the next, e.g. \"1.9; 2; 2.1\""),
+         .paths = {"arrival/gap_s"},
+         .applies = resamples,
+         .text = [](const Actor& a) { return distributionCell(a.arrival.gaps); },
+         .set = [](Actor& a, const QString& t,
+                   QString& error) { return readDistribution(t, a.arrival.gaps, error); }},
+        {.header = QObject::tr("Resolution s"),
+         .tip = QObject::tr("Each request's time rounded down to a multiple of this, as a log of "
+                            "whole seconds shows them; empty: exact"),
+         .paths = {"arrival/resolution_s"},
+         .applies = perInstance,
+         .text =
+             [](const Actor& a) {
+                 return a.arrival.resolution != 0 ? secondsCell(a.arrival.resolution) : QString();
+             },
+         .set =
+             [](Actor& a, const QString& t, QString& error) {
+                 if (t.trimmed().isEmpty()) {
+                     a.arrival.resolution = 0;
+                     return true;
+                 }
+                 return readSeconds(t, a.arrival.resolution, error);
+             }},
         {.header = QObject::tr("Method"),
          .paths = {"request/method"},
          .text = [](const Actor& a) { return str(a.method); },
@@ -219,7 +313,9 @@ const std::vector<FieldColumn<Actor>>& actorColumns() {
          .paths = {"identity/peer/kind"},
          .choices = spellingList(scenario_names::kPeerKinds),
          .text =
-             [](const Actor& a) { return spellingCell(scenario_names::kPeerKinds, a.identity.peer.kind); },
+             [](const Actor& a) {
+                 return spellingCell(scenario_names::kPeerKinds, a.identity.peer.kind);
+             },
          .set =
              [](Actor& a, const QString& t, QString& error) {
                  return readSpelling(scenario_names::kPeerKinds, t, a.identity.peer.kind, error);
@@ -258,8 +354,8 @@ const std::vector<FieldColumn<Actor>>& actorColumns() {
              },
          .set =
              [](Actor& a, const QString& t, QString& error) {
-                 return readSpelling(scenario_names::kAuthorizationModes, t, a.identity.authorization,
-                                     error);
+                 return readSpelling(scenario_names::kAuthorizationModes, t,
+                                     a.identity.authorization, error);
              }},
         {.header = QObject::tr("Principal"),
          .tip = QObject::tr("A verified principal per instance"),
@@ -271,7 +367,8 @@ const std::vector<FieldColumn<Actor>>& actorColumns() {
              },
          .set =
              [](Actor& a, const QString& t, QString& error) {
-                 return readSpelling(scenario_names::kPrincipalModes, t, a.identity.principal, error);
+                 return readSpelling(scenario_names::kPrincipalModes, t, a.identity.principal,
+                                     error);
              }},
         {.header = QObject::tr("Forwarded"),
          .tip = QObject::tr("What the client writes in a forwarded header"),
@@ -283,7 +380,8 @@ const std::vector<FieldColumn<Actor>>& actorColumns() {
              },
          .set =
              [](Actor& a, const QString& t, QString& error) {
-                 return readSpelling(scenario_names::kForwardedKinds, t, a.identity.forwarded.kind, error);
+                 return readSpelling(scenario_names::kForwardedKinds, t, a.identity.forwarded.kind,
+                                     error);
              }},
         {.header = QObject::tr("Proxy"),
          .tip = QObject::tr("The proxy the requests arrive from"),

@@ -221,4 +221,52 @@ bool readStatuses(const QString& text, std::vector<std::pair<int, double>>& out,
     return true;
 }
 
+QString distributionCell(const sim::Distribution& d) {
+    QStringList out;
+    for (std::size_t i = 0; i < d.values.size(); ++i) {
+        const bool own = !d.probabilities.empty() && d.probabilities[i] > 0;
+        out << numberCell(d.values[i]) + (own ? '=' + numberCell(d.probabilities[i]) : QString());
+    }
+    return out.join("; ");
+}
+
+bool readDistribution(const QString& text, sim::Distribution& out, QString& error) {
+    sim::Distribution d;
+    bool weighted = false;
+    for (const QString& item : items(text)) {
+        const qsizetype eq = item.indexOf('=');
+        double value = 0;
+        double probability = 0;
+        QString ignored;
+        if (!readNumber(eq < 0 ? item : item.left(eq), value, ignored) ||
+            (eq >= 0 && !readNumber(item.mid(eq + 1), probability, ignored))) {
+            error = QObject::tr("\"%1\" is not a number or VALUE=PROBABILITY, e.g. 400=0.01")
+                        .arg(item);
+            return false;
+        }
+        d.values.push_back(value);
+        d.probabilities.push_back(probability);
+        weighted = weighted || eq >= 0;
+    }
+    if (d.values.empty()) {
+        error = QObject::tr("a number, or numbers separated by \";\"");
+        return false;
+    }
+    if (!weighted) d.probabilities.clear();
+    out = std::move(d);
+    return true;
+}
+
+bool readOptionalDistribution(const QString& text, std::optional<sim::Distribution>& out,
+                              QString& error) {
+    if (text.trimmed().isEmpty()) {
+        out.reset();
+        return true;
+    }
+    sim::Distribution d;
+    if (!readDistribution(text, d, error)) return false;
+    out = std::move(d);
+    return true;
+}
+
 }  // namespace ratelab::gui

@@ -19,6 +19,7 @@
 
 #include "ratelab/ip_address.h"
 #include "ratelab/limit.h"
+#include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_names.h"
 
 namespace ratelab::gui {
@@ -55,6 +56,15 @@ bool readPairs(const QString& text, std::vector<std::pair<std::string, std::stri
 /// A response's statuses: "200=0.9; 401=0.1".
 QString statusesCell(const std::vector<std::pair<int, double>>& statuses);
 bool readStatuses(const QString& text, std::vector<std::pair<int, double>>& out, QString& error);
+
+/// A session or empirical arrival's distribution: "3; 8; 400=0.01", each value equally likely
+/// but one written VALUE=PROBABILITY, which has its own (the file's [value, probability]). The
+/// loader checks the values' ranges and that the probabilities leave some to the others.
+QString distributionCell(const sim::Distribution& d);
+bool readDistribution(const QString& text, sim::Distribution& out, QString& error);
+/// Unset when the text is empty.
+bool readOptionalDistribution(const QString& text, std::optional<sim::Distribution>& out,
+                              QString& error);
 
 template <class E>
 QStringList spellingList(sim::scenario_names::Spellings<E> spellings) {
