@@ -559,9 +559,13 @@ void TestScenarioEditor::aReplayedLogHasNothingToEdit() {
     QVERIFY(b.workbench.openScenario(scenario_));
     QVERIFY(b.editor()->disabledReason().isEmpty());
     QSignalSpy opened(&b.workbench, &Workbench::accessLogOpened);
+    QSignalSpy status(&b.workbench, &Workbench::statusMessage);
     b.workbench.openAccessLog(log);
     QVERIFY(opened.wait(30000));
     QCOMPARE(opened.at(0).at(1).toBool(), true);
+    // The status bar says what was read, not "Reading ..." still.
+    QCOMPARE(status.last().at(0).toString(),
+             QString("Read access.csv: 200 requests, clients: 1. Press Run to replay them."));
     QVERIFY(!b.workbench.canEditScenario());
     QVERIFY2(b.editor()->disabledReason().contains("replayed access log has nothing to edit"),
              qPrintable(b.editor()->disabledReason()));
@@ -569,6 +573,10 @@ void TestScenarioEditor::aReplayedLogHasNothingToEdit() {
     QCOMPARE(b.editor()->rows(Table::Actors)->rowCount(), 0);
     QCOMPARE(b.editor()->rows(Table::Events)->rowCount(), 0);
     QVERIFY(!b.editor()->cell(Table::Run, 0, "duration_s")->isEnabled());
+
+    // Done, it says so and what the policy made of it: 100 a second against 10 a second.
+    QVERIFY(b.runToEnd());
+    QCOMPARE(status.last().at(0).toString(), QString("Replay done: 200 requests, 180 throttled."));
 
     QVERIFY(!b.workbench.saveScenario(dir_.filePath("never.json")));
     QCOMPARE(b.ui.errors.size(), 1);

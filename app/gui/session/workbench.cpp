@@ -147,6 +147,18 @@ Workbench::Workbench(UserInteraction& ui, WallClock clock, QObject* parent)
         }
     });
     connect(&session_, &SimulationSession::message, this, &Workbench::statusMessage);
+    // A replayed log says when it is done and what the policy made of it.
+    connect(&session_, &SimulationSession::stateChanged, this, [this](RunState state) {
+        if (state != RunState::Finished || !scenario_ || canEditScenario()) return;
+        sim::ClassCounters total;
+        for (const sim::ActorRow& row : actors_.rows()) {
+            total.offered += row.counters.offered;
+            total.throttled += row.counters.throttled;
+        }
+        emit statusMessage(tr("Replay done: %1 requests, %2 throttled.")
+                               .arg(localeCount(total.offered))
+                               .arg(localeCount(total.throttled)));
+    });
     connect(&session_, &SimulationSession::failed, this, [this](const QString& reason) {
         runBuilt_ = false;
         emit statusMessage(reason);
@@ -291,6 +303,10 @@ void Workbench::openAccessLog(const QString& path,
         scenario.title = tr("Replay of %1").arg(QFileInfo(path).fileName()).toStdString();
         useScenario(std::move(scenario), path, replayNotes(*r.traffic));
         emit accessLogOpened(path, true);
+        emit statusMessage(tr("Read %1: %2 requests, clients: %3. Press Run to replay them.")
+                               .arg(QFileInfo(path).fileName())
+                               .arg(localeCount(static_cast<std::int64_t>(r.traffic->requests.size())))
+                               .arg(localeCount(r.traffic->reading.clients)));
     });
     emit statusMessage(tr("Reading %1 ...").arg(QDir::toNativeSeparators(path)));
     watcher->setFuture(QtConcurrent::run(parseAccessLogFile, path, format, logProgress()));
