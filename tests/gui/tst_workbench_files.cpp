@@ -390,11 +390,29 @@ void TestWorkbenchFiles::fitAScenarioToALog() {
     QCOMPARE(b.workbench.scenarioPath(), out);
     const sim::Scenario& s = b.workbench.scenario();
     QCOMPARE(QString::fromStdString(s.title), QString("Fitted to fit-shape.log.gz (all legit)"));
-    QCOMPARE(s.actors.size(), std::size_t(22));
+    QCOMPARE(s.actors.size(), std::size_t(26));
     QCOMPARE(s.duration, 120 * kNanosPerSecond);
     QCOMPARE(QString::fromStdString(s.policy),
              QDir(dir_.path()).relativeFilePath(logs + "fit-token-bucket.json"));
     QCOMPARE(s.actors[0].identity.peer.address.toString(), "203.0.113.5");
+    // Before it was kept, the user saw how it limits against the log under the policy in use.
+    QCOMPARE(b.ui.fitQuestions.size(), 1);
+    QCOMPARE(b.ui.fitQuestions[0].first, QString("fit-shape.log.gz"));
+    QCOMPARE(b.ui.fitQuestions[0].second.size(), 1);
+    const QString row = b.ui.fitQuestions[0].second[0];
+    QVERIFY2(row.startsWith("legit: requests ") && row.contains("clients 47 / 47"),
+             qPrintable(row));
+
+    // Declined after seeing the figures: nothing is written, the open scenario stays.
+    b.ui.fitAnswer = false;
+    b.ui.saveAnswer = dir_.filePath("declined.json");
+    action->trigger();
+    QVERIFY(fitted.wait(60000));
+    QCOMPARE(fitted.last().at(1).toBool(), false);
+    QCOMPARE(b.ui.fitQuestions.size(), 2);
+    QVERIFY(!QFile::exists(dir_.filePath("declined.json")));
+    QCOMPARE(b.workbench.scenarioPath(), out);
+    b.ui.fitAnswer = true;
 
     // A log that cannot be read is reported, and nothing is written.
     b.ui.openAnswer = logs + "binary.log";

@@ -333,7 +333,27 @@ namespace {
 struct FitJob {
     std::string text;  // the scenario file; empty on failure
     QString error;
+    QStringList fidelity;  // per class: the replay's figures and the fitted run's
 };
+
+// "legit: requests 2,447 / 2,414, throttled 94 / 98, clients 45 / 45, throttled clients 1 / 1".
+QStringList fidelityRows(const sim::FitResult& fit) {
+    QStringList rows;
+    if (fit.checks.empty()) return rows;
+    const sim::FitCheck& check = fit.checks.front();
+    auto pair = [](std::int64_t replayed, std::int64_t fitted) {
+        return localeCount(replayed) + " / " + localeCount(fitted);
+    };
+    for (std::size_t c = 0; c < check.replayed.size(); ++c) {
+        const sim::CheckFigures& r = check.replayed[c];
+        const sim::CheckFigures& f = check.fitted[c];
+        rows << QObject::tr("%1: requests %2, throttled %3, clients %4, throttled clients %5")
+                    .arg(QString::fromStdString(fit.classes[c].name), pair(r.requests, f.requests),
+                         pair(r.throttled, f.throttled), pair(r.clients, f.clients),
+                         pair(r.throttledClients, f.throttledClients));
+    }
+    return rows;
+}
 
 // Runs on a pool thread.
 FitJob fitLogFile(const QString& logPath, const std::optional<sim::LogFormatOptions>& format,
@@ -342,6 +362,7 @@ FitJob fitLogFile(const QString& logPath, const std::optional<sim::LogFormatOpti
     FitJob job;
     sim::FitOptions options;
     options.policy = policyRef;
+    options.checks.push_back({"in use", policies});  // how faithful, shown before it is kept
     sim::LogReading reading;
     std::optional<sim::FitResult> fit =
         sim::fitScenario(logInput(logPath, format), policies, options, reading, progress);
@@ -350,6 +371,7 @@ FitJob fitLogFile(const QString& logPath, const std::optional<sim::LogFormatOpti
         return job;
     }
     job.text = sim::scenarioJson(fit->scenario);
+    job.fidelity = fidelityRows(*fit);
     return job;
 }
 
@@ -368,11 +390,17 @@ void Workbench::fitScenarioTo(const QString& logPath, const QString& scenarioPat
                         .toStdString();
     }
     auto* watcher = new QFutureWatcher<FitJob>(this);
-    connect(watcher, &QFutureWatcher<FitJob>::finished, this, [this, watcher, scenarioPath] {
+    connect(watcher, &QFutureWatcher<FitJob>::finished, this,
+            [this, watcher, scenarioPath, logPath] {
         FitJob r = watcher->result();
         watcher->deleteLater();
         if (r.text.empty()) {
             ui_.showError(tr("Cannot fit a scenario"), r.error);
+            emit fitFinished(scenarioPath, false);
+            return;
+        }
+        if (!ui_.confirmFit(QFileInfo(logPath).fileName(), r.fidelity)) {
+            emit statusMessage(tr("The fitted scenario was not kept."));
             emit fitFinished(scenarioPath, false);
             return;
         }

@@ -82,6 +82,23 @@ bool DialogInteraction::confirmExport(const QString& target, const QStringList& 
     return box.exec() == QMessageBox::Save;
 }
 
+bool DialogInteraction::confirmFit(const QString& log, const QStringList& rows) {
+    QMessageBox box(QMessageBox::Question, QObject::tr("Fit a scenario to %1").arg(log),
+                    QObject::tr("The log replayed and the fitted scenario run under the policies "
+                                "in use (replayed / fitted):"),
+                    QMessageBox::Save | QMessageBox::Cancel, parent_);
+    box.setObjectName("confirmFitDialog");
+    QString table;
+    for (const QString& row : rows)
+        table += QStringLiteral("<li>%1</li>").arg(row.toHtmlEscaped());
+    box.setInformativeText(
+        QStringLiteral("<ul>%1</ul><p>%2</p>")
+            .arg(table, QObject::tr("Save the scenario and open it?").toHtmlEscaped()));
+    box.setTextInteractionFlags(Qt::TextSelectableByMouse);
+    box.setDefaultButton(QMessageBox::Save);
+    return box.exec() == QMessageBox::Save;
+}
+
 bool DialogInteraction::chooseLogFormat(const QString& path, LogFormatChoice& choice) {
     QDialog dialog(parent_);
     dialog.setObjectName("logFormatDialog");

@@ -39,6 +39,10 @@ public:
     /// How the access log at `path` is written. `choice` holds the previous answer on entry and
     /// the new one on return; false when the user cancelled.
     virtual bool chooseLogFormat(const QString& path, LogFormatChoice& choice) = 0;
+    /// Whether to keep a scenario fitted to `log`, seeing how faithful it is: `rows` compare,
+    /// per class, the log replayed and the fitted scenario run under the policies in use (one
+    /// line each, "legit: throttled 94 / 98, ..."). True to write and open it.
+    virtual bool confirmFit(const QString& log, const QStringList& rows) = 0;
 };
 
 /// The real thing: QMessageBox, QFileDialog and QDesktopServices, parented to `parent` (may be
@@ -58,6 +62,7 @@ public:
                            const QString& filter) override;
     bool confirmExport(const QString& target, const QStringList& notes) override;
     bool chooseLogFormat(const QString& path, LogFormatChoice& choice) override;
+    bool confirmFit(const QString& log, const QStringList& rows) override;
 
 private:
     QWidget* parent_;
