@@ -197,7 +197,8 @@ private:
         std::string acls;
         std::string when;
         if (!policy::matchesEveryPath(p.match)) {
-            acls += "    acl " + table + "_route path -m reg '" + policy::pathRegex(p.match, false) + "'\n";
+            acls += "    acl " + table + "_route path -m reg '" +
+                    policy::pathRegex(p.match, false) + "'\n";
             when += " " + table + "_route";
         }
         if (!p.match.methods.empty()) {
@@ -233,10 +234,12 @@ private:
             out += "    http-request set-var(txn." + table + "_nokey) bool(true) if" + when + " " +
                    missing + "\n";
         } else if (!missing.empty()) {
+            // `return`, not `deny deny_status 412`: HAProxy has no default error page for 412
+            // and refuses that deny_status.
             out +=
                 "    # Without the header there is no key: refused with 412, as the engine "
                 "does.\n";
-            out += "    http-request deny deny_status 412 if" + when + " " + missing + "\n";
+            out += "    http-request return status 412 if" + when + " " + missing + "\n";
         }
         out += "    http-request track-sc" + sc + " " + key + " table " + table + condition + "\n";
         if (p.mode == PolicyMode::Shadow) {

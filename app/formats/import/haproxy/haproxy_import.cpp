@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "formats/import/engine_fit.h"
 #include "formats/import/path_regex.h"
 
 namespace ratelab::formats::haproxy {
@@ -82,6 +83,9 @@ std::string routeList(const std::vector<PolicyJson>& routes) {
 class Mapper {
 public:
     Mapper(const HaproxyModel& model, ImportLog& log) : model_(model), log_(log) {}
+
+    /// Where each policy map() wrote came from: its deny rule.
+    const std::vector<SourcePos>& origins() const { return origins_; }
 
     std::optional<PolicyJson> map() {
         if (model_.tables.empty()) {
@@ -455,6 +459,7 @@ private:
                 if (!bypass.empty()) policy["bypass"] = PolicyJson{{"cidrs", bypass}};
                 policies.push_back(std::move(policy));
                 imported_.push_back(Imported{&deny, &tracker, &proxy});
+                origins_.push_back(deny.at);
             }
         }
         warnStatus(deny);
@@ -560,20 +565,35 @@ private:
     ImportLog& log_;
     PolicyNames names_;
     std::vector<Imported> imported_;
+    std::vector<SourcePos> origins_;
     std::map<const Rule*, int> warnedStatus_;
 };
 
 }  // namespace
 
-std::optional<PolicyJson> mapHaproxyConfig(const HaproxyConfig& config, ImportLog& log) {
+std::optional<PolicyJson> mapHaproxyConfig(const HaproxyConfig& config, ImportLog& log,
+                                           std::vector<SourcePos>* origins) {
     if (log.hasErrors()) return std::nullopt;
     // The rules are mapped even when a table or an ACL had an error, so that every problem is
     // reported at once; the file is then not written.
     const HaproxyModel model = readHaproxyModel(config, log);
-    std::optional<PolicyJson> file = Mapper(model, log).map();
+    Mapper mapper(model, log);
+    std::optional<PolicyJson> file = mapper.map();
     if (log.hasErrors()) return std::nullopt;
+    if (origins) *origins = mapper.origins();
     return file;
 }
+
+namespace {
+
+ImportResult finishHaproxy(const HaproxyConfig& config, ImportLog& log, bool unreadable) {
+    std::vector<SourcePos> origins;
+    std::optional<PolicyJson> file = mapHaproxyConfig(config, log, &origins);
+    if (file) fitHaproxyToEngine(*file, origins, log);
+    return finishImport(log, file, unreadable);
+}
+
+}  // namespace
 
 ImportResult importHaproxy(const std::vector<std::string>& files) {
     ImportLog log;
@@ -582,16 +602,14 @@ ImportResult importHaproxy(const std::vector<std::string>& files) {
         log.addFile("");
         log.error(SourcePos{0, 0, 0}, "no configuration file");
     }
-    const std::optional<PolicyJson> file = mapHaproxyConfig(config, log);
-    return finishImport(log, file, config.unreadable);
+    return finishHaproxy(config, log, config.unreadable);
 }
 
 ImportResult importHaproxyText(std::string_view text, const std::string& name) {
     ImportLog log;
     HaproxyConfig config;
     parseHaproxyText(text, name, config, log);
-    const std::optional<PolicyJson> file = mapHaproxyConfig(config, log);
-    return finishImport(log, file, false);
+    return finishHaproxy(config, log, false);
 }
 
 }  // namespace ratelab::formats::haproxy

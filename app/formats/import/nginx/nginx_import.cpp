@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "formats/import/engine_fit.h"
 #include "formats/import/nginx/nginx_model.h"
 #include "formats/import/path_regex.h"
 
@@ -80,6 +81,9 @@ std::string locationText(const Level& level) {
 class Mapper {
 public:
     Mapper(const NginxModel& model, ImportLog& log) : model_(model), log_(log) {}
+
+    /// Where each policy map() wrote came from: its first limit_req line.
+    const std::vector<SourcePos>& origins() const { return origins_; }
 
     std::optional<PolicyJson> map() {
         if (model_.zones.empty()) {
@@ -334,6 +338,7 @@ private:
                         zoneUses_[l->zone].lines.push_back(l->at);
                     }
                     out.push_back(std::move(policy));
+                    origins_.push_back(group.front()->at);
                     wroteAny = true;
                 }
             }
@@ -468,6 +473,7 @@ private:
     const NginxModel& model_;
     ImportLog& log_;
     std::vector<Scope> scopes_;
+    std::vector<SourcePos> origins_;
     PolicyNames names_;
     std::map<int, ZoneUses> zoneUses_;
     std::map<const Level*, int> warnedServers_;
@@ -476,14 +482,28 @@ private:
 
 }  // namespace
 
-std::optional<PolicyJson> mapNginxConfig(const NginxConfig& config, ImportLog& log) {
+std::optional<PolicyJson> mapNginxConfig(const NginxConfig& config, ImportLog& log,
+                                         std::vector<SourcePos>* origins) {
     if (log.hasErrors()) return std::nullopt;
     const NginxModel model = readNginxModel(config, log);
     if (log.hasErrors()) return std::nullopt;
-    std::optional<PolicyJson> file = Mapper(model, log).map();
+    Mapper mapper(model, log);
+    std::optional<PolicyJson> file = mapper.map();
     if (log.hasErrors()) return std::nullopt;
+    if (origins) *origins = mapper.origins();
     return file;
 }
+
+namespace {
+
+ImportResult finishNginx(const NginxConfig& config, ImportLog& log, bool unreadable) {
+    std::vector<SourcePos> origins;
+    std::optional<PolicyJson> file = mapNginxConfig(config, log, &origins);
+    if (file) fitNginxToEngine(*file, origins, log);
+    return finishImport(log, file, unreadable);
+}
+
+}  // namespace
 
 ImportResult importNginx(const std::vector<std::string>& files) {
     ImportLog log;
@@ -494,15 +514,13 @@ ImportResult importNginx(const std::vector<std::string>& files) {
         return finishImport(log, std::nullopt, false);
     }
     const NginxConfig config = readNginxConfig(files.front(), log);
-    const std::optional<PolicyJson> file = mapNginxConfig(config, log);
-    return finishImport(log, file, config.unreadable);
+    return finishNginx(config, log, config.unreadable);
 }
 
 ImportResult importNginxText(std::string_view text, const std::string& name) {
     ImportLog log;
     const NginxConfig config = parseNginxText(text, name, "", log);
-    const std::optional<PolicyJson> file = mapNginxConfig(config, log);
-    return finishImport(log, file, false);
+    return finishNginx(config, log, false);
 }
 
 }  // namespace ratelab::formats::nginx

@@ -16,9 +16,12 @@
 
 namespace ratelab::formats::nginx {
 
-/// The policy file for a configuration read by readNginxConfig (or parseNginxText), or nullopt
-/// when it has errors or no rate limit; problems go to `log`. Thread-safe.
-std::optional<PolicyJson> mapNginxConfig(const NginxConfig& config, ImportLog& log);
+/// The policy file for a configuration read by readNginxConfig (or parseNginxText), in nginx's
+/// semantics (fitNginxToEngine writes it in the loader's fields), or nullopt when it has errors
+/// or no rate limit; problems go to `log`, and each policy's limit_req line to `origins` when
+/// given. Thread-safe.
+std::optional<PolicyJson> mapNginxConfig(const NginxConfig& config, ImportLog& log,
+                                         std::vector<SourcePos>* origins = nullptr);
 
 /// importPolicies for nginx: one main file.
 ImportResult importNginx(const std::vector<std::string>& files);
