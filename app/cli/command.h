@@ -54,6 +54,9 @@ struct Option {
     static Option quiet();           ///< --quiet: print nothing on success but errors
     static Option seed();            ///< --seed N, read with Arguments::seed()
     static Option scenarioPolicy();  ///< --policy P.json, the scenario's own by default
+    /// A policy file input (read by readPolicyArgument): its help says that KIND:PATH imports
+    /// another product's configuration.
+    static Option policy(std::string name, std::string valueName, std::string help);
 
     Option asRequired() &&;       ///< the command cannot run without it
     Option asRepeated() &&;       ///< may be given several times; Arguments::values() has all

@@ -135,7 +135,13 @@ Option Option::seed() {
     return value("seed", "N", "Override the scenario's seed.");
 }
 Option Option::scenarioPolicy() {
-    return input("policy", "P.json", "The policy file (default: the scenario's).");
+    return policy("policy", "P.json", "The policy file (default: the scenario's).");
+}
+Option Option::policy(std::string name, std::string valueName, std::string help) {
+    return input(std::move(name), std::move(valueName),
+                 std::move(help) +
+                     " KIND:PATH imports another product's configuration instead (see "
+                     "`import --help`).");
 }
 Option Option::asRequired() && {
     required = true;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "formats/import/policy_source.h"
 #include "io/text_file.h"
 #include "json/json_document.h"
 
@@ -34,7 +35,7 @@ bool printDiagnostics(const std::vector<Diagnostic>& diagnostics, bool warnings)
 }
 
 PolicyLoadResult readPolicyArgument(const std::string& path, const PolicyCheckOptions& options) {
-    if (path != "-") return loadPolicyFile(path, options);
+    if (path != "-") return formats::loadPolicySource(path, options);
     PolicyLoadResult failed;
     std::optional<std::string> text = readStdin(failed.diagnostics);
     if (!text) {

@@ -42,8 +42,9 @@ inline constexpr const char* kStdinName = "<stdin>";
 /// error.
 bool printDiagnostics(const std::vector<Diagnostic>& diagnostics, bool warnings = true);
 
-/// Loads and validates a policy file argument ("-": standard input) without printing. The
-/// result's `unreadable` tells an I/O failure from an invalid file (exitCodeOf).
+/// Loads and validates a policy file argument ("-": standard input; "KIND:PATH" imports PATH,
+/// formats::loadPolicySource) without printing. The result's `unreadable` tells an I/O failure
+/// from an invalid file (exitCodeOf). Every --policy of every command is read here.
 PolicyLoadResult readPolicyArgument(const std::string& path,
                                     const PolicyCheckOptions& options = {});
 

@@ -1,5 +1,6 @@
 #include "serve/policy_runtime.h"
 
+#include "formats/import/policy_source.h"
 #include "ratelab/policy_file.h"
 #include "serve/admin/service_metrics.h"
 #include "serve/service_store.h"
@@ -11,7 +12,7 @@ std::unique_ptr<PolicyRuntime> PolicyRuntime::open(const std::string& path,
                                                    SidecarMetrics& metrics,
                                                    std::vector<Diagnostic>* diagnostics,
                                                    std::string* error) {
-    PolicyLoadResult loaded = loadPolicyFile(path);
+    PolicyLoadResult loaded = formats::loadPolicySource(path);
     if (loaded.unreadable) {
         *error = formatDiagnostic(loaded.diagnostics.at(0));
         return nullptr;
@@ -70,7 +71,7 @@ ReloadResult PolicyRuntime::reload() {
     result.generation = running->number;
     PolicyCheckOptions checks;
     checks.previous = &before;
-    PolicyLoadResult loaded = loadPolicyFile(path_, checks);
+    PolicyLoadResult loaded = formats::loadPolicySource(path_, checks);
     result.diagnostics = std::move(loaded.diagnostics);
     if (!loaded.ok()) {
         result.error = "the policy file has errors; the running policies stay";

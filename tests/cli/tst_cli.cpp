@@ -41,8 +41,8 @@ QString quoted(const QString& text) {
     return "'" + QString(text).replace("'", "'\\''") + "'";
 }
 
-const QStringList kCommands = {"check", "diff",  "export", "fit",  "replay", "rls-ask",
-                               "run",   "serve", "sweep",  "tune", "validate"};
+const QStringList kCommands = {"check",   "diff", "export", "fit",   "import", "replay",
+                               "rls-ask", "run",  "serve",  "sweep", "tune",   "validate"};
 
 // The long options a command's help lists ("  -o, --output FILE  ..." gives "output").
 QStringList optionsOf(const QString& help) {

@@ -160,7 +160,7 @@ Command checkCommand() {
         "status, headers, body, and each matching policy's key, scope and outcome. Keys name "
         "credentials by their hash only.";
     c.options = {
-        Option::input("policy", "P.json", "The policy file.").asRequired(),
+        Option::policy("policy", "P.json", "The policy file.").asRequired(),
         Option::value("peer", "ADDR", "The TCP peer address."),
         Option::value("principal", "ID", "A verified principal."),
         Option::value("header", "'Name: value'", "A request header.").asRepeated(),

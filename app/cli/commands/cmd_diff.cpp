@@ -10,8 +10,8 @@
 #include "cli/log_options.h"
 #include "cli/outputs.h"
 #include "cli/progress.h"
-#include "sim/log/recorded_traffic.h"
 #include "sim/decide/comparison.h"
+#include "sim/log/recorded_traffic.h"
 #include "sim/run/scenario_runner.h"
 
 namespace ratelab::cli {
@@ -125,9 +125,9 @@ Command diffCommand() {
                       "as for replay; logs are streamed in bounded memory.",
                       Option::Kind::Input, true}};
     c.options = {
-        Option::input("policy", "A.json",
-                      "Policy A, the reference (default for a scenario: the one it names)."),
-        Option::input("against", "B.json", "Policy B, the candidate.").asRequired(),
+        Option::policy("policy", "A.json",
+                       "Policy A, the reference (default for a scenario: the one it names)."),
+        Option::policy("against", "B.json", "Policy B, the candidate.").asRequired(),
         Option::output("json", "OUT.json", "Write the comparison as JSON."),
         Option::output("flips", "OUT.csv",
                        "Write seq,ts_ms,actor,key,a,b per request decided differently."),

@@ -96,7 +96,7 @@ Command replayCommand() {
                       "access.log); .gz is read as gzip.",
                       Option::Kind::Input, true}};
     c.options = {
-        Option::input("policy", "P.json", "The policy file.").asRequired(),
+        Option::policy("policy", "P.json", "The policy file.").asRequired(),
         Option::output("decisions", "OUT.csv",
                        "Write seq,ts_ms,key,allowed,remaining,retry_after_ms,file,line per "
                        "request."),

@@ -187,7 +187,7 @@ Command makeServeCommand() {
         "configuration, SIGTERM answers what is in flight and exits 0. Logs are JSON lines on "
         "stderr; the addresses bound are printed on stdout.";
     c.options = {
-        Option::input("policy", "P.json", "The policy file the HTTP listener decides with."),
+        Option::policy("policy", "P.json", "The policy file the HTTP listener decides with."),
         Option::value("rls-config", "PATH",
                       "Envoy's rate limit service configuration: a YAML file, or a directory of "
                       "*.yaml and *.yml files (one domain each)."),

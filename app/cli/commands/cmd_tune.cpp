@@ -17,11 +17,11 @@
 #include "json/json_reader.h"
 #include "ratelab/number_text.h"
 #include "ratelab/policy_file.h"
-#include "sim/log/recorded_traffic.h"
 #include "sim/decide/log_tuning.h"
+#include "sim/decide/tradeoff.h"
+#include "sim/log/recorded_traffic.h"
 #include "sim/report/report_json.h"
 #include "sim/run/scenario_runner.h"
-#include "sim/decide/tradeoff.h"
 
 namespace ratelab::cli {
 
@@ -201,8 +201,8 @@ Command tuneCommand() {
                       "first as for replay; logs are streamed, twice.",
                       Option::Kind::Input, true}};
     c.options = {
-        Option::input("policy", "P.json",
-                      "The policy file (default for a scenario: the one it names)."),
+        Option::policy("policy", "P.json",
+                       "The policy file (default for a scenario: the one it names)."),
         Option::value(
             "vary", "AXIS",
             "Scenarios: [POLICY.]FIELD=FROM:TO:STEP; FIELD is " + sim::sweepFieldList() + ".")

@@ -9,9 +9,8 @@ namespace ratelab::formats {
 
 namespace {
 
-constexpr ImportKind kImportKinds[] = {ImportKind::Nginx,          ImportKind::Haproxy,
-                                       ImportKind::Traefik,        ImportKind::Kong,
-                                       ImportKind::EnvoyRatelimit, ImportKind::EnvoyLocal};
+// The kinds with a reader, in ImportKind's order.
+constexpr ImportKind kImportKinds[] = {ImportKind::Nginx, ImportKind::Haproxy};
 
 bool endsWith(const std::string& path, std::string_view suffix) {
     return path.size() >= suffix.size() &&
@@ -49,6 +48,17 @@ std::optional<ImportKind> parseImportKind(std::string_view name) {
     return std::nullopt;
 }
 
+std::span<const ImportKind> importKinds() {
+    return kImportKinds;
+}
+
+std::string importKindNames() {
+    std::string out;
+    for (ImportKind k : kImportKinds)
+        out += (out.empty() ? "" : ", ") + std::string(importKindName(k));
+    return out;
+}
+
 std::optional<ImportKind> detectImportKind(const std::string& path, std::string_view text) {
     // What each product's files say first: nginx's limit_req, HAProxy's sections and stick
     // tables; then their usual names.
@@ -77,7 +87,7 @@ ImportResult importPolicies(ImportKind kind, const std::vector<std::string>& fil
     ImportResult result;
     result.diagnostics.push_back(Diagnostic{
         Diagnostic::Severity::Error, files.empty() ? "" : files.front(), 0, 0, "",
-        std::string("importing ") + std::string(importKindName(kind)) + " is not available yet"});
+        "this build reads " + importKindNames() + ", not " + std::string(importKindName(kind))});
     return result;
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,7 +24,12 @@ enum class ImportKind : std::uint8_t { Nginx, Haproxy, Traefik, Kong, EnvoyRatel
 /// "nginx", "haproxy", "traefik", "kong", "envoy-ratelimit", "envoy-local" (one list, also
 /// read by --help, the CLI's KIND:PATH parser and the workbench's kind chooser).
 std::string_view importKindName(ImportKind kind);
+/// The kind `name` says, among importKinds(); nullopt for any other name.
 std::optional<ImportKind> parseImportKind(std::string_view name);
+/// The kinds this build reads, in the order of the list above.
+std::span<const ImportKind> importKinds();
+/// Their names, joined by ", " (for --help and usage errors).
+std::string importKindNames();
 
 /// Guesses the kind from a file's name and content (workbench: "detected from the file").
 std::optional<ImportKind> detectImportKind(const std::string& path, std::string_view text);

@@ -1,0 +1,65 @@
+// ratelab-cli import --from KIND FILE... [-o OUT.json]
+// Reads another product's rate-limit configuration and writes the ratelab policy file that
+// decides as it does. Every setting carried over approximately or not at all is a warning at
+// FILE:LINE:COLUMN on stderr; a file that cannot be read as that product's is an error (exit 2,
+// nothing written); a file that cannot be opened exits 74.
+
+#include <string>
+
+#include "cli/command.h"
+#include "cli/inputs.h"
+#include "cli/outputs.h"
+#include "formats/import/policy_import.h"
+#include "ratelab/policy_file.h"
+
+namespace ratelab::cli {
+
+namespace {
+
+int runImport(const Arguments& args) {
+    const std::optional<formats::ImportKind> kind = formats::parseImportKind(args.value("from"));
+    if (!kind) {
+        return fail(kUsage, "unknown kind \"" + args.value("from") + "\"; use one of " +
+                                formats::importKindNames());
+    }
+    const formats::ImportResult imported =
+        formats::importPolicies(*kind, args.positionals(), formats::ImportOptions{});
+    const bool errors = printDiagnostics(imported.diagnostics);
+    if (imported.unreadable) return fail(kIoError, "a file cannot be read; nothing imported");
+    if (errors || !imported.policies) {
+        return fail(kInvalidInput, std::string(formats::importKindName(*kind)) +
+                                       " configuration has errors; nothing imported");
+    }
+    return writeOutput(args.value("output", "-"), savePolicyText(*imported.policies));
+}
+
+Command importCommand() {
+    Command c;
+    c.name = "import";
+    c.summary = "read another product's rate limits as a ratelab policy file";
+    c.description =
+        "Reads the rate limits of another product's configuration (KIND: " +
+        formats::importKindNames() +
+        ") and writes the policy file that decides as they do. nginx reads one main file and "
+        "follows its includes; HAProxy reads its files in order, as haproxy -f A -f B. "
+        "Whatever is carried over approximately or not at all is a warning at FILE:LINE:COLUMN "
+        "on stderr, saying what the original does and what the import does instead; a file "
+        "that cannot be read as KIND is an error (exit 2) and nothing is written. Every command "
+        "that takes --policy also takes KIND:PATH, importing on the fly. docs/IMPORT.md says "
+        "what each setting becomes.";
+    c.positionals = {{"FILE", "The configuration files.", Option::Kind::Value, true}};
+    c.options = {
+        Option::value("from", "KIND", "The product: " + formats::importKindNames() + ".")
+            .asRequired(),
+        Option::output("output", "OUT.json", "Where to write the policy file (default: -).")
+            .withShort('o'),
+    };
+    c.run = &runImport;
+    return c;
+}
+
+}  // namespace
+
+RATELAB_CLI_COMMAND(importCommand());
+
+}  // namespace ratelab::cli
