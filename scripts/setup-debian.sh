@@ -16,6 +16,7 @@ packages=(
     libyaml-cpp-dev      # Envoy's rate limit service configuration (app/formats/envoy)
     libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
                          # serve --grpc: Envoy's rate limit service, code generated at build time
+    libtomlplusplus-dev  # Traefik's TOML dynamic configuration (app/formats/import/traefik)
     redis-server redis-tools nginx-light   # nginx: exports, auth_request in front of serve
     redis-sentinel       # the Sentinel failover drill (tests/engine/redis, tests/serve)
     haproxy              # the Lua action in front of serve (tests/serve)

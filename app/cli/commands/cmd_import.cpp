@@ -41,7 +41,8 @@ Command importCommand() {
         "Reads the rate limits of another product's configuration (KIND: " +
         formats::importKindNames() +
         ") and writes the policy file that decides as they do. nginx reads one main file and "
-        "follows its includes; HAProxy reads its files in order, as haproxy -f A -f B. "
+        "follows its includes; HAProxy reads its files in order, as haproxy -f A -f B; Traefik "
+        "merges its dynamic configuration files (YAML, or TOML for *.toml). "
         "Whatever is carried over approximately or not at all is a warning at FILE:LINE:COLUMN "
         "on stderr, saying what the original does and what the import does instead; a file "
         "that cannot be read as KIND is an error (exit 2) and nothing is written. Every command "

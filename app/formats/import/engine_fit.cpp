@@ -55,12 +55,12 @@ void fitMissingKey(PolicyJson& key, SourcePos at, const std::string& product, Im
     if (!key.contains("when_missing")) return;
     const std::string rule = key["when_missing"].get<std::string>();
     key.erase("when_missing");
-    const std::string does = rule == "shared" ? "counts in one bucket shared by all of them"
-                             : rule == "peer" ? "keys by the client address alone"
-                                              : "does not limit";
+    const std::string does =
+        rule == "shared" ? "counts every request without the key's header in one shared bucket"
+        : rule == "peer" ? "keys a request without the key's header by the client address alone"
+                         : "does not limit a request without the key's header";
     log.warning(at, product + " " + does +
-                        " a request without the key's header; the engine refuses such a "
-                        "request with 412 (no key to count it by)");
+                        "; the engine refuses such a request with 412 (no key to count it by)");
 }
 
 }  // namespace
@@ -104,6 +104,15 @@ void fitNginxToEngine(PolicyJson& file, const std::vector<SourcePos>& at, Import
         }
     }
     file["policies"] = std::move(fitted);
+}
+
+void fitTraefikToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log) {
+    if (file.value("routing", "") == "most_specific") {
+        file.erase("routing");
+        warnOverlappingRoutes(file["policies"], at, "Traefik", "router", log);
+    }
+    for (std::size_t i = 0; i < file["policies"].size(); ++i)
+        fitMissingKey(file["policies"][i]["key"], at[i], "Traefik", log);
 }
 
 void fitHaproxyToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log) {

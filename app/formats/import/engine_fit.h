@@ -22,4 +22,8 @@ void fitNginxToEngine(PolicyJson& file, const std::vector<SourcePos>& at, Import
 /// policy i came from (its deny rule). REQUIRES: at.size() == file["policies"].size().
 void fitHaproxyToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log);
 
+/// `file` (a Traefik mapping's policy file) rewritten in the loader's fields; `at[i]` is where
+/// policy i came from (its rateLimit middleware). REQUIRES: at.size() == file["policies"].size().
+void fitTraefikToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log);
+
 }  // namespace ratelab::formats

@@ -92,7 +92,9 @@ PolicyJson wholeAddressKey() {
 
 std::optional<PolicySet> loadImportedPolicies(const PolicyJson& file, ImportLog& log,
                                               SourcePos at) {
-    const std::string text = file.dump(2);
+    // Text that is not UTF-8 is written as U+FFFD rather than thrown on: the loader then says
+    // what is wrong with it, as an error of the import.
+    const std::string text = file.dump(2, ' ', false, PolicyJson::error_handler_t::replace);
     PolicyLoadResult loaded = parsePolicyText(text, "imported policy");
     for (const Diagnostic& d : loaded.diagnostics) {
         if (d.severity != Diagnostic::Severity::Error) continue;

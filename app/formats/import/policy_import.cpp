@@ -4,13 +4,14 @@
 
 #include "formats/import/haproxy/haproxy_import.h"
 #include "formats/import/nginx/nginx_import.h"
+#include "formats/import/traefik/traefik_import.h"
 
 namespace ratelab::formats {
 
 namespace {
 
 // The kinds with a reader, in ImportKind's order.
-constexpr ImportKind kImportKinds[] = {ImportKind::Nginx, ImportKind::Haproxy};
+constexpr ImportKind kImportKinds[] = {ImportKind::Nginx, ImportKind::Haproxy, ImportKind::Traefik};
 
 bool endsWith(const std::string& path, std::string_view suffix) {
     return path.size() >= suffix.size() &&
@@ -66,6 +67,8 @@ std::optional<ImportKind> detectImportKind(const std::string& path, std::string_
     if (contains(text, "stick-table") || contains(text, "track-sc") ||
         (contains(text, "frontend ") && contains(text, "backend ")))
         return ImportKind::Haproxy;
+    if (contains(text, "rateLimit") && (contains(text, "middlewares") || contains(text, "routers")))
+        return ImportKind::Traefik;
     if (endsWith(path, "nginx.conf") || endsWith(path, ".nginx")) return ImportKind::Nginx;
     if (endsWith(path, "haproxy.cfg") || endsWith(path, ".cfg")) return ImportKind::Haproxy;
     return std::nullopt;
@@ -79,6 +82,7 @@ ImportResult importPolicies(ImportKind kind, const std::vector<std::string>& fil
         case ImportKind::Haproxy:
             return haproxy::importHaproxy(files);
         case ImportKind::Traefik:
+            return traefik::importTraefik(files);
         case ImportKind::Kong:
         case ImportKind::EnvoyRatelimit:
         case ImportKind::EnvoyLocal:
