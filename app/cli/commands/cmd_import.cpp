@@ -42,7 +42,8 @@ Command importCommand() {
         formats::importKindNames() +
         ") and writes the policy file that decides as they do. nginx reads one main file and "
         "follows its includes; HAProxy reads its files in order, as haproxy -f A -f B; Traefik "
-        "merges its dynamic configuration files (YAML, or TOML for *.toml). "
+        "merges its dynamic configuration files (YAML, or TOML for *.toml); Kong reads one "
+        "declarative kong.yml. "
         "Whatever is carried over approximately or not at all is a warning at FILE:LINE:COLUMN "
         "on stderr, saying what the original does and what the import does instead; a file "
         "that cannot be read as KIND is an error (exit 2) and nothing is written. Every command "

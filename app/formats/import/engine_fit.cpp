@@ -115,6 +115,15 @@ void fitTraefikToEngine(PolicyJson& file, const std::vector<SourcePos>& at, Impo
         fitMissingKey(file["policies"][i]["key"], at[i], "Traefik", log);
 }
 
+void fitKongToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log) {
+    if (file.value("routing", "") == "most_specific") {
+        file.erase("routing");
+        warnOverlappingRoutes(file["policies"], at, "Kong", "route", log);
+    }
+    for (std::size_t i = 0; i < file["policies"].size(); ++i)
+        fitMissingKey(file["policies"][i]["key"], at[i], "Kong", log);
+}
+
 void fitHaproxyToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log) {
     for (std::size_t i = 0; i < file["policies"].size(); ++i) {
         PolicyJson& policy = file["policies"][i];

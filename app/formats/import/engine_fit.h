@@ -26,4 +26,8 @@ void fitHaproxyToEngine(PolicyJson& file, const std::vector<SourcePos>& at, Impo
 /// policy i came from (its rateLimit middleware). REQUIRES: at.size() == file["policies"].size().
 void fitTraefikToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log);
 
+/// `file` (a Kong mapping's policy file) rewritten in the loader's fields; `at[i]` is where
+/// policy i came from (its plugin). REQUIRES: at.size() == file["policies"].size().
+void fitKongToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log);
+
 }  // namespace ratelab::formats

@@ -86,6 +86,14 @@ std::string PolicyNames::unique(std::string_view wanted) {
     return name;
 }
 
+bool isHeaderName(std::string_view name) {
+    if (name.empty() || name.size() > 256) return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+               std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    });
+}
+
 PolicyJson wholeAddressKey() {
     return PolicyJson{{"source", "peer"}, {"ipv4_prefix", 32}, {"ipv6_prefix", 128}};
 }

@@ -66,6 +66,10 @@ private:
     std::set<std::string> taken_;
 };
 
+/// Whether `name` is a header name a policy can key by: 1 to 256 token characters (RFC 9110),
+/// as the policy loader wants it.
+bool isHeaderName(std::string_view name);
+
 /// The key of a whole client address, as nginx's $binary_remote_addr and HAProxy's `src` key:
 /// IPv4 /32 and IPv6 /128 (ratelab's default groups IPv6 by /64).
 PolicyJson wholeAddressKey();

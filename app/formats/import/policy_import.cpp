@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "formats/import/haproxy/haproxy_import.h"
+#include "formats/import/kong/kong_import.h"
 #include "formats/import/nginx/nginx_import.h"
 #include "formats/import/traefik/traefik_import.h"
 
@@ -11,7 +12,8 @@ namespace ratelab::formats {
 namespace {
 
 // The kinds with a reader, in ImportKind's order.
-constexpr ImportKind kImportKinds[] = {ImportKind::Nginx, ImportKind::Haproxy, ImportKind::Traefik};
+constexpr ImportKind kImportKinds[] = {ImportKind::Nginx, ImportKind::Haproxy, ImportKind::Traefik,
+                                       ImportKind::Kong};
 
 bool endsWith(const std::string& path, std::string_view suffix) {
     return path.size() >= suffix.size() &&
@@ -67,6 +69,7 @@ std::optional<ImportKind> detectImportKind(const std::string& path, std::string_
     if (contains(text, "stick-table") || contains(text, "track-sc") ||
         (contains(text, "frontend ") && contains(text, "backend ")))
         return ImportKind::Haproxy;
+    if (contains(text, "_format_version")) return ImportKind::Kong;
     if (contains(text, "rateLimit") && (contains(text, "middlewares") || contains(text, "routers")))
         return ImportKind::Traefik;
     if (endsWith(path, "nginx.conf") || endsWith(path, ".nginx")) return ImportKind::Nginx;
@@ -84,6 +87,7 @@ ImportResult importPolicies(ImportKind kind, const std::vector<std::string>& fil
         case ImportKind::Traefik:
             return traefik::importTraefik(files);
         case ImportKind::Kong:
+            return kong::importKong(files);
         case ImportKind::EnvoyRatelimit:
         case ImportKind::EnvoyLocal:
             break;

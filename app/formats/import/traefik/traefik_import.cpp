@@ -21,6 +21,8 @@ namespace {
 
 constexpr std::int64_t kNanosPerSecondTraefik = 1'000'000'000;
 constexpr int kMaxChainDepth = 16;
+constexpr std::int64_t kMaxBurst = 1'000'000'000;
+constexpr double kMaxRatePerSecond = 1e9;
 
 // A TOML node as the YAML tree's node, at its position.
 YamlNode fromToml(const toml::node& node) {
@@ -124,15 +126,6 @@ std::optional<std::int64_t> parseDuration(const YamlNode& node) {
     }
     const auto ns = static_cast<std::int64_t>(total);
     return negative ? -ns : ns;
-}
-
-// An HTTP field name: 1 to 256 token characters (RFC 9110), as the policy loader wants it.
-bool isHeaderName(std::string_view name) {
-    if (name.empty() || name.size() > 256) return false;
-    return std::all_of(name.begin(), name.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) ||
-               std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-    });
 }
 
 struct RateLimit {
@@ -255,6 +248,18 @@ private:
             } else if (*ns > 0) {
                 r.periodNs = *ns;
             }
+        }
+        // The policy loader's bounds: a capacity of at most 1e9, a rate of at most 1e9/s.
+        if (r.burst > kMaxBurst) {
+            log_.error(pos(file, *field(&node, "burst")),
+                       "burst: at most " + std::to_string(kMaxBurst) + " is carried over");
+        }
+        if (r.average > 0 &&
+            static_cast<double>(r.average) * 1e9 / static_cast<double>(r.periodNs) >
+                kMaxRatePerSecond) {
+            log_.error(r.at, "average / period: at most " +
+                                 std::to_string(static_cast<std::int64_t>(kMaxRatePerSecond)) +
+                                 " a second is carried over");
         }
         if (const YamlNode* redis = field(&node, "redis")) {
             log_.warning(pos(file, *redis),
