@@ -106,7 +106,7 @@ std::optional<PolicySet> loadImportedPolicies(const PolicyJson& file, ImportLog&
     PolicyLoadResult loaded = parsePolicyText(text, "imported policy");
     for (const Diagnostic& d : loaded.diagnostics) {
         if (d.severity != Diagnostic::Severity::Error) continue;
-        log.error(at, "the imported policies do not load (an importer bug): " + d.message +
+        log.error(at, std::string(kImportedPoliciesDoNotLoad) + " (an importer bug): " + d.message +
                           (d.pointer.empty() ? "" : " (at " + d.pointer + ")"));
     }
     return loaded.policies;

@@ -20,6 +20,10 @@ namespace ratelab::formats {
 
 using PolicyJson = nlohmann::ordered_json;
 
+/// How the error of an import whose written policies the policy loader refuses begins (an
+/// importer's bug, never the user's: the fuzz harnesses look for it).
+inline constexpr std::string_view kImportedPoliciesDoNotLoad = "the imported policies do not load";
+
 /// A place in one of the files an import read: an index into ImportLog's files, 1-based line
 /// and column (characters; a UTF-8 sequence is one). file -1: no place (a whole import).
 struct SourcePos {
