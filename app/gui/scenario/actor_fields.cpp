@@ -322,7 +322,8 @@ const std::vector<FieldColumn<Actor>>& actorColumns() {
              }},
         {.header = QObject::tr("Address / network"),
          .tip = QObject::tr(
-             "ipv4, nat, ipv6: the address; ipv4_pool, ipv6_prefix_rotate: the network; "
+             "ipv4, nat, ipv6: the address; ipv4_pool, ipv4_rotate, ipv6_prefix_rotate: the "
+             "network; "
              "ipv6_rotate: the prefix"),
          .paths = {"identity/peer/address", "identity/peer/cidr", "identity/peer/prefix"},
          .applies = hasPeer,

@@ -94,6 +94,7 @@ struct PeerSpec {
         Ipv6,              ///< `address` (IPv6), every instance
         Ipv6Rotate,        ///< a new random address inside `cidr` (a /64) per request
         Ipv6PrefixRotate,  ///< a new random /`prefixLength` inside `cidr` (a /48) per request
+        Ipv4Rotate,        ///< a new random address inside `cidr` (an IPv4 network) per request
     };
     Kind kind = Kind::None;
     IpAddress address;

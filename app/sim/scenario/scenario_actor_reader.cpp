@@ -445,6 +445,17 @@ void ScenarioParser::readPeer(const Value& v, Actor& a) {
             p.address = *address;
             break;
         }
+        case PeerSpec::Kind::Ipv4Rotate: {
+            only({"cidr"});
+            std::optional<Cidr> cidr = readCidr(reader_, o, "cidr");
+            if (!cidr) break;
+            if (!cidr->network().isV4()) {
+                reader_.error(*o.get("cidr"), "ipv4_rotate needs an IPv4 network");
+                break;
+            }
+            p.cidr = *cidr;
+            break;
+        }
         case PeerSpec::Kind::Ipv4Pool: {
             only({"cidr"});
             std::optional<Cidr> cidr = readCidr(reader_, o, "cidr");

@@ -26,7 +26,8 @@ inline const Spellings<PeerSpec::Kind> kPeerKinds = {
     {"nat", PeerSpec::Kind::Nat},
     {"ipv6", PeerSpec::Kind::Ipv6},
     {"ipv6_rotate", PeerSpec::Kind::Ipv6Rotate},
-    {"ipv6_prefix_rotate", PeerSpec::Kind::Ipv6PrefixRotate}};
+    {"ipv6_prefix_rotate", PeerSpec::Kind::Ipv6PrefixRotate},
+    {"ipv4_rotate", PeerSpec::Kind::Ipv4Rotate}};
 
 inline const Spellings<AuthorizationMode> kAuthorizationModes = {
     {"none", AuthorizationMode::None},

@@ -77,6 +77,7 @@ Json peerJson(const PeerSpec& p) {
             j["address"] = p.address.toString();
             break;
         case PeerSpec::Kind::Ipv4Pool:
+        case PeerSpec::Kind::Ipv4Rotate:
             j["cidr"] = p.cidr.toString();
             break;
         case PeerSpec::Kind::Ipv6Rotate:

@@ -236,6 +236,15 @@ void ActorTraffic::writePeer(std::int64_t instance, IpAddress& out) {
             out = IpAddress::fromBytes(bytes);
             return;
         }
+        case PeerSpec::Kind::Ipv4Rotate: {
+            // The host bits from the top of one draw (a /32 has none).
+            const int prefix = p.cidr.prefixLength();
+            const std::uint64_t draw = identityRng_();
+            const std::uint32_t host =
+                prefix >= 32 ? 0 : static_cast<std::uint32_t>(draw >> (32 + prefix));
+            out = IpAddress::fromV4(p.cidr.network().v4() | host);
+            return;
+        }
         case PeerSpec::Kind::Ipv6PrefixRotate: {
             std::array<std::uint8_t, 16> bytes = p.cidr.network().bytes();
             const std::uint64_t hi = identityRng_();

@@ -385,6 +385,12 @@ void TestScenarioRunner::identityBehaviours_data() {
     QTest::newRow("new /64 per request")
         << R"({ "peer": {"kind":"ipv6_prefix_rotate","cidr":"2001:db8::/40","prefix_len":64} })"
         << 1 << 200;
+    // A new IPv4 address per request: 200 draws from a /10's 2^22 addresses do not collide,
+    // and a /30 has only four.
+    QTest::newRow("ipv4 rotate in a /10")
+        << R"({ "peer": {"kind":"ipv4_rotate","cidr":"100.64.0.0/10"} })" << 1 << 200;
+    QTest::newRow("ipv4 rotate in a /30")
+        << R"({ "peer": {"kind":"ipv4_rotate","cidr":"192.0.2.4/30"} })" << 1 << 4;
     QTest::newRow("principal")
         << R"({ "peer": {"kind":"nat","address":"192.0.2.1"}, "principal": "fixed" })" << 20 << 20;
     QTest::newRow("spoofed xff, untrusted peer")

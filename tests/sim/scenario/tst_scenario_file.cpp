@@ -199,6 +199,12 @@ void TestScenarioFile::reportsMistakesWhereTheyAre_data() {
            "{\"kind\":\"nat\",\"address\":\"2001:db8::1\"} } } ] }"
         << "bad.json:2:111:"
         << "peer kind \"nat\" needs an IPv4 address";
+    QTest::newRow("ipv6 network for ipv4_rotate")
+        << "{ \"name\": \"s\", \"duration_s\": 10, \"actors\": [\n  { \"name\": \"a\", "
+           "\"arrival\": {\"kind\":\"constant\",\"rate_per_s\":1}, \"identity\": { \"peer\": "
+           "{\"kind\":\"ipv4_rotate\",\"cidr\":\"2001:db8::/32\"} } } ] }"
+        << "bad.json:2:116:"
+        << "ipv4_rotate needs an IPv4 network";
     QTest::newRow("proxy without via_proxy")
         << "{ \"name\": \"s\", \"duration_s\": 10, \"actors\": [\n  { \"name\": \"a\", "
            "\"arrival\": {\"kind\":\"constant\",\"rate_per_s\":1}, \"identity\": { \"proxy\": "
