@@ -15,19 +15,41 @@
 #include "gui/window/user_interaction.h"
 #include "gui/session/workbench.h"
 
+namespace {
+
+// Prints what parsing the command line answered instead of options (help, the version, or a
+// usage error) and returns the exit code.
+int answerInstead(const QString& answer) {
+    const bool informational = answer.contains("Usage:") || answer.startsWith("ratelab ");
+    std::fprintf(informational ? stdout : stderr, "%s\n", qPrintable(answer));
+    return informational ? 0 : 2;
+}
+
+}  // namespace
+
 int main(int argc, char* argv[]) {
-    QApplication app(argc, argv);
     QApplication::setApplicationName("ratelab");
     QApplication::setApplicationVersion(RATELAB_VERSION);
     QApplication::setOrganizationName("ratelab");
 
+    // Help and the version need no display: they are answered before the QApplication exists,
+    // which aborts on a machine without one. Everything else is parsed once it does, since it
+    // takes Qt's own options (-platform, ...) out of the arguments first.
+    QStringList raw;
+    for (int i = 0; i < argc; ++i)
+        raw << QString::fromLocal8Bit(argv[i]);
+    for (const QString& a : raw.mid(1)) {
+        if (a == "-h" || a == "--help" || a == "--help-all" || a == "-v" || a == "--version") {
+            QString answer;
+            if (!ratelab::gui::parseLaunchOptions(raw, answer)) return answerInstead(answer);
+            break;
+        }
+    }
+
+    QApplication app(argc, argv);
     QString error;
     const auto options = ratelab::gui::parseLaunchOptions(QApplication::arguments(), error);
-    if (!options) {
-        const bool informational = error.contains("Usage:") || error.startsWith("ratelab ");
-        std::fprintf(informational ? stdout : stderr, "%s\n", qPrintable(error));
-        return informational ? 0 : 2;
-    }
+    if (!options) return answerInstead(error);
     ratelab::gui::TimePlot::setOpenGLRequested(options->openGL);
 
     // The layout and the recent files live in the user's settings (organization and application

@@ -192,6 +192,9 @@ void DecisionHandler::answer(Worker& w, const PolicyGeneration& generation,
     for (const PolicyResult& r : check.policies()) {
         metrics_.countDecision(request.worker, generation.metricSlots[r.policy], r.outcome);
     }
+    if (const PolicyResult* refusal = check.refusal()) {
+        metrics_.countRefusal(request.worker, generation.metricSlots[refusal->policy]);
+    }
     // Origin mode answers the pass itself, so it knows the status to settle with; auth mode
     // answers before the upstream does and never learns it (docs/SERVE.md).
     const bool origin = options_.mode == ServeMode::Origin;

@@ -29,7 +29,7 @@ sim::Sample sample(Nanos start, Nanos end, std::int64_t allowed, std::int64_t th
     s.keyspace.buckets = 42;
     s.keyspace.maxBuckets = 1000;
     s.storeErrors = 3;
-    s.wallNanosPerRequest = 250;
+    s.engineNanosPerDecision = 250;
     return s;
 }
 

@@ -19,6 +19,8 @@ private slots:
     void badCompareFileStillEndsTheScreenshotRun();
     void badOptionsExitWithTwo_data();
     void badOptionsExitWithTwo();
+    void helpAndVersionNeedNoDisplay_data();
+    void helpAndVersionNeedNoDisplay();
     void parsesOptions();
 };
 
@@ -87,6 +89,33 @@ void TestLaunch::badOptionsExitWithTwo() {
     QCOMPARE(app.exitCode(), 2);
     const QString err = QString::fromLocal8Bit(app.readAllStandardError());
     QVERIFY2(err.contains(message), qPrintable(err));
+}
+
+void TestLaunch::helpAndVersionNeedNoDisplay_data() {
+    QTest::addColumn<QString>("option");
+    QTest::addColumn<QString>("text");
+    QTest::newRow("--help") << "--help" << "--scenario <S>";
+    QTest::newRow("-h") << "-h" << "Usage:";
+    QTest::newRow("--version") << "--version" << "ratelab " RATELAB_VERSION;
+    QTest::newRow("-v") << "-v" << "ratelab " RATELAB_VERSION;
+}
+
+// Help and the version are answered on a machine without a display: no DISPLAY, no
+// WAYLAND_DISPLAY and no QT_QPA_PLATFORM (which this suite's own environment sets to offscreen).
+void TestLaunch::helpAndVersionNeedNoDisplay() {
+    QFETCH(QString, option);
+    QFETCH(QString, text);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
+        env.remove(name);
+    QProcess app;
+    app.setProcessEnvironment(env);
+    app.start(RATELAB_GUI_EXE, {option});
+    QVERIFY(app.waitForFinished(30000));
+    const QString out = QString::fromLocal8Bit(app.readAllStandardOutput());
+    QVERIFY2(app.exitStatus() == QProcess::NormalExit && app.exitCode() == 0,
+             app.readAllStandardError().constData());
+    QVERIFY2(out.contains(text), qPrintable(out));
 }
 
 void TestLaunch::parsesOptions() {

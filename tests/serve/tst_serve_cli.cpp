@@ -108,6 +108,8 @@ private slots:
         QCOMPARE(sample(m, "ratelab_decisions_total{outcome=throttled,policy=api}"), 3.0);
         QCOMPARE(sample(m, "ratelab_decisions_total{outcome=passed,policy=login}"), 2.0);
         QCOMPARE(sample(m, "ratelab_decisions_total{outcome=throttled,policy=login}"), 1.0);
+        QCOMPARE(sample(m, "ratelab_refusals_total{policy=api}"), 3.0);
+        QCOMPARE(sample(m, "ratelab_refusals_total{policy=login}"), 1.0);
         QCOMPARE(sample(m, "ratelab_fail_open_total{policy=api}"), 0.0);
         QCOMPARE(sample(m, "ratelab_requests_total{status=200}"), 9.0);
         QCOMPARE(sample(m, "ratelab_requests_total{status=429}"), 4.0);

@@ -33,7 +33,7 @@ QColor roleColor(const SeriesSpec& spec) {
             return QColor(0, 140, 140);
         case SeriesRole::StoreFullPerSecond:
             return QColor(90, 90, 90);
-        case SeriesRole::WallNanosPerRequest:
+        case SeriesRole::EngineNanosPerDecision:
             return QColor(60, 60, 60);
     }
     return Qt::black;
@@ -65,7 +65,7 @@ ChartsPanel::ChartsPanel(const RunSeries& series, QWidget* parent)
     plots_[static_cast<std::size_t>(ChartKind::StoreErrors)] =
         new TimePlot(storeErrorsTitle(), tr("per second"), this);
     plots_[static_cast<std::size_t>(ChartKind::Latency)] =
-        new TimePlot(tr("Decision latency (wall time)"), tr("ns / request"), this);
+        new TimePlot(tr("Engine time per decision"), tr("ns / decision"), this);
     auto* grid = new QGridLayout(this);
     grid->setContentsMargins(0, 0, 0, 0);
     grid->setSpacing(4);

@@ -40,7 +40,7 @@ void RunSeries::reset(const RunShape& shape) {
     specs_.push_back(
         {"store full (503)", ChartKind::StoreErrors, SeriesRole::StoreFullPerSecond, -1, {}});
     specs_.push_back(
-        {"ns per decision", ChartKind::Latency, SeriesRole::WallNanosPerRequest, -1, {}});
+        {"ns per decision", ChartKind::Latency, SeriesRole::EngineNanosPerDecision, -1, {}});
 
     xs_.clear();
     ys_.assign(specs_.size(), {});
@@ -90,8 +90,8 @@ double RunSeries::valueOf(const SeriesSpec& spec, const sim::Sample& s, double s
                 n += c.storeFull;
             return perSecond(n);
         }
-        case SeriesRole::WallNanosPerRequest:
-            return s.wallNanosPerRequest;
+        case SeriesRole::EngineNanosPerDecision:
+            return s.engineNanosPerDecision;
     }
     return 0;
 }

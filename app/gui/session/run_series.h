@@ -29,7 +29,7 @@ enum class SeriesRole : std::uint8_t {
     FailedClosedPerSecond,    ///< 503s (every class)
     DecidedLocallyPerSecond,  ///< decided on a replica's own store in an outage (every class)
     StoreFullPerSecond,       ///< 503s because the store had no room (every class)
-    WallNanosPerRequest,      ///< decision latency, generation included
+    EngineNanosPerDecision,   ///< what the engine spent per decision (its calls, the store's included)
 };
 
 /// A stretch of virtual time, in seconds.

@@ -57,6 +57,9 @@ void serverFamilies(std::string& out, const MetricsSnapshot& s) {
 struct SidecarMetrics::Shard {
     // One row per policy name slot, and one for "(other)".
     std::unique_ptr<OutcomeRow[]> rows{new OutcomeRow[kMaxPolicyNames + 1]()};
+    // Refusals by the policy that refused (Check::refusal()), slotted like rows.
+    std::unique_ptr<std::atomic<std::int64_t>[]> refusals =
+        std::make_unique<std::atomic<std::int64_t>[]>(kMaxPolicyNames + 1);
     alignas(64) std::array<std::atomic<std::int64_t>, kStatuses.size()> requests{};
     std::array<std::atomic<std::int64_t>, kLatencyBounds.size() + 1> latency{};
     std::atomic<std::int64_t> latencySum{0};
@@ -86,6 +89,10 @@ std::uint32_t SidecarMetrics::slotFor(std::string_view policyName) {
 void SidecarMetrics::countDecision(unsigned worker, std::uint32_t slot, PolicyOutcome outcome) {
     shards_[worker]->rows[slot][static_cast<std::size_t>(outcome)].fetch_add(
         1, std::memory_order_relaxed);
+}
+
+void SidecarMetrics::countRefusal(unsigned worker, std::uint32_t slot) {
+    shards_[worker]->refusals[slot].fetch_add(1, std::memory_order_relaxed);
 }
 
 void SidecarMetrics::countRequest(unsigned worker, int status, Nanos latency) {
@@ -139,6 +146,15 @@ std::string SidecarMetrics::render(const MetricsSnapshot& s) const {
                 .label("outcome", policyOutcomeName(static_cast<PolicyOutcome>(o)))
                 .value(sum);
         }
+    }
+    family(out, "ratelab_refusals_total", "counter",
+           "Requests refused, by the policy that refused them: the first enforcing policy "
+           "whose outcome refused (shadow policies never refuse).");
+    for (std::uint32_t slot = 0; slot < names.size(); ++slot) {
+        std::int64_t sum = 0;
+        for (const auto& shard : shards_)
+            sum += shard->refusals[slot].load(std::memory_order_relaxed);
+        Sample(out, "ratelab_refusals_total").label("policy", names[slot]).value(sum);
     }
     family(out, "ratelab_fail_open_total", "counter",
            "Requests passed because the store could not be reached and the policy fails open "

@@ -53,6 +53,8 @@ public:
 
     /// One matching policy's outcome, from loop `worker`.
     void countDecision(unsigned worker, std::uint32_t slot, PolicyOutcome outcome);
+    /// A request the policy in `slot` refused (Check::refusal()), from loop `worker`.
+    void countRefusal(unsigned worker, std::uint32_t slot);
     /// One answered decision request: the status the decision carries (200, 412, 429, 503), or
     /// 400 when the request did not describe a request to decide.
     void countRequest(unsigned worker, int status, Nanos latency);

@@ -142,9 +142,11 @@ struct Sample {
     std::vector<ClassCounters> classes;  ///< indexed like ScenarioRunner::classNames()
     KeyspaceStats keyspace;              ///< summed over the stores, read at `end`
     std::int64_t storeErrors = 0;        ///< store calls that failed in the interval
-    /// Wall nanoseconds per request over the interval (generation + decision). Live charts only;
-    /// never part of a report, since it differs from run to run. 0 when nothing was measured.
-    double wallNanosPerRequest = 0;
+    /// What the engine spent per decision over the interval: the wall time of the limiter's
+    /// calls (the store's included) over the decisions they made, the runner's own work (traffic,
+    /// counting) left out. Live charts only; never part of a report, since it differs from run to
+    /// run. 0 when nothing was measured.
+    double engineNanosPerDecision = 0;
 };
 
 /// One row of the per-actor table: totals since the start.

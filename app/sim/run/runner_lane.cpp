@@ -2,14 +2,14 @@
 
 namespace ratelab::sim {
 
-void Lane::closeSample(Nanos start, Nanos end, double wallPerRequest, bool idle) {
+void Lane::closeSample(Nanos start, Nanos end, std::int64_t decisions) {
     Sample s;
     s.start = start;
     s.end = end;
     s.classes = current;
     // The memory stores change only when consumed from: over an idle stretch (a replayed log's
     // quiet night) the figures are the previous sample's, without walking every shard again.
-    if (!samples.empty() && idle && ownStores) {
+    if (!samples.empty() && decisions == 0 && ownStores) {
         s.keyspace = samples.back().keyspace;
     } else {
         // The shared stores, and the replicas' own stores under on_store_error "local".
@@ -31,7 +31,9 @@ void Lane::closeSample(Nanos start, Nanos end, double wallPerRequest, bool idle)
     const std::int64_t errors = storeErrors;
     s.storeErrors = errors - errorsAtSampleStart;
     errorsAtSampleStart = errors;
-    s.wallNanosPerRequest = wallPerRequest;
+    s.engineNanosPerDecision =
+        decisions > 0 ? static_cast<double>(engineNanos) / static_cast<double>(decisions) : 0.0;
+    engineNanos = 0;
 
     for (std::size_t c = 0; c < current.size(); ++c) {
         totals.classes[c] += current[c];
@@ -61,7 +63,7 @@ void Lane::mergeSamples() {
                 m.classes[c] += b.classes[c];
             m.keyspace = b.keyspace;
             m.storeErrors += b.storeErrors;
-            m.wallNanosPerRequest = b.wallNanosPerRequest;
+            m.engineNanosPerDecision = b.engineNanosPerDecision;
         }
         merged.push_back(std::move(m));
     }

@@ -122,9 +122,9 @@ struct Lane final : LimitObserver {
     /// outcome (kOutcomeFields).
     std::size_t record(const Check& check, int actor, std::int64_t instance, std::size_t cls,
                        bool shares);
-    /// Closes the sample [start, end): per-class counters into the totals, keyspace figures.
-    /// `idle`: no request since the previous sample, so the memory stores did not change.
-    void closeSample(Nanos start, Nanos end, double wallPerRequest, bool idle);
+    /// Closes the sample [start, end) of `decisions` requests: per-class counters into the
+    /// totals, keyspace figures, the engine's time per decision (engineNanos).
+    void closeSample(Nanos start, Nanos end, std::int64_t decisions);
     /// Pairs of samples become one of twice the interval (Scenario::maxSamples).
     void mergeSamples();
     /// Sets `settles` from the policies as they are now.
@@ -146,6 +146,7 @@ struct Lane final : LimitObserver {
     const int* eventActors = nullptr;  // actors of the requests being decided
     std::int64_t storeErrors = 0;      // store calls that failed: injected or the store's own
     std::int64_t errorsAtSampleStart = 0;
+    std::int64_t engineNanos = 0;  // wall time in this lane's limiter calls, this sample
     std::vector<ClassCounters> current;
     std::vector<Sample> samples;
     std::size_t samplesTaken = 0;

@@ -21,8 +21,9 @@ using WallClock = std::chrono::steady_clock;
 /// on one thread, so more shards would buy it nothing.
 constexpr unsigned kSimulatedShards = 4;
 
-std::int64_t wallNanos(WallClock::time_point from, WallClock::time_point to) {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count();
+Nanos steadyNanos() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(WallClock::now().time_since_epoch())
+        .count();
 }
 
 }  // namespace
@@ -34,6 +35,7 @@ struct ScenarioRunner::Impl {
         , seed(options.seed.value_or(scenario.seed))
         , classNames(scenario.classNames())
         , mix(scenario.actors, seed, scenario.duration) {
+        engineClock = options.engineClock ? options.engineClock : steadyNanos;
         for (PolicySet& set : p)
             lanes.push_back(std::make_unique<Lane>(std::move(set), scenario.actors));
     }
@@ -89,11 +91,8 @@ struct ScenarioRunner::Impl {
 
     Nanos sampleStart = 0;
     Nanos sampleEnd = 0;
+    std::function<Nanos()> engineClock;  // options.engineClock, or the steady clock
     std::int64_t requestsAtSampleStart = 0;
-    std::int64_t sampleWallNanos = 0;
-
-    bool measuring = false;
-    WallClock::time_point wallMark;
 };
 
 void ScenarioRunner::Impl::build() {
@@ -220,19 +219,10 @@ void ScenarioRunner::Impl::applyChangesThrough(Nanos t) {
 }
 
 void ScenarioRunner::Impl::closeSample() {
-    if (measuring) {
-        WallClock::time_point t = WallClock::now();
-        sampleWallNanos += wallNanos(wallMark, t);
-        wallMark = t;
-    }
     const std::int64_t n = requests - requestsAtSampleStart;
-    const double wallPerRequest =
-        n > 0 && sampleWallNanos > 0 ? static_cast<double>(sampleWallNanos) / static_cast<double>(n)
-                                     : 0.0;
     requestsAtSampleStart = requests;
-    sampleWallNanos = 0;
     for (auto& lane : lanes)
-        lane->closeSample(sampleStart, sampleEnd, wallPerRequest, n == 0);
+        lane->closeSample(sampleStart, sampleEnd, n);
 
     ++sampleIndex;
     sampleStart = sampleEnd;
@@ -295,6 +285,9 @@ std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) 
     }
     for (auto& lanePointer : lanes) {
         Lane& lane = *lanePointer;
+        // What the engine spends: the limiter's calls, the store's included, timed per lane
+        // and batch (the runner's own work around them is not).
+        const Nanos started = options.measureWallTime ? engineClock() : 0;
         if (n == 1 || !replicasInterchangeable || lane.settles) {
             for (std::size_t j = 0; j < n; ++j) {
                 lane.eventActors = &actors[j];
@@ -312,6 +305,7 @@ std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) 
             lane.limiters.front()->checkBatch(std::span(views).first(n), std::span(times).first(n),
                                               std::span(lane.checks).first(n));
         }
+        if (options.measureWallTime) lane.engineNanos += engineClock() - started;
     }
     for (const auto& lane : lanes) {
         for (std::size_t j = 0; j < n; ++j) {
@@ -374,7 +368,12 @@ void ScenarioRunner::Impl::account(std::size_t j) {
             if (d.remaining < 0 || decision.remaining < d.remaining)
                 d.remaining = decision.remaining;
         }
-        if (!check.policies().empty()) d.key = check.policies().front().key;
+        // A refused request is keyed as the policy that refused it was.
+        if (const PolicyResult* refusal = check.refusal()) {
+            d.key = refusal->key;
+        } else if (!check.policies().empty()) {
+            d.key = check.policies().front().key;
+        }
         d.client = slots[j].clientText;
         d.method = slots[j].method;
         d.path = slots[j].path;
@@ -454,8 +453,6 @@ std::int64_t ScenarioRunner::advance(Nanos until, std::int64_t maxRequests) {
     Impl& m = *impl_;
     until = std::min(until, m.scenario.duration);
     if (until < m.now || finished()) return 0;
-    m.measuring = m.options.measureWallTime;
-    if (m.measuring) m.wallMark = WallClock::now();
     std::int64_t decided = 0;
     for (;;) {
         const Nanos t = m.mix.nextTime();
@@ -493,10 +490,6 @@ std::int64_t ScenarioRunner::advance(Nanos until, std::int64_t maxRequests) {
         }
         // Requests at the next sample end or policy change wait for it.
         decided += m.decideBatch(std::min(m.nextBoundary(), until), maxRequests - decided);
-    }
-    if (m.measuring) {
-        m.sampleWallNanos += wallNanos(m.wallMark, WallClock::now());
-        m.measuring = false;
     }
     return decided;
 }

@@ -22,6 +22,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -87,8 +88,12 @@ struct RunnerOptions {
     /// How many recent limit hits and store failures takeLog() keeps (a ring: the newest win).
     /// 0 turns the engine's observer off, which is the fastest.
     std::size_t logCapacity = 0;
-    /// Measure wall time per sample interval (Sample::wallNanosPerRequest).
+    /// Time the engine's calls (Sample::engineNanosPerDecision): two clock reads per lane and
+    /// batch.
     bool measureWallTime = true;
+    /// The clock the engine's calls are timed with, in nanoseconds from any epoch. Null: the
+    /// steady clock. Tests inject a manual one.
+    std::function<Nanos()> engineClock;
     /// Requests decided per Limiter::checkBatch call (consecutive requests of one sample
     /// interval, before the next policy change); 1 decides them one by one with check(). The
     /// results are the same either way. 0: 16, or 256 on a Redis store (one pipeline per batch).

@@ -27,6 +27,9 @@ struct LimitEvent {
     Decision decision;
     Nanos now;
     std::uint32_t request = 0;  ///< the request's index in its checkBatch() call; 0 from check()
+    /// This policy refused the request (Check::refusal()): the walk stopped here. False for a
+    /// shadow policy's throttle, and for the policies before the one that refused.
+    bool refused = false;
 };
 
 /// A store call that failed, and what the policy's rule made of it.
@@ -42,6 +45,7 @@ struct StoreErrorEvent {
     std::uint32_t request = 0;  ///< the request's index in its checkBatch() call; 0 from check()
     /// DecidedLocally: what the local store decided (allowed, retry time); empty otherwise.
     Decision decision{};
+    bool refused = false;  ///< as in LimitEvent
 };
 
 /// Receives limit hits and store failures. Called on the deciding thread, so implementations

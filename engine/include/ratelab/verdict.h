@@ -105,6 +105,13 @@ struct Check {
     /// until the Check is used for the next decision.
     std::span<const PolicyResult> policies() const { return {results_.data(), used_}; }
 
+    /// The result of the policy that refused the request, written by the walk that stopped
+    /// there; null when the request passed. The one answer to which policy refused: shadow
+    /// policies that throttled, or that had no key, before it are not it.
+    const PolicyResult* refusal() const {
+        return refusedBy_ < used_ ? &results_[refusedBy_] : nullptr;
+    }
+
     /// Whether Limiter::settle() can change anything for this decision: some policy that charges
     /// by outcome charged it. A caller with nothing to settle may skip keeping the Check.
     bool settles() const { return settles_; }
@@ -114,6 +121,7 @@ private:
     // Grows to the most policies one request ever matched; entries past used_ are stale.
     std::vector<PolicyResult> results_;
     std::size_t used_ = 0;
+    std::size_t refusedBy_ = static_cast<std::size_t>(-1);  ///< index into results_
     bool settles_ = false;
 };
 

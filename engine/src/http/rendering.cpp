@@ -247,38 +247,7 @@ void renderProblem(const PolicySet& policies, const Check& check, std::int64_t c
     body += ",\"code\":\"";
     body += refusalCodeName(check.code);
     body += "\",\"detail\":\"";
-    const PolicyResult* first = nullptr;
-    for (const PolicyResult& r : check.policies()) {
-        const PolicyOutcome o = r.outcome;
-        bool refusing = false;
-        switch (check.code) {
-            case RefusalCode::RateLimited:
-            case RefusalCode::CostExceedsCapacity:
-                refusing = refusedAs(r, check.code);
-                break;
-            case RefusalCode::IdentityUnavailable:
-                refusing = o == PolicyOutcome::NoIdentity;
-                break;
-            case RefusalCode::ForwardedMalformed:
-                refusing = o == PolicyOutcome::ForwardedMalformed;
-                break;
-            case RefusalCode::StoreUnavailable:
-                refusing = o == PolicyOutcome::FailedClosed;
-                break;
-            case RefusalCode::StoreRefused:
-                refusing = o == PolicyOutcome::StoreRefused;
-                break;
-            case RefusalCode::StoreFull:
-                refusing = o == PolicyOutcome::StoreFull;
-                break;
-            case RefusalCode::None:
-                break;
-        }
-        if (refusing) {
-            first = &r;
-            break;
-        }
-    }
+    const PolicyResult* first = check.refusal();
     std::string policyName = first ? policies.policies[first->policy].name : std::string();
     switch (check.code) {
         case RefusalCode::RateLimited:

@@ -150,6 +150,7 @@ struct Limiter::Batch {
             c.code = RefusalCode::None;
             c.retryAfter = 0;
             c.used_ = 0;
+            c.refusedBy_ = static_cast<std::size_t>(-1);
             c.settles_ = false;
             work.requests[i].context.reset(requests[i], impl.policies.trustedProxies);
             work.requests[i].nextPolicy = 0;
@@ -358,6 +359,7 @@ struct Limiter::Batch {
     bool settle(std::size_t i, const Policy& policy, const PolicyResult& r, RefusalCode refusal) {
         if (refusal == RefusalCode::None || policy.mode == PolicyMode::Shadow) return false;
         Check& c = out[i];
+        c.refusedBy_ = static_cast<std::size_t>(&r - c.results_.data());
         c.code = refusal;
         c.status = statusOf(refusal);
         if (refusal == RefusalCode::RateLimited) c.retryAfter = r.decision.retryAfter;
@@ -374,18 +376,20 @@ struct Limiter::Batch {
             const PolicyResult& r = c.results_[ri];
             const Policy& policy = impl.policies.policies[r.policy];
             const std::int32_t k = work.callOf[i * policyCount + ri];
+            const bool refused = c.refusal() == &r;
             switch (r.outcome) {
                 case PolicyOutcome::Passed:
                 case PolicyOutcome::Bypassed:
                     break;
                 case PolicyOutcome::NoIdentity:
                 case PolicyOutcome::ForwardedMalformed:
-                    impl.report(policy, requests[i], {}, r, nullptr, timeOf(i), index);
+                    impl.report(policy, requests[i], {}, r, nullptr, timeOf(i), index, refused);
                     break;
                 case PolicyOutcome::Throttled:
                 case PolicyOutcome::ShadowThrottled:
                 case PolicyOutcome::CostExceedsCapacity:
-                    impl.report(policy, requests[i], chargedKey(k), r, nullptr, timeOf(i), index);
+                    impl.report(policy, requests[i], chargedKey(k), r, nullptr, timeOf(i), index,
+                                refused);
                     break;
                 case PolicyOutcome::FailedOpen:
                 case PolicyOutcome::FailedClosed:
@@ -393,7 +397,7 @@ struct Limiter::Batch {
                 case PolicyOutcome::StoreFull:
                 case PolicyOutcome::DecidedLocally:
                     impl.report(policy, requests[i], chargedKey(k), r, &work.results[k], timeOf(i),
-                                index);
+                                index, refused);
                     break;
             }
         }

@@ -150,9 +150,10 @@ struct Limiter::Impl {
         return true;
     }
 
+    /// `refused`: this policy refused the request (Check::refusal()).
     void report(const Policy& policy, const RequestView& request, std::string_view key,
                 const PolicyResult& r, const ConsumeResult* storeResult, Nanos now,
-                std::uint32_t index) const {
+                std::uint32_t index, bool refused) const {
         LimitObserver* observer = options.observer;
         if (!observer) return;
         char hash[16];
@@ -161,10 +162,10 @@ struct Limiter::Impl {
         if (storeResult && storeResult->status != StoreStatus::Ok) {
             observer->onStoreError(StoreErrorEvent{policy.name, request.path, hashView, key,
                                                    storeResult->status, storeResult->error,
-                                                   r.outcome, now, index, r.decision});
+                                                   r.outcome, now, index, r.decision, refused});
         } else {
             observer->onLimitHit(LimitEvent{policy.name, request.path, hashView, key, r.outcome,
-                                            r.decision, now, index});
+                                            r.decision, now, index, refused});
         }
     }
 };

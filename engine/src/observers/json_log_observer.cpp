@@ -98,6 +98,7 @@ void JsonLogObserver::onLimitHit(const LimitEvent& event) {
     const std::int64_t suppressed = admit(event.policy, false, event.now);
     if (suppressed < 0) return;
     std::string line = lineStart("limit_hit", event.policy, event.route, event.key, event.outcome);
+    if (event.refused) line += ",\"refused\":true";
     line += ",\"retry_after_ms\":";
     json::appendInt(line, ceilMillis(event.decision.retryAfter));
     lineEnd(line, event.now, suppressed);
@@ -109,6 +110,7 @@ void JsonLogObserver::onStoreError(const StoreErrorEvent& event) {
     if (suppressed < 0) return;
     std::string line =
         lineStart("store_error", event.policy, event.route, event.key, event.outcome);
+    if (event.refused) line += ",\"refused\":true";
     line += ",\"status\":";
     json::appendJsonString(line, storeStatusName(event.status));
     line += ",\"error\":";

@@ -5,8 +5,9 @@
 #include <QJsonObject>
 #include <QtTest>
 
-#include "http/rendering.h"
 #include "fixtures/limiter_fixture.h"
+#include "http/rendering.h"
+#include "ratelab/json_log_observer.h"
 
 using namespace ratelab;
 using namespace ratelab::testing;
@@ -177,6 +178,58 @@ private slots:
         QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(v.body), &error);
         QCOMPARE(error.error, QJsonParseError::NoError);
         QCOMPARE(doc.object().value("status").toInt(), status);
+    }
+
+    // The walk names the policy that refused (Check::refusal()), and every consumer reads it: a
+    // shadow policy keyed by a header that has no key goes on to the enforcing principal-only
+    // policy, which refuses; the body names the enforcing one, and so does the JSON log's
+    // "refused" mark.
+    void refusingPolicyIsTheEnforcingOne() {
+        Policy shadow = tokenBucketPolicy("shadow-apikey", 10, 1.0);
+        shadow.mode = PolicyMode::Shadow;
+        shadow.key.source = KeySource::Header;
+        shadow.key.header = "X-Api-Key";
+        Policy users = tokenBucketPolicy("users", 10, 1.0);
+        users.key.source = KeySource::Principal;
+        std::vector<std::string> lines;
+        JsonLogObserver log([&](std::string_view line) { lines.emplace_back(line); }, 100);
+        LimiterOptions options;
+        options.observer = &log;
+        Limiter limiter(policySet({shadow, users}), makeMemoryStore({}), options);
+        TestRequest neither;
+        neither.from("192.0.2.1");
+        Check check;
+        limiter.check(neither.view(), 0, check);
+        QCOMPARE(check.status, 412);
+        QVERIFY(check.refusal() != nullptr);
+        QCOMPARE(check.refusal()->policy, std::uint32_t(1));
+        QCOMPARE(check.policies().size(), std::size_t(2));
+        QCOMPARE(check.policies()[0].outcome, PolicyOutcome::NoIdentity);
+
+        Verdict v = limiter.decide(neither.view(), 0);
+        QCOMPARE(v.status, 412);
+        const QJsonObject body =
+            QJsonDocument::fromJson(QByteArray::fromStdString(v.body)).object();
+        QCOMPARE(body.value("detail").toString(),
+                 QString("Policy \"users\" needs a verified principal, a credential or the "
+                         "client address, and the request carries none of them."));
+
+        // Two lines per request: the shadow policy's and the refusing one's, marked.
+        QCOMPARE(lines.size(), std::size_t(4));
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            const QJsonObject line =
+                QJsonDocument::fromJson(QByteArray::fromStdString(lines[i])).object();
+            const bool refusing = line.value("policy").toString() == "users";
+            QCOMPARE(line.value("refused").toBool(false), refusing);
+            QCOMPARE(line.value("policy").toString(), QString(i % 2 ? "users" : "shadow-apikey"));
+        }
+
+        // A request with a principal passes both: nothing refused it.
+        TestRequest signedIn;
+        signedIn.from("192.0.2.1").principal = "alice";
+        limiter.check(signedIn.view(), 0, check);
+        QCOMPARE(check.status, 200);
+        QVERIFY(check.refusal() == nullptr);
     }
 
     void retryAfterIsWholeSecondsRoundedUpAtLeastOne_data() {
