@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "ratelab/ip_address.h"
 #include "ratelab/limit.h"
 
 namespace ratelab {
@@ -31,6 +32,10 @@ struct BucketBudget {
     /// the same.
     Nanos slotTtl = 60 * kNanosPerSecond;
     const BucketBudget* next = nullptr;  ///< the enclosing level; null for the outermost
+    /// The network `fallbackKey` names ("ip:2001:db8:1::/48" is /48; a peer's "ip:<address>"
+    /// the peer's own prefix), where a full store places that bucket among the networks it is
+    /// shared between (KeyPlace); 0 for a fallback that is no network ("overflow").
+    std::uint8_t fallbackPrefix = 0;
 };
 
 /// How long every store keeps a slot of `budget` after its key's last use, in the whole
@@ -43,6 +48,18 @@ inline std::int64_t slotLifetimeMillis(const BucketBudget& budget, Nanos bucketF
 /// Longest chain of budgets one request may carry: a peer's credential budget and three
 /// enclosing networks.
 inline constexpr std::size_t kMaxBudgetLevels = 4;
+
+/// Where a key sits among the networks a full store is shared between (the fair-share rule,
+/// docs/RELIABILITY.md): the client address the key was derived from and how much of it the key
+/// names. A key not derived from an address has none.
+struct KeyPlace {
+    IpAddress address;        ///< as keyed: an IPv4 address for IPv4 and NAT64 clients
+    std::uint8_t prefix = 0;  ///< the key's network is address/prefix, in the family's own bits
+    /// The key is not the network's own bucket but one of many made with it (a credential
+    /// budgeted on the address, a composite key with the address in it): the network
+    /// address/prefix is then one more aggregate the key counts against.
+    bool withinPeer = false;
+};
 
 /// One atomic consumption. Views must stay valid for the call only.
 struct ConsumeRequest {
@@ -65,6 +82,9 @@ struct ConsumeRequest {
     std::int64_t cost = 1;
     Nanos now = 0;          ///< caller time; a Redis store may use server time instead
     Nanos timeout = 0;      ///< bound on the whole call; 0 means the store's default
+    /// Where the key sits among the networks a full store is shared between; null: the key
+    /// was not derived from an address.
+    const KeyPlace* place = nullptr;
 };
 
 /// How a store call ended. Only Ok carries a decision.
@@ -82,16 +102,22 @@ enum class StoreStatus : std::uint8_t {
     Full,
 };
 
+/// ConsumeResult::chargedLevel of a charge to the bucket of a network over its fair share.
+inline constexpr std::uint8_t kChargedAggregate = 255;
+
 /// "ok", "transport", "refused", "full".
 std::string_view storeStatusName(StoreStatus status);
 
 struct ConsumeResult {
     StoreStatus status = StoreStatus::Ok;
     Decision decision;
-    bool chargedFallback = false;  ///< the budget was full and a fallback key was charged
+    bool chargedFallback = false;  ///< another key than the request's was charged
     /// Which key was charged: 0 the request's key, k the fallback of the k-th budget level
-    /// (1: request.budget's own). chargedFallback == (chargedLevel > 0).
+    /// (1: request.budget's own), kChargedAggregate the bucket of a network over its share of a
+    /// full store ("ip:" and request.place's address at chargedPrefix, its own partition).
+    /// chargedFallback == (chargedLevel > 0).
     std::uint8_t chargedLevel = 0;
+    std::uint8_t chargedPrefix = 0;  ///< with kChargedAggregate: the network's prefix length
     /// Which state of the charged bucket the charge went into, for settle(); meaningful when the
     /// decision admitted the request and the limit settles (Limit::settles). Token bucket and
     /// GCRA: when the bucket last started owing (it has not been full since); fixed window: the
@@ -134,7 +160,9 @@ struct KeyspaceStats {
     std::int64_t buckets = 0;      ///< live buckets
     std::int64_t budgetSlots = 0;  ///< live budget slots, over every scope
     std::int64_t scopes = 0;       ///< budget scopes holding at least one slot
-    std::int64_t bytes = 0;        ///< memory the store holds for them (0 when unknown)
+    /// Memory the store holds for them, as the store itself measures it: the memory store's
+    /// tables and indexes, Redis' used_memory_dataset (the whole database). 0 when unknown.
+    std::int64_t bytes = 0;
     std::int64_t maxBuckets = 0;   ///< the hard cap, 0 when the store has none
 };
 

@@ -170,10 +170,39 @@ KeyDeriver::KeyDeriver(KeyConfig key, BudgetConfig budget, std::string route)
 KeyDeriver::KeyDeriver(const Policy& policy)
     : KeyDeriver(policy.key, policy.budget, routeLabel(policy.match)) {}
 
+void DerivedKey::noteAggregate(int prefix) {
+    char* text = aggregateKey.data();
+    std::memcpy(text, kAddressKeyPrefix.data(), kAddressKeyPrefix.size());
+    aggregateKey.resize(kAddressKeyPrefix.size() +
+                        formatKeyAddress(place.address, prefix, prefix,
+                                         text + kAddressKeyPrefix.size()));
+}
+
+void KeyDeriver::placeKey(const IpAddress& address, bool withinPeer, DerivedKey& out) const {
+    if (address.isV4()) {
+        out.place.address = address;
+        out.place.prefix = static_cast<std::uint8_t>(key_.ipv4Prefix);
+    } else if (isWellKnownNat64(address)) {
+        const auto& b = address.bytes();
+        out.place.address =
+            IpAddress::fromV4((std::uint32_t{b[12]} << 24) | (std::uint32_t{b[13]} << 16) |
+                              (std::uint32_t{b[14]} << 8) | std::uint32_t{b[15]});
+        out.place.prefix = static_cast<std::uint8_t>(key_.ipv4Prefix);
+    } else {
+        // ::/64 is never aggregated (formatKeyAddress), so it is in no network either.
+        if (isInZeroSlash64(address)) return;
+        out.place.address = address;
+        out.place.prefix = static_cast<std::uint8_t>(key_.ipv6Prefix);
+    }
+    out.place.withinPeer = withinPeer;
+    out.hasPlace = true;
+}
+
 DeriveStatus KeyDeriver::derive(RequestContext& context, DerivedKey& out) const {
     out.partitionIs = DerivedKey::Partition::Key;
     out.levelCount = 0;
     out.slotTtl = 0;
+    out.hasPlace = false;
     switch (key_.source) {
         case KeySource::Default:
             return deriveDefault(context, out);
@@ -224,6 +253,7 @@ DeriveStatus KeyDeriver::derivePeer(RequestContext& context, DerivedKey& out) co
     key.resize(prefix + formatKeyAddress(client.address, key_.ipv4Prefix, key_.ipv6Prefix,
                                          key.data() + prefix));
     out.partitionIs = DerivedKey::Partition::Key;
+    placeKey(client.address, false, out);
     addAddressLevels(client.address, out);
     return DeriveStatus::Ok;
 }
@@ -278,7 +308,10 @@ DeriveStatus KeyDeriver::deriveComposite(RequestContext& context, DerivedKey& ou
     out.partitionIs = DerivedKey::Partition::Key;
     // A key with the address in it is minted along with addresses: it counts against their
     // networks like the address's own bucket.
-    if (compositePeer_) addAddressLevels(context.client().address, out);
+    if (compositePeer_) {
+        placeKey(context.client().address, true, out);
+        addAddressLevels(context.client().address, out);
+    }
     return DeriveStatus::Ok;
 }
 
@@ -297,11 +330,14 @@ DeriveStatus KeyDeriver::budgetUnverified(RequestContext& context, DerivedKey& o
         level.scope.assign("global");
         level.fallbackKey.assign("overflow");
         level.cap = budget_.global;
+        level.fallbackPrefix = 0;
         out.partitionIs = DerivedKey::Partition::Scope;
         return DeriveStatus::Ok;
     }
     assignAddressLevel(level, kPeerScopePrefix, client.address, key_.ipv4Prefix, key_.ipv6Prefix);
     level.cap = budget_.perPeer;
+    placeKey(client.address, true, out);
+    level.fallbackPrefix = out.hasPlace ? out.place.prefix : 0;
     // The address bucket names the partition: a request from the same address without a
     // credential is keyed "ip:<addr>" in the same place, and a key that is its own partition
     // is hashed once in the store. With address budgets, the outermost network's bucket does.
@@ -333,6 +369,7 @@ void KeyDeriver::appendAddressLevels(const IpAddress& address, DerivedKey& out) 
                            v4 ? network.prefix : key_.ipv4Prefix,
                            v4 ? key_.ipv6Prefix : network.prefix);
         level.cap = network.cap;
+        level.fallbackPrefix = static_cast<std::uint8_t>(network.prefix);
         out.slotTtl = slotLifetime(budget_);
         out.partitionIs = DerivedKey::Partition::OutermostFallback;
     }

@@ -131,6 +131,7 @@ struct DerivedKey {
         LevelText scope;        ///< "peer:198.51.100.7", "net:2001:db8:1::/48", "global"
         LevelText fallbackKey;  ///< charged when the scope is full
         std::uint32_t cap = 0;
+        std::uint8_t fallbackPrefix = 0;  ///< BucketBudget::fallbackPrefix
     };
 
     std::string key;  ///< "princ:<sha256>", "auth:<sha256>", "ip:<addr>", ...
@@ -138,6 +139,13 @@ struct DerivedKey {
     std::size_t levelCount = 0;  ///< 0: no budget applies
     Nanos slotTtl = 0;
     Partition partitionIs = Partition::Key;
+    /// Where the key sits among the networks a full store is shared between, when it was
+    /// derived from an address (ConsumeRequest::place).
+    KeyPlace place;
+    bool hasPlace = false;
+    /// "ip:<network>": the bucket a full store charged instead (kChargedAggregate), written by
+    /// noteAggregate().
+    LevelText aggregateKey;
 
     std::string_view partition() const {
         switch (partitionIs) {
@@ -153,12 +161,21 @@ struct DerivedKey {
     bool hasBudget() const { return levelCount > 0; }
     /// The innermost budget scope ("peer:..." for a credential), empty without a budget.
     std::string_view scope() const { return hasBudget() ? levels[0].scope : std::string_view(); }
-    /// The key a store charged: the key itself (level 0) or a level's fallback (1..levelCount).
+    /// The key a store charged: the key itself (level 0), a level's fallback (1..levelCount),
+    /// or the network noteAggregate() named (kChargedAggregate).
     std::string_view chargedKey(std::size_t chargedLevel) const {
+        if (chargedLevel == kChargedAggregate) return aggregateKey;
         return chargedLevel == 0 || chargedLevel > levelCount
                    ? std::string_view(key)
                    : std::string_view(levels[chargedLevel - 1].fallbackKey);
     }
+    /// The partition of the key a store charged: a network's own bucket is its own partition.
+    std::string_view chargedPartition(std::size_t chargedLevel) const {
+        return chargedLevel == kChargedAggregate ? std::string_view(aggregateKey) : partition();
+    }
+    /// Names the network a full store charged instead of the key: the place's address at
+    /// `prefix` ("ip:2001:db8::/32"). REQUIRES: hasPlace.
+    void noteAggregate(int prefix);
     /// The chain as BucketBudgets viewing this key's strings, written into `out`; returns the
     /// innermost level, or null without a budget. Valid while this DerivedKey and `out` are
     /// unchanged.
@@ -166,7 +183,8 @@ struct DerivedKey {
         if (levelCount == 0) return nullptr;
         for (std::size_t i = levelCount; i-- > 0;) {
             out[i] = BucketBudget{levels[i].scope, levels[i].fallbackKey, levels[i].cap, slotTtl,
-                                  i + 1 < levelCount ? &out[i + 1] : nullptr};
+                                  i + 1 < levelCount ? &out[i + 1] : nullptr,
+                                  levels[i].fallbackPrefix};
         }
         return &out[0];
     }
@@ -226,6 +244,9 @@ private:
     }
     /// REQUIRES: the budget is enabled (v4Levels_ or v6Levels_ says so).
     void appendAddressLevels(const IpAddress& address, DerivedKey& out) const;
+    /// Places the key among networks: `address` keyed at the policy's prefix for its family,
+    /// the key that network's own bucket or one made within it.
+    void placeKey(const IpAddress& address, bool withinPeer, DerivedKey& out) const;
 
     KeyConfig key_;
     BudgetConfig budget_;

@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "algorithms/algorithms.h"
 #include "memory/budget_chain.h"
@@ -28,6 +29,7 @@
 #include "memory/spin_lock.h"
 #include "memory/store_accounts.h"
 #include "ratelab/store.h"
+#include "store/fair_share.h"
 
 namespace ratelab::memory {
 
@@ -96,6 +98,25 @@ public:
     virtual Nanos sweep(StoreAccounts& store, Nanos now) = 0;
     virtual void addStats(KeyspaceStats& stats) = 0;
 
+    // A full store's path (StoreAccounts::consumeFull), with every shard lock of every table
+    // and the fair-share index's mutex held.
+    virtual void lockAll() = 0;
+    virtual void unlockAll() = 0;
+    /// The fair-share rule's decision of `request` (fair_index.h) and what follows from it.
+    virtual void consumeFullLocked(StoreAccounts& store, const ConsumeRequest& request,
+                                   const HashedRequest& h, ConsumeResult& out) = 0;
+    /// When the bucket `fingerprint` of the partition hashed `partition` is fresh again; false
+    /// when the table does not hold it.
+    virtual bool idleAtLocked(std::uint64_t partition, std::uint64_t fingerprint, Nanos& at) = 0;
+    /// Takes the bucket out of the table and the store's count (not out of the index).
+    virtual void evictLocked(StoreAccounts& store, std::uint64_t partition,
+                             std::uint64_t fingerprint) = 0;
+
+protected:
+    /// Whether the table ever held a bucket placed among networks: only then does an eviction
+    /// look for its bucket in the fair-share index. Set under a shard lock and the index's mutex.
+    std::atomic<bool> placed_{false};
+
 private:
     const Algorithm algorithm_;
     const bool stamped_;
@@ -108,9 +129,10 @@ class LimitTable final : public LimitTableBase {
     using Slot = typename Table::Slot;
 
 public:
-    /// `shardBits`: 2^shardBits shards (shardBitsFor()).
-    LimitTable(Algorithm algorithm, bool stamped, unsigned shardBits)
+    /// `shardBits`: 2^shardBits shards (shardBitsFor()); `limitId` the limit it serves.
+    LimitTable(Algorithm algorithm, bool stamped, unsigned shardBits, std::uint32_t limitId)
         : LimitTableBase(algorithm, stamped)
+        , limitId_(limitId)
         , shardCount_(1u << shardBits)
         , shardShift_(64 - shardBits)
         , shards_(new Shard[shardCount_]) {}
@@ -182,13 +204,16 @@ public:
             }
             shard.limit = limit;
             current |= std::uint64_t(1) << s;
-            if (consumeLocked(store, shard, request, hashes[i], out, false, absent)) continue;
+            if (consumeLocked(store, shard, request, hashes[i], out, absent)) continue;
             // The store is full: as consume() does, sweep once (without any lock) and retry,
-            // charging an enclosing bucket that exists before refusing.
+            // then let the fair-share rule decide.
             unlockShards(touched);
             store.sweepAll(request.now);
             lockShards(touched);
-            if (!consumeLocked(store, shard, request, hashes[i], out, true)) refuseFull(store, out);
+            if (consumeLocked(store, shard, request, hashes[i], out)) continue;
+            unlockShards(touched);
+            store.consumeFull(*this, request, hashes[i], out);
+            lockShards(touched);
         }
         unlockShards(touched);
     }
@@ -215,7 +240,8 @@ public:
         Nanos next = std::numeric_limits<Nanos>::max();
         for (Shard& shard : std::span(shards_.get(), shardCount_)) {
             std::lock_guard<SpinLock> lock(shard.lock);
-            next = std::min(next, rebuildDroppingIdle(store, shard, now, shard.buckets.capacity()));
+            next = std::min(next, rebuildDroppingIdle(store, shard, now, shard.buckets.capacity(),
+                                                      /*indexHeld=*/false));
             shard.scopes.sweep(now / kNanosPerMilli, /*all=*/true);
         }
         return next;
@@ -229,6 +255,59 @@ public:
         }
     }
 
+    void lockAll() override { lockShards(allShards()); }
+    void unlockAll() override { unlockShards(allShards()); }
+
+    // The store has no room for the bucket the request needs, even after a sweep. Decides again
+    // (another thread may have made room or the very bucket since), then as the fair-share rule
+    // says: a new bucket in place of one of the densest aggregate's, a charge to the bucket of
+    // an aggregate over its share, or a refusal.
+    void consumeFullLocked(StoreAccounts& store, const ConsumeRequest& request,
+                           const HashedRequest& h, ConsumeResult& out) override {
+        Shard& shard = shards_[shardOf(h)];
+        if (!(shard.limit == *request.limit)) shard.limit = *request.limit;
+        if (consumeLocked(store, shard, request, h, out, false, /*indexHeld=*/true)) return;
+        BudgetChain chain;
+        chain.choose<Algo>(shard.scopes, request, h, store.seed());
+        store::FairPath path;
+        const bool placed = candidatePath(request, chain, path);
+        if (!placed) path.depth = 0;
+        const FairIndex::Verdict verdict = store.fairIndex().decide(path);
+        switch (verdict.kind) {
+            case FairIndex::Verdict::Kind::Admit:
+                if (!store.evictOwnOf(verdict.victimNode) ||
+                    !consumeLocked(store, shard, request, h, out, false, true)) {
+                    refuseFull(store, out);
+                }
+                return;
+            case FairIndex::Verdict::Kind::Charge:
+                chargeAggregate(store, request, path, verdict.level, out);
+                return;
+            case FairIndex::Verdict::Kind::Full:
+                break;
+        }
+        refuseFull(store, out);
+    }
+
+    bool idleAtLocked(std::uint64_t partition, std::uint64_t fingerprint, Nanos& at) override {
+        Shard& shard = shards_[partition >> shardShift_];
+        Slot* slot = shard.buckets.find(fingerprint);
+        if (!slot) return false;
+        at = Algo::idleAt(slot->state, shard.limit);
+        return true;
+    }
+
+    void evictLocked(StoreAccounts& store, std::uint64_t partition,
+                     std::uint64_t fingerprint) override {
+        Shard& shard = shards_[partition >> shardShift_];
+        Slot* slot = shard.buckets.find(fingerprint);
+        if (!slot) return;
+        addOwnedBytes(store, -static_cast<std::int64_t>(Algo::ownedBytes(slot->state)));
+        Algo::release(slot->state);
+        shard.buckets.erase(slot);
+        store.releaseBuckets(1);
+    }
+
 private:
     struct alignas(64) Shard {
         SpinLock lock;
@@ -239,6 +318,9 @@ private:
     };
 
     std::size_t largeBytes() const { return shardLargeBytes(64 - shardShift_); }
+    std::uint64_t allShards() const {
+        return shardCount_ == 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << shardCount_) - 1;
+    }
 
     unsigned shardOf(const HashedRequest& h) const {
         return static_cast<unsigned>(h.partition >> shardShift_);
@@ -303,16 +385,16 @@ private:
         }
         shard.lock.lock();
         if (!(shard.limit == *request.limit)) shard.limit = *request.limit;
-        bool decided = consumeLocked(store, shard, request, h, out, false);
+        bool decided = consumeLocked(store, shard, request, h, out);
         shard.lock.unlock();
         if (decided) return;
-        // The store is full. Evict idle state everywhere once, then decide again, charging an
-        // enclosing bucket that exists before refusing (the refusal is the last resort).
+        // The store is full. Evict idle state everywhere once and decide again; then the
+        // fair-share rule decides.
         store.sweepAll(request.now);
         shard.lock.lock();
-        decided = consumeLocked(store, shard, request, h, out, true);
+        decided = consumeLocked(store, shard, request, h, out);
         shard.lock.unlock();
-        if (!decided) refuseFull(store, out);
+        if (!decided) store.consumeFull(*this, request, h, out);
     }
 
     // Only StoreStatus::Ok carries a decision.
@@ -323,15 +405,12 @@ private:
                     " live buckets and none idle";
     }
 
-    // Returns false when a new bucket is needed and the store is full. With `lastResort`, a full
-    // store first charges the nearest enclosing bucket of the chain that already exists (a /64
-    // collapses onto its /48's bucket, say): a new client is limited with its network before it
-    // is refused.
+    // Returns false when a new bucket is needed and the store is full.
     // `keyAbsent`: the caller looked for the request's own key under this lock and it is not
-    // there.
+    // there. `indexHeld`: the caller holds the fair-share index's mutex.
     bool consumeLocked(StoreAccounts& store, Shard& shard, const ConsumeRequest& request,
-                       HashedRequest h, ConsumeResult& out, bool lastResort,
-                       bool keyAbsent = false) {
+                       HashedRequest h, ConsumeResult& out, bool keyAbsent = false,
+                       bool indexHeld = false) {
         const Limit& limit = *request.limit;
         BudgetChain chain;
         chain.choose<Algo>(shard.scopes, request, h, store.seed());
@@ -354,26 +433,21 @@ private:
             }
             if (!store.reserveBucket()) {
                 Algo::release(fresh);
-                if (!lastResort) return false;
-                for (std::size_t k = chain.charged + 1; k <= chain.levels && !slot; ++k) {
-                    chain.candidate[k] = chain.fallback(k, request, h, store.seed());
-                    slot = shard.buckets.find(chain.candidate[k]);
-                    if (slot) chain.charged = k;
-                }
-                if (!slot) return false;
-                decideExisting(store, *slot, request, out);
-                if (out.status != StoreStatus::Ok) return true;
-                chain.reportCharged(out);
-                chain.refreshMemberships();
-                return true;
+                return false;
             }
-            evictSome(store, shard, request.now);
-            if (shard.buckets.wouldGrow(largeBytes())) growDroppingIdle(store, shard, request.now);
+            evictSome(store, shard, request.now, indexHeld);
+            if (shard.buckets.wouldGrow(largeBytes())) {
+                growDroppingIdle(store, shard, request.now, indexHeld);
+            }
             slot = shard.buckets.insert(chain.candidate[chain.charged], fresh, largeBytes());
             if (!slot) {
                 store.releaseBuckets(1);
                 Algo::release(fresh);
                 return refuseOutOfMemory(out);
+            }
+            store::FairPath path;
+            if (candidatePath(request, chain, path)) {
+                indexBucket(store, path, h.partition, chain.candidate[chain.charged], indexHeld);
             }
             addOwnedBytes(store, static_cast<std::int64_t>(Algo::ownedBytes(fresh)));
             store.noteIdleAt(Algo::idleAt(fresh, limit));
@@ -425,17 +499,20 @@ private:
     // it in its probe run, in one pass (FlatTable::eraseRun): when nearly every bucket is idle
     // (clients that come back after their bucket refilled), erasing them one look at a time
     // shifted each run back once per slot and made inserts quadratic in the run's length.
-    void evictSome(StoreAccounts& store, Shard& shard, Nanos now) {
+    void evictSome(StoreAccounts& store, Shard& shard, Nanos now, bool indexHeld) {
         const int looks =
             shard.buckets.large(largeBytes()) ? kEvictionsPerInsertLarge : kEvictionsPerInsert;
+        const bool placed = placed_.load(std::memory_order_relaxed);
+        std::vector<std::uint64_t>& gone = evictedScratch();
         for (int i = 0; i < looks; ++i) {
             Slot* s = shard.buckets.occupiedFrom(shard.evictCursor);
-            if (!s) return;
+            if (!s) break;
             if (Algo::idleAt(s->state, shard.limit) <= now) {
                 std::int64_t freed = 0;
                 auto evict = [&](Slot& slot) {
                     freed += static_cast<std::int64_t>(Algo::ownedBytes(slot.state));
                     Algo::release(slot.state);
+                    if (placed) gone.push_back(slot.fingerprint);
                 };
                 evict(*s);
                 const std::uint64_t evicted = shard.buckets.eraseRun(s, [&](Slot& slot) {
@@ -449,19 +526,23 @@ private:
                 ++shard.evictCursor;
             }
         }
+        forgetEvicted(store, gone, indexHeld);
     }
 
-    void growDroppingIdle(StoreAccounts& store, Shard& shard, Nanos now) {
-        rebuildDroppingIdle(store, shard, now, shard.buckets.grownCapacity(largeBytes()));
+    void growDroppingIdle(StoreAccounts& store, Shard& shard, Nanos now, bool indexHeld) {
+        rebuildDroppingIdle(store, shard, now, shard.buckets.grownCapacity(largeBytes()),
+                            indexHeld);
     }
 
     // Rebuilds the shard's buckets into `capacity` slots without the idle ones (releasing what
     // they own) and returns the earliest time a surviving bucket goes idle.
     Nanos rebuildDroppingIdle(StoreAccounts& store, Shard& shard, Nanos now,
-                              std::uint64_t capacity) {
+                              std::uint64_t capacity, bool indexHeld) {
         Nanos next = std::numeric_limits<Nanos>::max();
         std::int64_t evicted = 0;
         std::int64_t freed = 0;
+        const bool placed = placed_.load(std::memory_order_relaxed);
+        std::vector<std::uint64_t>& gone = evictedScratch();
         shard.buckets.rebuild(capacity, largeBytes(), [&](const Slot& s) {
             const Nanos idle = Algo::idleAt(s.state, shard.limit);
             if (idle > now) {
@@ -471,16 +552,124 @@ private:
             State dropped = s.state;
             freed += static_cast<std::int64_t>(Algo::ownedBytes(dropped));
             Algo::release(dropped);
+            if (placed) gone.push_back(s.fingerprint);
             ++evicted;
             return false;
         });
         store.releaseBuckets(evicted);
         addOwnedBytes(store, -freed);
+        forgetEvicted(store, gone, indexHeld);
         return next;
+    }
+
+    // The fair-share place of the bucket the chain charges: the key's, or a network fallback's.
+    // False when it has none (the fair-share rule does not place it).
+    static bool candidatePath(const ConsumeRequest& request, const BudgetChain& chain,
+                              store::FairPath& path) {
+        if (!request.place) return false;
+        if (chain.charged == 0) {
+            store::keyPath(*request.place, request.key, path);
+        } else {
+            const std::uint8_t prefix = chain.budget[chain.charged - 1]->fallbackPrefix;
+            if (prefix == 0) return false;
+            store::networkPath(request.place->address, prefix, path);
+        }
+        return path.depth > 0;
+    }
+
+    void indexBucket(StoreAccounts& store, const store::FairPath& path, std::uint64_t partition,
+                     std::uint64_t fingerprint, bool indexHeld) {
+        placed_.store(true, std::memory_order_relaxed);
+        if (indexHeld) {
+            store.fairIndex().add(path, limitId_, partition, fingerprint);
+            return;
+        }
+        std::lock_guard<std::mutex> lock(store.fairMutex());
+        store.fairIndex().add(path, limitId_, partition, fingerprint);
+    }
+
+    // Evicted buckets of a table that ever held placed ones: out of the index too.
+    static std::vector<std::uint64_t>& evictedScratch() {
+        thread_local std::vector<std::uint64_t> gone;
+        return gone;
+    }
+    void forgetEvicted(StoreAccounts& store, std::vector<std::uint64_t>& gone, bool indexHeld) {
+        if (gone.empty()) return;
+        if (indexHeld) {
+            for (std::uint64_t fp : gone)
+                store.fairIndex().remove(limitId_, fp);
+        } else {
+            std::lock_guard<std::mutex> lock(store.fairMutex());
+            for (std::uint64_t fp : gone)
+                store.fairIndex().remove(limitId_, fp);
+        }
+        gone.clear();
+    }
+
+    // Charges the bucket of the path's aggregate `level` ("ip:<network>", in its own partition),
+    // making it in place of a bucket of the densest aggregate when it does not exist: the
+    // bucket of an aggregate over its share is always admitted.
+    void chargeAggregate(StoreAccounts& store, const ConsumeRequest& request,
+                         const store::FairPath& path, std::size_t level, ConsumeResult& out) {
+        const int prefix = path.prefix[level];
+        const std::string key = store::networkKey(request.place->address, prefix);
+        HashedRequest a;
+        a.partition = partitionHash(key, store.seed());
+        a.key = keyFingerprint(key, key, a.partition, store.seed());
+        a.scope = 0;
+        Shard& shard = shards_[shardOf(a)];
+        if (!(shard.limit == *request.limit)) shard.limit = *request.limit;
+        const auto charged = [&] {
+            out.chargedLevel = kChargedAggregate;
+            out.chargedPrefix = static_cast<std::uint8_t>(prefix);
+            out.chargedFallback = true;
+        };
+        if (Slot* slot = shard.buckets.find(a.key)) {
+            decideExisting(store, *slot, request, out);
+            if (out.status == StoreStatus::Ok) charged();
+            return;
+        }
+        State fresh{};
+        bool oom = false;
+        const Decision d = Algo::consume(fresh, request.now, request.cost, *request.limit, oom);
+        if (oom) {
+            refuseOutOfMemory(out);
+            return;
+        }
+        out.status = StoreStatus::Ok;
+        out.decision = d;
+        out.stamp = 0;
+        if (std::memcmp(&fresh, &kFreshState, sizeof(State)) == 0) {
+            charged();
+            return;
+        }
+        if (!store.reserveBucket()) {
+            const std::uint32_t victim = store.fairIndex().densestFromRoot();
+            if (victim == FairIndex::kNone || !store.evictOwnOf(victim) || !store.reserveBucket()) {
+                Algo::release(fresh);
+                refuseFull(store, out);
+                return;
+            }
+        }
+        Slot* slot = shard.buckets.insert(a.key, fresh, largeBytes());
+        if (!slot) {
+            store.releaseBuckets(1);
+            Algo::release(fresh);
+            refuseOutOfMemory(out);
+            return;
+        }
+        addOwnedBytes(store, static_cast<std::int64_t>(Algo::ownedBytes(fresh)));
+        store.noteIdleAt(Algo::idleAt(fresh, *request.limit));
+        out.stamp = Algo::stamp(fresh);
+        charged();
+        store::FairPath own;
+        store::networkPath(request.place->address, prefix, own);
+        if (own.depth > 0) indexBucket(store, own, a.partition, a.key, true);
     }
 
     static constexpr State kFreshState{};
 
+    const std::uint32_t limitId_;
     const unsigned shardCount_;
     const unsigned shardShift_;
     std::unique_ptr<Shard[]> shards_;

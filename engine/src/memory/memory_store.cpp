@@ -5,6 +5,7 @@
 
 #include "ratelab/memory_store.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <limits>
@@ -12,6 +13,7 @@
 #include <mutex>
 #include <random>
 #include <span>
+#include <vector>
 
 #include "memory/fingerprint.h"
 #include "memory/limit_table.h"
@@ -52,6 +54,9 @@ public:
     std::string_view kind() const override { return "memory"; }
 
     void sweepAll(Nanos now) override;
+    void consumeFull(LimitTableBase& table, const ConsumeRequest& request, const HashedRequest& h,
+                     ConsumeResult& out) override;
+    bool evictOwnOf(std::uint32_t node) override;
 
 private:
     // The table of the request's limit, made on first use; null when the id is out of range or
@@ -80,8 +85,24 @@ private:
         out.error = "limit id out of range or reused with another algorithm";
     }
 
+    // Every shard lock of every table, in the order tables were made, then the fair-share
+    // index's mutex: a full store's path. Returns the tables locked.
+    std::vector<LimitTableBase*> lockWorld();
+    void unlockWorld(const std::vector<LimitTableBase*>& locked);
+    // During consumeFull: the table of `limit` when it is among those locked, else null.
+    LimitTableBase* lockedTable(std::uint32_t limit) const {
+        if (limit >= kMaxLimits || !lockedTables_) return nullptr;
+        LimitTableBase* t = tables_[limit].load(std::memory_order_acquire);
+        return std::find(lockedTables_->begin(), lockedTables_->end(), t) != lockedTables_->end()
+                   ? t
+                   : nullptr;
+    }
+
     std::mutex sweepMutex_;
     std::array<std::atomic<LimitTableBase*>, kMaxLimits> tables_;
+    std::mutex installedMutex_;
+    std::vector<LimitTableBase*> installed_;  ///< tables in the order they were made
+    const std::vector<LimitTableBase*>* lockedTables_ = nullptr;  ///< during consumeFull
     const unsigned shardBits_;  ///< of every limit's table (shardBitsFor)
 };
 
@@ -165,14 +186,78 @@ LimitTableBase* MemoryStoreImpl::install(const ConsumeRequest& request) {
     const bool stamped = algorithms::keepsStamp(*request.limit);
     LimitTableBase* created = algorithms::visitAlgorithm(
         request.limit->algorithm, stamped, [&](auto traits) -> LimitTableBase* {
-            return new (std::nothrow)
-                LimitTable<decltype(traits)>(request.limit->algorithm, stamped, shardBits_);
+            return new (std::nothrow) LimitTable<decltype(traits)>(
+                request.limit->algorithm, stamped, shardBits_, request.limitId);
         });
     if (!created) return nullptr;
+    std::lock_guard<std::mutex> guard(installedMutex_);
     LimitTableBase* t = nullptr;
-    if (entry.compare_exchange_strong(t, created, std::memory_order_acq_rel)) return created;
+    if (entry.compare_exchange_strong(t, created, std::memory_order_acq_rel)) {
+        installed_.push_back(created);
+        return created;
+    }
     delete created;  // another thread installed one first
     return t;
+}
+
+std::vector<LimitTableBase*> MemoryStoreImpl::lockWorld() {
+    std::vector<LimitTableBase*> locked;
+    {
+        std::lock_guard<std::mutex> guard(installedMutex_);
+        locked = installed_;
+    }
+    for (LimitTableBase* t : locked)
+        t->lockAll();
+    fairMutex().lock();
+    return locked;
+}
+
+void MemoryStoreImpl::unlockWorld(const std::vector<LimitTableBase*>& locked) {
+    fairMutex().unlock();
+    for (auto it = locked.rbegin(); it != locked.rend(); ++it)
+        (*it)->unlockAll();
+}
+
+void MemoryStoreImpl::consumeFull(LimitTableBase& table, const ConsumeRequest& request,
+                                  const HashedRequest& h, ConsumeResult& out) {
+    const std::vector<LimitTableBase*> locked = lockWorld();
+    // A table made after the snapshot is not locked: its buckets are never taken here.
+    lockedTables_ = &locked;
+    table.consumeFullLocked(*this, request, h, out);
+    lockedTables_ = nullptr;
+    unlockWorld(locked);
+}
+
+// The least recently used of the node's own buckets (the one fresh again soonest: a bucket
+// used once, or used alike, goes in the order of its last use), ties by the order the
+// fair-share path gives, then by limit.
+bool MemoryStoreImpl::evictOwnOf(std::uint32_t node) {
+    FairIndex& index = fairIndex();
+    {
+        std::uint32_t best = FairIndex::kNone;
+        Nanos bestAt = 0;
+        for (std::uint32_t o = index.firstOwn(node); o != FairIndex::kNone;
+             o = index.own(o).next) {
+            const FairIndex::Own& own = index.own(o);
+            LimitTableBase* t = lockedTable(own.limit);
+            Nanos at = 0;
+            if (!t || !t->idleAtLocked(own.partition, own.fingerprint, at)) continue;
+            const FairIndex::Own* b = best == FairIndex::kNone ? nullptr : &index.own(best);
+            if (!b || at < bestAt ||
+                (at == bestAt && (own.order < b->order ||
+                                  (own.order == b->order &&
+                                   (own.orderTag < b->orderTag ||
+                                    (own.orderTag == b->orderTag && own.limit < b->limit)))))) {
+                best = o;
+                bestAt = at;
+            }
+        }
+        if (best == FairIndex::kNone) return false;
+        const FairIndex::Own victim = index.own(best);
+        lockedTable(victim.limit)->evictLocked(*this, victim.partition, victim.fingerprint);
+        index.remove(victim.limit, victim.fingerprint);
+        return true;
+    }
 }
 
 void MemoryStoreImpl::sweepAll(Nanos now) {
@@ -196,6 +281,9 @@ KeyspaceStats MemoryStoreImpl::keyspace() const {
     for (const auto& entry : tables_) {
         if (LimitTableBase* t = entry.load(std::memory_order_acquire)) t->addStats(stats);
     }
+    auto& self = const_cast<MemoryStoreImpl&>(*this);  // the index's mutex is not const
+    std::lock_guard<std::mutex> lock(self.fairMutex());
+    stats.bytes += static_cast<std::int64_t>(self.fairIndex().bytes());
     return stats;
 }
 

@@ -1,16 +1,23 @@
 #pragma once
 
 // What the memory store's tables share: the hard cap on live buckets, the memory buckets own
-// beyond their slots (the sliding log's rings), and the earliest moment a full store can hope
-// to find an idle bucket. Thread-safe (atomics; the sweep itself is the store's).
+// beyond their slots (the sliding log's rings), the earliest moment a full store can hope to
+// find an idle bucket, and the fair-share index of which networks hold the buckets. Thread-safe
+// (atomics, and the index's mutex; the sweep and the full store's path are the store's).
 
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 
+#include "memory/fair_index.h"
 #include "ratelab/limit.h"
+#include "ratelab/store.h"
 
 namespace ratelab::memory {
+
+class LimitTableBase;
+struct HashedRequest;
 
 class StoreAccounts {
 public:
@@ -45,6 +52,21 @@ public:
     /// REQUIRES: the caller holds no shard lock.
     virtual void sweepAll(Nanos now) = 0;
 
+    /// Decides `request` on `table` when the store has no room even after a sweep: takes every
+    /// shard lock of every table and the index's mutex, and lets the fair-share rule decide
+    /// (LimitTableBase::consumeFullLocked). REQUIRES: the caller holds no shard lock.
+    virtual void consumeFull(LimitTableBase& table, const ConsumeRequest& request,
+                             const HashedRequest& h, ConsumeResult& out) = 0;
+    /// Under consumeFull's locks: takes the least recently used of `node`'s own buckets out of
+    /// the store (the one fresh again soonest; ties by FairPath order, then limit). False when
+    /// the node holds none.
+    virtual bool evictOwnOf(std::uint32_t node) = 0;
+
+    /// The fair-share index (fair_index.h), guarded by fairMutex(): taken after shard locks,
+    /// never before one.
+    FairIndex& fairIndex() { return fairIndex_; }
+    std::mutex& fairMutex() { return fairMutex_; }
+
 protected:
     Nanos nextSweep() const { return nextSweep_.load(std::memory_order_relaxed); }
     void setNextSweep(Nanos t) { nextSweep_.store(t, std::memory_order_relaxed); }
@@ -55,6 +77,8 @@ private:
     std::atomic<std::int64_t> live_{0};
     std::atomic<std::int64_t> ownedBytes_{0};
     std::atomic<Nanos> nextSweep_{std::numeric_limits<Nanos>::min()};
+    std::mutex fairMutex_;
+    FairIndex fairIndex_;
 };
 
 }  // namespace ratelab::memory

@@ -198,22 +198,38 @@ void lintAddressLevels(const Policy& p, const std::string& at, CheckContext& con
 }
 
 // Rule (a memory store, whose cap is max_buckets): keys come from IPv6 addresses finer than the
-// attacker's network (key.ipv6_prefix > /32). With an address budget whose outermost level is
-// that network or wider, one attacker holds at most its cap + 1 buckets: warn when that reaches
-// max_buckets. Without one, an attacker minting kMintRate keys per second keeps rate x lifetime
-// buckets alive (a bucket lives until it is full again, the limit's time to refill): warn when
-// that reaches max_buckets, since the store then refuses every new client (503 store_full).
+// attacker's network (key.ipv6_prefix > /32), a minter's to mint. Once the store is full the
+// fair-share rule holds a minter to its networks' share (docs/RELIABILITY.md), but until then
+// every minted key gets a bucket of its own and passes up to `capacity` requests. With an
+// address budget whose outermost level is that network or wider, one attacker holds at most
+// its cap + 1 buckets: warn when that reaches max_buckets. Without one, an attacker minting
+// kMintRate keys per second keeps rate x lifetime buckets alive (a bucket lives until it is
+// full again, the limit's time to refill): warn when that reaches max_buckets. Keys that are
+// no address (a principal, a header, a composite without the peer) have no address budget.
 void lintStoreFill(const PolicySet& set, const Policy& p, const std::string& at,
                    CheckContext& context) {
-    if (set.store.kind != StoreConfig::Kind::Memory || p.key.source == KeySource::Principal) return;
+    if (set.store.kind != StoreConfig::Kind::Memory) return;
+    if (p.key.source == KeySource::Principal || p.key.source == KeySource::Header) return;
     if (p.key.ipv6Prefix <= kAttackerNetwork) return;
     if (p.key.source == KeySource::Composite &&
         std::none_of(p.key.parts.begin(), p.key.parts.end(),
-                     [](const KeyPart& k) { return k.kind == KeyPart::Kind::Peer; }) &&
-        !budgetApplies(p)) {
+                     [](const KeyPart& k) { return k.kind == KeyPart::Kind::Peer; })) {
         return;  // keyed on what the client writes, not on its address
     }
     const double maxBuckets = static_cast<double>(set.store.maxBuckets);
+    double lifetime = 0;
+    double capacity = 0;
+    for (const Numbers& n : numbersOf(p, at)) {
+        lifetime = std::max(lifetime, static_cast<double>(algorithms::freshAfter(n.limit)) / 1e9);
+        capacity = std::max(capacity, static_cast<double>(n.capacity));
+    }
+    // What the minter passes before the store is full: a fresh bucket per key it minted.
+    const std::string passed = "until the store is full every minted key passes up to " +
+                               numberText(capacity) + " requests (" +
+                               numberText(maxBuckets * capacity) +
+                               " in all); once it is full, the fair-share rule charges the "
+                               "attacker's new keys to its network's bucket and keeps room for "
+                               "everyone else";
     const std::vector<AddressBudget> none;
     const std::vector<AddressBudget>& levels = p.budget.enabled ? p.budget.ipv6Prefixes : none;
     const std::string field = at + "/budget/ipv6_prefixes";
@@ -224,15 +240,12 @@ void lintStoreFill(const PolicySet& set, const Policy& p, const std::string& at,
                         "one /" + std::to_string(levels.back().prefix) +
                             " (a provider's whole allocation) may hold " + numberText(worst) +
                             " buckets under this cap, as many as the store's max_buckets " +
-                            numberText(maxBuckets) +
-                            ": one attacker minting addresses in it fills the store and every "
-                            "new client is refused with 503 store_full; lower the cap well below "
-                            "max_buckets");
+                            numberText(maxBuckets) + ": one attacker minting addresses in it "
+                            "fills the store, and " + passed +
+                            "; lower the cap well below max_buckets, so that its network is "
+                            "charged to one bucket first");
         return;
     }
-    double lifetime = 0;
-    for (const Numbers& n : numbersOf(p, at))
-        lifetime = std::max(lifetime, static_cast<double>(algorithms::freshAfter(n.limit)) / 1e9);
     const double alive = kMintRate * lifetime;
     if (alive < maxBuckets) return;
     context.warning(
@@ -241,13 +254,13 @@ void lintStoreFill(const PolicySet& set, const Policy& p, const std::string& at,
             std::to_string(p.key.ipv6Prefix) +
             "s per second (one routed /48 holds 65536 /64s) fills the store's max_buckets " +
             numberText(maxBuckets) + " in " + numberText(std::ceil(maxBuckets / kMintRate)) +
-            " s, and each bucket lives " + numberText(std::ceil(lifetime)) +
-            " s (the limit's time to refill): from then on every new client is refused with 503 "
-            "store_full until the attack stops; count addresses against their networks with "
-            "budget.ipv6_prefixes, up to a /" +
+            " s, each bucket living " + numberText(std::ceil(lifetime)) +
+            " s (the limit's time to refill), and " + passed +
+            "; count addresses against their networks with budget.ipv6_prefixes, up to a /" +
             std::to_string(kAttackerNetwork) +
             " (the default is [{\"prefix\": 48, \"cap\": 1024}, {\"prefix\": 32, \"cap\": "
-            "65536}]), or raise max_buckets above " +
+            "65536}]), so that its network is charged to one bucket first, or raise max_buckets "
+            "above " +
             numberText(std::ceil(alive)));
 }
 

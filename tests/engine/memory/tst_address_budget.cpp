@@ -1,7 +1,7 @@
 // Address budgets in the memory store and through the Limiter: IPv6 /64 buckets counted against
 // their /48 and /32, charged to the network's bucket over the cap, atomically under threads;
-// a minting client fills only its networks' share and a later client is still served; a full
-// store refuses only when no enclosing bucket exists.
+// a minting client fills only its networks' share and a later client is still served (the
+// fair-share rule of a full store has its own suite, tst_fair_share).
 
 #include <QtTest>
 
@@ -69,7 +69,8 @@ private slots:
 
     // A client minting a new /64 on every request fills its networks' caps and no more; a client
     // arriving afterwards, IPv4 or from another /32, still gets a bucket of its own. Without the
-    // address budget the same attack fills the store and the later clients get 503 store_full.
+    // address budget the same attack fills the store, and the fair-share rule still gives the
+    // later clients buckets of their own in place of the minter's.
     void mintingClientLeavesRoomForLaterClients_data() {
         QTest::addColumn<bool>("addressBudget");
         QTest::addColumn<bool>("wholeSlash32");
@@ -104,69 +105,17 @@ private slots:
             QVERIFY2(stats.buckets <= 1025, qPrintable(QString::number(stats.buckets)));
         } else {
             QCOMPARE(stats.buckets, std::int64_t(5000));
-            QCOMPARE(storeFull, 50'000 - 5000);
+            QVERIFY2(storeFull > 0 && storeFull < 50'000 - 5000,
+                     qPrintable(QString::number(storeFull)));
         }
         // Later clients: an IPv4 address and a /64 of another /32.
         for (const char* later : {"198.51.100.7", "2001:db9:1:2::3"}) {
             request.from(later);
             Verdict v = limiter.decide(request.view(), 2 * kSecond);
-            if (addressBudget) {
-                QCOMPARE(v.status, 200);
-                QCOMPARE(v.check.policies()[0].outcome, PolicyOutcome::Passed);
-                QCOMPARE(v.check.policies()[0].decision.remaining, std::int64_t(19));
-            } else {
-                QCOMPARE(v.status, 503);
-                QCOMPARE(v.code, RefusalCode::StoreFull);
-                QCOMPARE(v.check.policies()[0].outcome, PolicyOutcome::StoreFull);
-                QVERIFY(v.body.find("\"code\":\"store_full\"") != std::string::npos);
-            }
+            QCOMPARE(v.status, 200);
+            QCOMPARE(v.check.policies()[0].outcome, PolicyOutcome::Passed);
+            QCOMPARE(v.check.policies()[0].decision.remaining, std::int64_t(19));
         }
-    }
-
-    // The cap's refusal is the last resort: in a full store with nothing idle, a key that its
-    // scopes admit but that needs a new bucket is charged to the nearest enclosing bucket that
-    // already exists; only a key with no enclosing bucket at all is refused as full.
-    void fullStoreChargesAnExistingEnclosingBucket() {
-        MemoryStoreOptions options;
-        options.maxBuckets = 4;
-        auto store = makeMemoryStore(options);
-        Limit l;
-        l.capacity = 20;
-        l.emissionInterval = 100 * kSecond;  // busy for the whole test
-        auto plain = [&](const std::string& key) {
-            ConsumeRequest r;
-            r.limitId = 1;
-            r.limitName = "api";
-            r.limit = &l;
-            r.partition = key;
-            r.key = key;
-            return store->consume(r);
-        };
-        // The /32's bucket exists (a request keyed on it), and so do two unrelated buckets.
-        const MintedAddress a(0, 1);
-        QCOMPARE(plain(a.bucket32).status, StoreStatus::Ok);
-        QCOMPARE(plain("ip:198.51.100.1").status, StoreStatus::Ok);
-        QCOMPARE(plain("ip:198.51.100.2").status, StoreStatus::Ok);
-        AddressCaps caps;
-        caps.per48 = 100;
-        caps.per32 = 100;
-        // A /64 with room everywhere takes the last free bucket of its own.
-        ConsumeResult r = consumeMinted(*store, l, a, caps, 0);
-        QCOMPARE(r.status, StoreStatus::Ok);
-        QCOMPARE(int(r.chargedLevel), 0);
-        QCOMPARE(store->keyspace().buckets, std::int64_t(4));
-        // The store is full: the next /64 of the same /32 is admitted by both scopes, finds no
-        // room for a bucket, and is charged to the /32's existing bucket.
-        r = consumeMinted(*store, l, MintedAddress(1, 1), caps, 0);
-        QCOMPARE(r.status, StoreStatus::Ok);
-        QCOMPARE(int(r.chargedLevel), 2);
-        QVERIFY(r.chargedFallback);
-        QCOMPARE(r.decision.remaining, std::int64_t(18));  // the /32's second token
-        QCOMPARE(store->keyspace().buckets, std::int64_t(4));
-        // A key with no enclosing bucket is refused, and says why.
-        r = plain("ip:198.51.100.3");
-        QCOMPARE(r.status, StoreStatus::Full);
-        QVERIFY2(r.error.find("full") != std::string::npos, r.error.c_str());
     }
 };
 

@@ -174,6 +174,20 @@ private slots:
             onePolicy("\"key\": {\"source\": \"header\", \"header\": \"X-Api-Key\"}, "
                       "\"budget\": {\"enabled\": false}"),
             "/policies/0/budget/enabled", "set budget.enabled to true");
+        const std::string slow = "\"capacity\": 20, \"refill_per_second\": 0.01, ";
+        const std::string smallStore = "\"store\": {\"kind\": \"memory\", \"max_buckets\": 1000}, ";
+        row("minted /64s fill the store",
+            onePolicy(slow + "\"budget\": {\"ipv6_prefixes\": []}", smallStore),
+            "/policies/0/budget/ipv6_prefixes",
+            "until the store is full every minted key passes up to 20 requests (20000 in all); "
+            "once it is full, the fair-share rule charges the attacker's new keys to its "
+            "network's bucket");
+        row("a /32's cap reaches max_buckets",
+            onePolicy(slow + "\"budget\": {\"ipv6_prefixes\": [{\"prefix\": 48, \"cap\": 64}, "
+                             "{\"prefix\": 32, \"cap\": 5000}]}",
+                      smallStore),
+            "/policies/0/budget/ipv6_prefixes/1/cap",
+            "one /32 (a provider's whole allocation) may hold 5001 buckets under this cap");
         row("trusting everyone",
             onePolicy("\"mode\": \"enforce\"", "\"trusted_proxies\": {\"cidrs\": [\"::/0\"]}, "),
             "/trusted_proxies/cidrs/0", "trusting ::/0 lets every client write its own");
@@ -215,6 +229,26 @@ private slots:
     void lintNearMisses() {
         QFETCH(QString, members);
         PolicyLoadResult r = parsePolicyText(onePolicy(members.toStdString()), "quiet.json");
+        QVERIFY2(r.ok() && r.diagnostics.empty(), qPrintable(dump(r)));
+    }
+
+    // A key that is no address has no address budget and nothing to mint addresses with: the
+    // store-fill rule stays quiet for a header, a principal and a composite without the peer,
+    // however small the store and slow the refill.
+    void storeFillRuleSkipsKeysThatAreNoAddress_data() {
+        QTest::addColumn<QString>("key");
+        QTest::newRow("header") << "{\"source\": \"header\", \"header\": \"X-Api-Key\"}";
+        QTest::newRow("principal") << "{\"source\": \"principal\"}";
+        QTest::newRow("composite without the peer")
+            << "{\"source\": \"composite\", \"parts\": [\"route\", \"header:x-tenant\"]}";
+    }
+    void storeFillRuleSkipsKeysThatAreNoAddress() {
+        QFETCH(QString, key);
+        PolicyLoadResult r = parsePolicyText(
+            onePolicy("\"capacity\": 20, \"refill_per_second\": 0.01, \"key\": " +
+                          key.toStdString() + ", \"budget\": {\"ipv6_prefixes\": []}",
+                      "\"store\": {\"kind\": \"memory\", \"max_buckets\": 1000}, "),
+            "quiet.json");
         QVERIFY2(r.ok() && r.diagnostics.empty(), qPrintable(dump(r)));
     }
 

@@ -55,7 +55,10 @@ constexpr Shipped kShipped[] = {
     {"fixed-window-boundary", "attacker.peak_allowed_per_s"},
     {"plan-tiers", "premium.throttled_fraction"},
     {"store-outage-local", "attacker.allowed"},
-    {"address-minting", "legit.store_full"},
+    {"address-minting", "keyspace.max_buckets"},
+    {"minting-ipv6-24", "attacker.allowed"},
+    {"minting-ipv6-16", "attacker.allowed"},
+    {"minting-ipv4-10", "attacker.allowed"},
 };
 
 const ExpectationResult* find(const Report& r, const std::string& metric, bool wantPass) {

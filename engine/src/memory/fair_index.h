@@ -1,0 +1,123 @@
+#pragma once
+
+// Which networks hold the memory store's buckets, for the fair-share rule of a full store
+// (docs/RELIABILITY.md): the tree of aggregates of store/fair_share.h with each node's bucket
+// count, the densest child of each node, and per node its own buckets (those whose innermost
+// aggregate it is), so that a full store can tell which networks are over their share and find
+// the buckets of the densest. It holds only buckets placed among networks
+// (ConsumeRequest::place); the rest of the store never reads it on a request for a bucket that
+// exists. Not thread-safe: the store guards it with a mutex taken after any shard lock.
+
+#include <cstdint>
+#include <vector>
+
+#include "memory/flat_table.h"
+#include "store/fair_share.h"
+
+namespace ratelab::memory {
+
+class FairIndex {
+public:
+    static constexpr std::uint32_t kNone = 0xffffffffu;
+
+    /// One bucket, in its node's list of own buckets.
+    struct Own {
+        std::uint64_t fingerprint;  ///< the bucket's, in its limit's table
+        std::uint64_t partition;    ///< its partition's hash: which shard holds it
+        std::uint64_t order;        ///< FairPath::order, for ties of last use
+        std::uint32_t limit;
+        std::uint32_t node;
+        std::uint32_t prev;
+        std::uint32_t next;
+        std::uint8_t orderTag;
+    };
+
+    /// What the rule says of a new bucket in a full store.
+    struct Verdict {
+        enum class Kind : std::uint8_t {
+            Admit,   ///< it takes the place of one of `victimNode`'s own buckets
+            Charge,  ///< it is charged to the bucket of the path's aggregate `level`
+            Full,    ///< no aggregate is over its share: the store is full
+        };
+        Kind kind = Kind::Full;
+        std::uint32_t victimNode = kNone;
+        std::size_t level = 0;
+    };
+
+    FairIndex();
+
+    /// Records a new bucket. REQUIRES: path.depth > 0; (limit, fingerprint) not held.
+    void add(const store::FairPath& path, std::uint32_t limit, std::uint64_t partition,
+             std::uint64_t fingerprint);
+    /// Forgets a bucket that went; false when the index does not hold it.
+    bool remove(std::uint32_t limit, std::uint64_t fingerprint);
+    /// Whether the index holds any bucket.
+    bool empty() const { return nodes_[kRoot].count == 0; }
+
+    /// The fair-share rule for a new bucket at `path` (depth 0: a bucket of no network) in a
+    /// store with no room: see docs/RELIABILITY.md.
+    Verdict decide(const store::FairPath& path);
+    /// The node a bucket is taken from when one must go whoever asks (the bucket of an
+    /// aggregate over its share, which is always admitted): the densest path from the root.
+    /// kNone when the index is empty.
+    std::uint32_t densestFromRoot();
+
+    /// A node's own buckets: firstOwn(), then own(i).next until kNone.
+    std::uint32_t firstOwn(std::uint32_t node) const { return nodes_[node].firstOwn; }
+    const Own& own(std::uint32_t i) const { return owns_[i]; }
+
+    /// The count of buckets held under the aggregate `id` (0 when none), for tests.
+    std::int64_t countOf(std::uint64_t id);
+    /// Its share of a full store, as decide() computes it along `path` down to `level`.
+    double shareOf(const store::FairPath& path, std::size_t level);
+
+    std::size_t bytes() const;
+
+private:
+    static constexpr std::uint32_t kRoot = 0;
+    /// The densest of a node's children may be its own buckets, named by this.
+    static constexpr std::uint32_t kOwnGroup = 0xfffffffeu;
+
+    struct Node {
+        std::uint64_t id = 0;
+        std::int64_t count = 0;  ///< buckets under it: its own and its children's
+        std::int64_t own = 0;
+        std::uint32_t parent = kNone;
+        std::uint32_t kids = 0;  ///< child nodes; each holds at least one bucket
+        std::uint32_t firstChild = kNone;
+        std::uint32_t prevSibling = kNone;
+        std::uint32_t nextSibling = kNone;
+        std::uint32_t firstOwn = kNone;
+        std::uint32_t densest = kNone;  ///< cached densest child node, when densestKnown
+        bool densestKnown = true;
+    };
+
+    std::uint32_t findNode(std::uint64_t id);
+    std::uint32_t makeNode(std::uint64_t id, std::uint32_t parent);
+    void freeNode(std::uint32_t n);
+    /// Children counted for a share: child nodes, and a non-root node's own buckets as one.
+    std::uint32_t shareKids(std::uint32_t n) const;
+    /// The densest child of `n` (most buckets, ties to the larger id; its own buckets count as
+    /// a child of id 0): a node, or kOwnGroup; kNone when `n` holds nothing.
+    std::uint32_t densest(std::uint32_t n);
+    std::int64_t countOf(std::uint32_t parent, std::uint32_t child) const;
+    /// Follows the densest child from `child` of `parent` down to the node whose own buckets
+    /// are the densest.
+    std::uint32_t densestLeaf(std::uint32_t parent, std::uint32_t child);
+    void grew(std::uint32_t parent, std::uint32_t child);
+    void shrank(std::uint32_t parent, std::uint32_t child);
+
+    static std::uint64_t ownKey(std::uint32_t limit, std::uint64_t fingerprint) {
+        const std::uint64_t k = fingerprint ^ (std::uint64_t{limit} * 0x9E3779B97F4A7C15ULL);
+        return k != 0 ? k : 1;
+    }
+
+    std::vector<Node> nodes_;
+    std::vector<std::uint32_t> freeNodes_;
+    std::vector<Own> owns_;
+    std::vector<std::uint32_t> freeOwns_;
+    FlatTable<std::uint32_t> nodeOf_;  ///< node id -> index
+    FlatTable<std::uint32_t> ownOf_;   ///< ownKey(limit, fingerprint) -> index
+};
+
+}  // namespace ratelab::memory

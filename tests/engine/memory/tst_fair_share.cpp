@@ -1,0 +1,247 @@
+// The memory store's fair-share rule when it is full (docs/RELIABILITY.md): a new key from an
+// aggregate over its share is charged to the aggregate's bucket, a new key from an aggregate
+// under its share takes the place of the densest aggregate's least recently used bucket, and
+// store_full comes only when no aggregate is over its share; under eight threads too.
+
+#include <QtTest>
+
+#include <atomic>
+#include <thread>
+
+#include "fixtures/limiter_fixture.h"
+#include "ratelab/memory_store.h"
+
+using namespace ratelab;
+using namespace ratelab::testing;
+
+namespace {
+
+constexpr Nanos kSecond = kNanosPerSecond;
+
+// 20 at once, one token per 100 s, no address budget: a bucket stays busy for the whole test,
+// and nothing but the fair-share rule keeps a minter from the store.
+Policy slowPolicy() {
+    Policy p = tokenBucketPolicy("api", 20, 0.01);
+    p.budget.ipv6Prefixes = {};
+    return p;
+}
+
+// The n-th /64 of 2001:d00::/24, spread over its 256 /32s.
+std::string minted(unsigned n) {
+    char text[64];
+    std::snprintf(text, sizeof text, "2001:d%02x:%x:%x::1", n % 256, (n / 256) % 65536,
+                  (n / (256 * 65536)) % 65536);
+    return text;
+}
+
+// The n-th IPv4 user, each in a /8 of its own among 1.0.0.0 - 99.0.0.0, then within them.
+std::string user(unsigned n) {
+    return std::to_string(1 + n % 99) + "." + std::to_string((n / 99) % 256) + ".7." +
+           std::to_string(1 + n % 200);
+}
+
+struct Outcome {
+    int own = 0;             // passed on a bucket of its own (a new one: 19 left)
+    int chargedPassed = 0;   // passed on another bucket (its network's)
+    int chargedRefused = 0;  // throttled by it
+    int full = 0;            // 503 store_full
+    int other = 0;
+    int charged() const { return chargedPassed + chargedRefused; }
+    void add(const Outcome& o) {
+        own += o.own;
+        chargedPassed += o.chargedPassed;
+        chargedRefused += o.chargedRefused;
+        full += o.full;
+        other += o.other;
+    }
+};
+
+void count(const Check& check, Outcome& o) {
+    const PolicyResult& r = check.policies()[0];
+    if (r.outcome == PolicyOutcome::StoreFull) {
+        ++o.full;
+    } else if (r.chargedFallback) {
+        ++(r.outcome == PolicyOutcome::Passed ? o.chargedPassed : o.chargedRefused);
+    } else if (r.outcome == PolicyOutcome::Passed && r.decision.remaining == 19) {
+        ++o.own;
+    } else {
+        ++o.other;
+    }
+}
+
+}  // namespace
+
+class TestFairShare : public QObject {
+    Q_OBJECT
+
+private slots:
+    // A minter alone fills the store: its aggregate holds the whole store, its share, so it is
+    // over no share and its next keys are refused as full. A user from elsewhere is under its
+    // share: it takes the place of one of the minter's buckets, and from then on the minter's
+    // aggregate is over its share and its new keys are charged to the aggregate's bucket.
+    void minterAloneIsFullThenChargedOnceOthersArrive() {
+        MemoryStoreOptions options;
+        options.maxBuckets = 1000;
+        Limiter limiter(policySet({slowPolicy()}), makeMemoryStore(options));
+        TestRequest request;
+        Check check;
+        Outcome minter;
+        for (unsigned i = 0; i < 1000; ++i) {
+            request.from(minted(i));
+            limiter.check(request.view(), kSecond, check);
+            count(check, minter);
+        }
+        QCOMPARE(minter.own, 1000);
+        for (unsigned i = 1000; i < 1100; ++i) {
+            request.from(minted(i));
+            limiter.check(request.view(), kSecond, check);
+            count(check, minter);
+        }
+        // Within the minter's networks, a /32 over its share is charged to its bucket; the rest
+        // are full.
+        QCOMPARE(minter.own, 1000);
+        QCOMPARE(minter.full + minter.charged(), 100);
+        QCOMPARE(minter.other, 0);
+        QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(1000));
+
+        Outcome users;
+        for (unsigned u = 0; u < 300; ++u) {
+            request.from(user(u));
+            limiter.check(request.view(), 2 * kSecond, check);
+            count(check, users);
+        }
+        QCOMPARE(users.own, 300);
+        QCOMPARE(users.full + users.charged() + users.other, 0);
+        QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(1000));
+
+        Outcome later;
+        for (unsigned i = 2000; i < 3000; ++i) {
+            request.from(minted(i));
+            limiter.check(request.view(), 3 * kSecond, check);
+            count(check, later);
+        }
+        QCOMPARE(later.own, 0);
+        QCOMPARE(later.full, 0);
+        QCOMPARE(later.other, 0);
+        QCOMPARE(later.charged(), 1000);
+        // The minter's network's bucket ("ip:2001::/16") passes 20 and throttles the rest: what
+        // the minter gains is that bucket's capacity, not a bucket per key.
+        QCOMPARE(later.chargedPassed, 20);
+        // Users keep getting buckets of their own.
+        for (unsigned u = 300; u < 400; ++u) {
+            request.from(user(u));
+            limiter.check(request.view(), 4 * kSecond, check);
+            count(check, users);
+        }
+        QCOMPARE(users.own, 400);
+    }
+
+    // Four users of four /8s fill a store of four: each /8 holds exactly its share, so a fifth
+    // /8's key is refused as full, and so is another key of a /8 already there.
+    void fullOnlyWhenNoAggregateIsOverItsShare() {
+        MemoryStoreOptions options;
+        options.maxBuckets = 4;
+        Limiter limiter(policySet({slowPolicy()}), makeMemoryStore(options));
+        TestRequest request;
+        Check check;
+        for (const char* a : {"10.0.0.1", "20.0.0.1", "30.0.0.1", "40.0.0.1"}) {
+            request.from(a);
+            limiter.check(request.view(), 0, check);
+            QCOMPARE(check.policies()[0].outcome, PolicyOutcome::Passed);
+        }
+        for (const char* a : {"50.0.0.1", "10.0.0.2"}) {
+            request.from(a);
+            Verdict v = limiter.decide(request.view(), kSecond);
+            QCOMPARE(v.status, 503);
+            QCOMPARE(v.code, RefusalCode::StoreFull);
+        }
+    }
+
+    // Three keys of 10/8 and one of 192/8 in a store of four: 10/8 holds 3 of a share of 2. A
+    // fourth key of 10/8 is charged to 10/8's bucket; a key of 172/8 (under its share) takes
+    // the place of one of 10/8's buckets, the least recently used.
+    void overShareIsChargedUnderShareTakesThePlaceOfTheDensest() {
+        MemoryStoreOptions options;
+        options.maxBuckets = 4;
+        Limiter limiter(policySet({slowPolicy()}), makeMemoryStore(options));
+        TestRequest request;
+        Check check;
+        Nanos t = 0;
+        for (const char* a : {"10.0.0.1", "10.0.1.1", "10.0.2.1", "192.0.2.1"}) {
+            request.from(a);
+            limiter.check(request.view(), t += kSecond, check);
+            QCOMPARE(check.policies()[0].decision.remaining, std::int64_t(19));
+        }
+        request.from("10.0.3.1");
+        limiter.check(request.view(), t += kSecond, check);
+        QCOMPARE(check.policies()[0].outcome, PolicyOutcome::Passed);
+        QVERIFY(check.policies()[0].chargedFallback);
+        request.from("10.0.3.2");
+        limiter.check(request.view(), t += kSecond, check);
+        QVERIFY(check.policies()[0].chargedFallback);
+        QCOMPARE(check.policies()[0].decision.remaining, std::int64_t(18));  // the same bucket
+
+        request.from("172.16.0.1");
+        limiter.check(request.view(), t += kSecond, check);
+        QCOMPARE(check.policies()[0].outcome, PolicyOutcome::Passed);
+        QVERIFY(!check.policies()[0].chargedFallback);
+        QCOMPARE(check.policies()[0].decision.remaining, std::int64_t(19));
+        QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(4));
+        // 192/8's bucket was never the densest aggregate's: it is still there.
+        request.from("192.0.2.1");
+        limiter.check(request.view(), t += kSecond, check);
+        QCOMPARE(check.policies()[0].decision.remaining, std::int64_t(18));
+    }
+
+    // Eight threads at once: four mint /64s across a /24 of a store the minter filled, four
+    // bring users from other networks. The minter's aggregate is over its share from the first
+    // user on, so it never gains a bucket again: every minted key is charged or throttled, every
+    // user gets a bucket of its own, and the store stays at its cap.
+    void eightThreadsMintingNeverPassTheirShare() {
+        MemoryStoreOptions options;
+        options.maxBuckets = 2000;
+        Limiter limiter(policySet({slowPolicy()}), makeMemoryStore(options));
+        TestRequest request;
+        Check check;
+        for (unsigned i = 0; i < 2000; ++i) {
+            request.from(minted(i));
+            limiter.check(request.view(), kSecond, check);
+        }
+        request.from(user(0));
+        limiter.check(request.view(), kSecond, check);
+        QCOMPARE(check.policies()[0].decision.remaining, std::int64_t(19));
+
+        std::array<Outcome, 8> outcomes{};
+        std::atomic<bool> go{false};
+        std::vector<std::thread> threads;
+        for (unsigned t = 0; t < 8; ++t) {
+            threads.emplace_back([&, t] {
+                TestRequest r;
+                Check c;
+                while (!go.load())
+                    std::this_thread::yield();
+                for (unsigned i = 0; i < 400; ++i) {
+                    const bool minter = t < 4;
+                    r.from(minter ? minted(10'000 + t * 400 + i) : user(1 + (t - 4) * 400 + i));
+                    limiter.check(r.view(), 2 * kSecond, c);
+                    count(c, outcomes[t]);
+                }
+            });
+        }
+        go = true;
+        for (auto& th : threads)
+            th.join();
+        Outcome minters, users;
+        for (unsigned t = 0; t < 8; ++t)
+            (t < 4 ? minters : users).add(outcomes[t]);
+        QCOMPARE(minters.own, 0);
+        QCOMPARE(minters.full, 0);
+        QCOMPARE(minters.charged(), 1600);
+        QCOMPARE(minters.chargedPassed, 20);  // the /16's bucket, 20 at once
+        QCOMPARE(users.own, 1600);
+        QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(2000));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestFairShare)
+#include "tst_fair_share.moc"
