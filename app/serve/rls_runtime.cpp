@@ -16,6 +16,10 @@ public:
     rls::RlsResult decide(const rls::RlsRequest& request, Nanos now) override {
         return decider_->decide(request, now);
     }
+    void decideBatch(std::span<const rls::RlsRequest> requests, Nanos now, Nanos storeTimeout,
+                     std::span<rls::RlsResult> out) override {
+        decider_->decideBatch(requests, now, out, storeTimeout);
+    }
     const rls::RlsDecider* decider() const override { return decider_.get(); }
 
 private:
@@ -77,6 +81,11 @@ std::shared_ptr<const RlsGeneration> RlsRuntime::current() const {
 
 rls::RlsResult RlsRuntime::decide(const rls::RlsRequest& request, Nanos now) {
     return current()->decisions->decide(request, now);
+}
+
+void RlsRuntime::decideBatch(std::span<const rls::RlsRequest> requests, Nanos now,
+                             Nanos storeTimeout, std::span<rls::RlsResult> out) {
+    current()->decisions->decideBatch(requests, now, storeTimeout, out);
 }
 
 const rls::RlsDecider* RlsRuntime::decider() const {

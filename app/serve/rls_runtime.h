@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,8 @@ public:
 
     /// Decides with the current generation.
     rls::RlsResult decide(const rls::RlsRequest& request, Nanos now) override;
+    void decideBatch(std::span<const rls::RlsRequest> requests, Nanos now, Nanos storeTimeout,
+                     std::span<rls::RlsResult> out) override;
     const rls::RlsDecider* decider() const override;
 
     std::shared_ptr<const RlsGeneration> current() const;

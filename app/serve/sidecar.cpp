@@ -4,6 +4,7 @@
 
 #include "observers/log_line.h"
 #include "ratelab/memory_store.h"
+#include "serve/service_store.h"
 
 namespace ratelab::serve {
 
@@ -95,8 +96,11 @@ std::unique_ptr<Sidecar> Sidecar::open(const SidecarOptions& options,
     }
     if (s->rlsRuntime_) {
         const WallClock& clock = options.rls.clock ? *options.rls.clock : systemWallClock();
+        RlsServiceOptions service;
+        service.batched = storeLeavesProcess(s->store()) && options.storeTimeout > 0;
+        service.batcher.storeTimeout = options.storeTimeout;
         s->rlsService_ =
-            std::make_unique<RlsService>(*s->rlsRuntime_, clock, s->rlsMetrics_, &s->log_);
+            std::make_unique<RlsService>(*s->rlsRuntime_, clock, s->rlsMetrics_, &s->log_, service);
         Sidecar* self = s.get();
         s->healthService_ = std::make_unique<HealthService>(
             [self] { return self->unreadyReason(); }, s->rlsMetrics_);

@@ -252,9 +252,11 @@ int runRlsBench(int argc, char** argv) {
     redisConfig.urls = {redis.url()};
     redisConfig.keyNamespace = "bench" + std::to_string(std::random_device()());
     std::shared_ptr<Store> redisStore = serve::makeServiceStore(redisConfig, &error);
+    // How many decisions each Redis round trip carried: the batching store's counters.
+    std::shared_ptr<BatchingStore> batching = std::dynamic_pointer_cast<BatchingStore>(redisStore);
     std::unique_ptr<serve::Sidecar> onRedis =
         redisStore ? startRatelab(dir, std::move(redisStore)) : nullptr;
-    if (!empty.start() || !memory || !onRedis) {
+    if (!empty.start() || !memory || !onRedis || !batching) {
         std::fprintf(stderr, "ratelab-bench --rls: a server did not start %s\n", error.c_str());
         return 1;
     }
@@ -275,10 +277,19 @@ int runRlsBench(int argc, char** argv) {
         double rate[3] = {0, 0, 0};
         for (int i = 0; i < 3; ++i) {
             Target& t = targets[(i + round) % 3];  // the order turns each round
+            const BatchingStoreCounters before = batching->counters();
             const LoadResult r = load(t.port, seconds, requests);
-            std::printf("round %d  %-15s %9.0f calls/s  p50 %6.0f us  p99 %6.0f us  errors %lld\n",
+            const BatchingStoreCounters after = batching->counters();
+            std::printf("round %d  %-15s %9.0f calls/s  p50 %6.0f us  p99 %6.0f us  errors %lld",
                         round + 1, t.name, r.callsPerSecond, r.p50Micros, r.p99Micros,
                         static_cast<long long>(r.errors));
+            if (after.batches > before.batches) {
+                std::printf("  %.1f decisions a round trip (largest %lld)",
+                            static_cast<double>(after.consumptions - before.consumptions) /
+                                static_cast<double>(after.batches - before.batches),
+                            static_cast<long long>(after.largestBatch));
+            }
+            std::printf("\n");
             std::fflush(stdout);
             if (r.errors != 0) status = 1;
             t.rates.push_back(r.callsPerSecond);

@@ -33,37 +33,64 @@ const WallClock& systemWallClock() {
 }
 
 RlsService::RlsService(RlsDecisions& decisions, const WallClock& clock, RlsMetrics& metrics,
-                       ServiceLog* log)
-    : decisions_(decisions), clock_(clock), metrics_(metrics), log_(log) {}
+                       ServiceLog* log, const RlsServiceOptions& options)
+    : decisions_(decisions), clock_(clock), metrics_(metrics), log_(log) {
+    if (options.batched) {
+        batcher_ = std::make_unique<RlsBatcher>(
+            decisions, clock,
+            [this](const RlsQueuedCall& call, rls::RlsResult& result) {
+                finish(call, grpc::Status::OK, &result);
+            },
+            options.batcher);
+    }
+}
+
+RlsService::~RlsService() = default;
 
 grpc::ServerUnaryReactor* RlsService::ShouldRateLimit(
     grpc::CallbackServerContext* context,
     const envoy::service::ratelimit::v3::RateLimitRequest* request,
     envoy::service::ratelimit::v3::RateLimitResponse* response) {
-    const Nanos start = clockNow(CLOCK_MONOTONIC);
+    const RlsQueuedCall call{context->DefaultReactor(), response, clockNow(CLOCK_MONOTONIC)};
+    if (batcher_) {
+        rls::RlsRequest decided;
+        std::string why = readRlsRequest(*request, decided);
+        if (why.empty()) {
+            // Finished by a batcher thread, possibly before this returns (grpc++ keeps a
+            // Finish that comes before the call is bound to its reactor).
+            batcher_->add(std::move(decided), call);
+        } else {
+            finish(call, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, why), nullptr);
+        }
+        return call.reactor;
+    }
     // Reused by every call this thread takes, so that a call allocates only what grows.
     thread_local rls::RlsRequest decided;
-    grpc::Status status;
     std::string why = readRlsRequest(*request, decided);
     if (!why.empty()) {
-        status = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, why);
+        finish(call, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, why), nullptr);
     } else {
-        const rls::RlsResult result = decisions_.decide(decided, clock_.now());
-        if (result.ok()) {
-            writeRlsResponse(result.response, *response);
-            metrics_.countAnswer(result.response.overall);
-        } else {
-            // rls::GrpcCode is numbered as grpc::StatusCode.
-            status = grpc::Status(static_cast<grpc::StatusCode>(result.error.code),
-                                  result.error.message);
-        }
+        rls::RlsResult result = decisions_.decide(decided, clock_.now());
+        finish(call, grpc::Status::OK, &result);
+    }
+    return call.reactor;
+}
+
+void RlsService::finish(const RlsQueuedCall& call, const grpc::Status& refusal,
+                        rls::RlsResult* result) {
+    grpc::Status status = refusal;
+    if (result && result->ok()) {
+        writeRlsResponse(result->response, *call.response);
+        metrics_.countAnswer(result->response.overall);
+    } else if (result) {
+        // rls::GrpcCode is numbered as grpc::StatusCode.
+        status = grpc::Status(static_cast<grpc::StatusCode>(result->error.code),
+                              std::move(result->error.message));
     }
     const Nanos end = clockNow(CLOCK_MONOTONIC);
-    metrics_.countCall(RlsRpc::ShouldRateLimit, status.error_code(), end - start);
+    metrics_.countCall(RlsRpc::ShouldRateLimit, status.error_code(), end - call.received);
     if (!status.ok()) logRefusal(status.error_code(), status.error_message(), end);
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(status);
-    return reactor;
+    call.reactor->Finish(status);
 }
 
 void RlsService::logRefusal(int code, const std::string& message, Nanos monotonicNow) {

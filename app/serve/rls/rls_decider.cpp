@@ -471,6 +471,17 @@ RlsResult RlsDecider::decide(const RlsRequest& request, Nanos now) const {
 
 void RlsDecider::decideBatch(std::span<const RlsRequest> requests, Nanos now,
                              std::span<RlsResult> out) const {
+    decideBatchWithin(requests, now, out, impl_->options.storeTimeout, true);
+}
+
+void RlsDecider::decideBatch(std::span<const RlsRequest> requests, Nanos now,
+                             std::span<RlsResult> out, Nanos storeTimeout) const {
+    decideBatchWithin(requests, now, out, storeTimeout, storeTimeout > 0);
+}
+
+void RlsDecider::decideBatchWithin(std::span<const RlsRequest> requests, Nanos now,
+                                   std::span<RlsResult> out, Nanos storeTimeout,
+                                   bool sendToStore) const {
     const Impl& m = *impl_;
     std::vector<Impl::CallState> calls(requests.size());
     std::vector<Impl::Charge> charges;
@@ -496,12 +507,19 @@ void RlsDecider::decideBatch(std::span<const RlsRequest> requests, Nanos now,
         r.budget = c.levels > 0 ? &c.budgets[0] : nullptr;
         r.cost = static_cast<std::int64_t>(c.hits);
         r.now = now;
-        r.timeout = m.options.storeTimeout;
+        r.timeout = storeTimeout;
         batch.push_back(r);
         batchCharge.push_back(k);
     }
     std::vector<ConsumeResult> results(batch.size());
-    if (!batch.empty()) m.store->consumeBatch(batch, results);
+    if (sendToStore) {
+        if (!batch.empty()) m.store->consumeBatch(batch, results);
+    } else {
+        for (ConsumeResult& r : results) {
+            r.status = StoreStatus::Transport;
+            r.error = "no time left of the store timeout";
+        }
+    }
 
     // Store errors: the limit's rule, or the decider's.
     std::vector<ConsumeRequest> localBatch;

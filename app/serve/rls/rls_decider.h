@@ -95,10 +95,21 @@ public:
     void decideBatch(std::span<const RlsRequest> requests, Nanos now,
                      std::span<RlsResult> out) const;
 
+    /// As decideBatch() above, with every store call bounded by `storeTimeout` (nanoseconds) in
+    /// place of the options' storeTimeout: a listener that queued the calls gives what is left of
+    /// their bound. `storeTimeout` <= 0: the calls have no time left, nothing is sent to the store
+    /// and every limit it would have charged is decided by its store-error rule, as when the store
+    /// cannot be reached. REQUIRES: as above.
+    void decideBatch(std::span<const RlsRequest> requests, Nanos now, std::span<RlsResult> out,
+                     Nanos storeTimeout) const;
+
     const formats::envoy::RlsConfig& config() const;
     Store& store() const;
 
 private:
+    void decideBatchWithin(std::span<const RlsRequest> requests, Nanos now,
+                           std::span<RlsResult> out, Nanos storeTimeout, bool sendToStore) const;
+
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

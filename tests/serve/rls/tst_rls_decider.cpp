@@ -387,6 +387,39 @@ descriptors:
         if (!r.ok()) QCOMPARE(r.error.code, GrpcCode::Unavailable);
     }
 
+    // A batch given no store time (a listener's queued calls whose store timeout has passed)
+    // sends nothing: each limit is decided by its rule as for an unreachable store, and the store
+    // has counted nothing afterwards.
+    void noStoreTimeLeft_data() {
+        QTest::addColumn<int>("rule");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("fail the call") << int(RlsStoreErrorRule::FailCall)
+                                       << "ERROR store error: no time left of the store timeout";
+        QTest::newRow("fail open")
+            << int(RlsStoreErrorRule::FailOpen) << "OK | OK 4/minute rem 4 reset 60";
+        QTest::newRow("deny") << int(RlsStoreErrorRule::Deny)
+                              << "OVER | OVER 4/minute rem 0 reset 60";
+        QTest::newRow("local share")
+            << int(RlsStoreErrorRule::Local) << "OK | OK 4/minute rem 1 reset 60";
+    }
+    void noStoreTimeLeft() {
+        QFETCH(int, rule);
+        QFETCH(QString, expected);
+        RlsDeciderOptions options;
+        options.onStoreError = static_cast<RlsStoreErrorRule>(rule);
+        options.replicas = 2;
+        RlsDecider d(config("domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: minute, "
+                            "requests_per_unit: 4}\n"),
+                     makeMemoryStore(), options);
+        const RlsRequest requests[] = {call("d", {{"k", "v"}}), call("d", {{"k", "w"}})};
+        RlsResult out[2];
+        d.decideBatch(requests, 60 * kNanosPerSecond, out, 0);
+        for (const RlsResult& r : out)
+            QCOMPARE(render(r), expected);
+        d.decideBatch(requests, 60 * kNanosPerSecond, out, 15 * kNanosPerMilli);
+        QCOMPARE(render(out[0]), QString("OK | OK 4/minute rem 3 reset 60"));
+    }
+
     // Many threads on one key: exactly the limit passes (each charge is atomic in the store).
     void threads() {
         RlsDecider d(config("domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, "
