@@ -85,6 +85,7 @@ std::unique_ptr<Sidecar> Sidecar::open(const SidecarOptions& options,
         s->metrics_->countReload(true, observers::wallClockNow());
     }
     if (!options.rls.configPath.empty() && !s->openRls(diagnostics, error)) return nullptr;
+    s->warmStore();
 
     if (s->runtime_) {
         HttpServerOptions http = options.http;
@@ -137,6 +138,19 @@ bool Sidecar::openRls(std::vector<Diagnostic>* diagnostics, std::string* error) 
     return true;
 }
 
+// A store outside the process opens its connection and loads its scripts on its first call,
+// which can take longer than a call's store timeout (--store-timeout-ms): that call would be
+// decided by its store-error rule and the store would back off as from a stalled server. So the
+// store is asked once before any listener takes a call, within the store's own (longer)
+// timeouts; when it does not answer, the service starts anyway and reports unready until it
+// does, as /readyz and the gRPC health check say.
+void Sidecar::warmStore() {
+    const ConsumeResult probe = store().probe();
+    warmError_ = probe.status == StoreStatus::Ok
+                     ? ""
+                     : std::string(storeStatusName(probe.status)) + ": " + probe.error;
+}
+
 std::vector<ListenAddress> Sidecar::addresses() const {
     return decisions_ ? decisions_->addresses() : std::vector<ListenAddress>{};
 }
@@ -171,8 +185,14 @@ void Sidecar::start() {
     }
     line.field("admin", joined(adminAddresses()))
         .field("store", store().kind())
-        .field("store_timeout_ms", options_.storeTimeout / kNanosPerMilli);
+        .field("store_timeout_ms", options_.storeTimeout / kNanosPerMilli)
+        .flag("store_ready", warmError_.empty());
     log_.write(line);
+    if (!warmError_.empty()) {
+        log_.write(LogLine("warn", "store_unready")
+                       .field("store", store().kind())
+                       .field("error", warmError_));
+    }
 }
 
 Store& Sidecar::store() const {

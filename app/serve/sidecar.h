@@ -74,9 +74,10 @@ struct SidecarOptions {
 
 class Sidecar final : private AdminActions {
 public:
-    /// Loads the policy file and the rate limit configuration, makes the store and binds the
-    /// listeners. Null when a file has errors (in *diagnostics, warnings included) or something
-    /// cannot be set up (in *error).
+    /// Loads the policy file and the rate limit configuration, makes the store, asks it once
+    /// (a store outside the process connects and loads its scripts here, within its own
+    /// timeouts, not on the first calls) and binds the listeners. Null when a file has errors (in
+    /// *diagnostics, warnings included) or something cannot be set up (in *error).
     static std::unique_ptr<Sidecar> open(const SidecarOptions& options,
                                          std::vector<Diagnostic>* diagnostics, std::string* error);
     ~Sidecar() override;
@@ -115,6 +116,8 @@ private:
     explicit Sidecar(const SidecarOptions& options);
     bool openRls(std::vector<Diagnostic>* diagnostics, std::string* error);
     void logReload(const ReloadResult& result, std::string_view trigger);
+    /// Asks the store once before the listeners take calls (its connection and scripts).
+    void warmStore();
     Store& store() const;
 
     std::string metricsText() override;
@@ -137,6 +140,7 @@ private:
     std::unique_ptr<HealthService> healthService_;
     std::unique_ptr<GrpcServer> grpc_;
     std::atomic<bool> draining_{false};
+    std::string warmError_;  // why the store did not answer at start; empty when it did
 };
 
 }  // namespace ratelab::serve

@@ -3,7 +3,8 @@
 // handleBatch, one store round trip), with the answers and framing of deciding each at once;
 // and the SIGSTOP drill: while Redis is stopped no request waits past --store-timeout-ms plus
 // 20 ms (each call's latency measured by the client), every answer follows its policy's
-// on_store_error, and after SIGCONT Redis decides again. Threads: label "threads".
+// on_store_error, and after SIGCONT Redis decides again; a cold start on the 15 ms bound is
+// decided by Redis from the first request. Threads: label "threads".
 
 #include <QtTest>
 
@@ -19,6 +20,8 @@
 
 #include "fixtures/redis_fixture.h"
 #include "fixtures/serve_fixture.h"
+#include "ratelab/batching_store.h"
+#include "ratelab/redis_store.h"
 
 using namespace ratelab;
 using namespace ratelab::testing;
@@ -169,6 +172,35 @@ private slots:
         }
         const serve::HttpServerStats stats = s.sidecar->decisionServer().stats();
         QCOMPARE(stats.requests, std::int64_t(9));
+    }
+
+    // A cold start on the 15 ms store timeout: the service connects to Redis and loads its
+    // scripts before the listener takes a request (one connection made before any request, none
+    // by the first), so the first requests are decided by Redis: /deny is not refused by its
+    // store-error rule (503), and its RateLimit field counts down from Redis' bucket.
+    void coldStartDecidedByRedis() {
+        SidecarUnderTest s(policies(redis_.url()),
+                           [](serve::SidecarOptions& o) { o.storeTimeout = 15 * kNanosPerMilli; });
+        QVERIFY2(s.sidecar, s.error.c_str());
+        auto* batching = dynamic_cast<BatchingStore*>(&s.sidecar->runtime().store());
+        QVERIFY(batching);
+        auto* redis = dynamic_cast<RedisStore*>(&batching->inner());
+        QVERIFY(redis);
+        QCOMPARE(redis->counters().connects, std::int64_t(1));
+        const auto lines = s.logLines();
+        QVERIFY(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+            return l.find("\"store_ready\":true") != std::string::npos;
+        }));
+        RawClient client(s.port());
+        for (int r : {3, 2}) {
+            QVERIFY(client.send(get("/deny")));
+            const HttpAnswer a = client.read();
+            QCOMPARE(a.status, 200);
+            const std::string expected = "\"deny\";r=" + std::to_string(r) + ";t=";
+            QVERIFY2(a.header("ratelimit").starts_with(expected), a.header("ratelimit").c_str());
+        }
+        QCOMPARE(redis->counters().connects, std::int64_t(1));
+        QCOMPARE(redis->counters().transportErrors, std::int64_t(0));
     }
 
     // The drill: Redis stopped under load. Four connections send requests one at a time,

@@ -26,6 +26,13 @@ LogLine& LogLine::field(std::string_view name, std::int64_t value) {
     return *this;
 }
 
+LogLine& LogLine::flag(std::string_view name, bool value) {
+    line_ += ',';
+    json::appendJsonString(line_, name);
+    line_ += value ? ":true" : ":false";
+    return *this;
+}
+
 ServiceLog::ServiceLog(Sink sink) : sink_(std::move(sink)) {
     if (!sink_) {
         sink_ = [](std::string_view line) {

@@ -20,6 +20,8 @@ public:
         return field(name, std::string_view(value));
     }
     LogLine& field(std::string_view name, std::int64_t value);
+    /// A JSON true or false (a name of its own, as a bool would convert to either overload).
+    LogLine& flag(std::string_view name, bool value);
     /// The line, without a newline.
     std::string text() const { return line_ + "}"; }
 
