@@ -22,6 +22,7 @@
 
 #include "envoy/service/ratelimit/v3/rls.grpc.pb.h"
 #include "fixtures/redis_fixture.h"
+#include "ratelab/redis_store.h"
 #include "serve/grpc/grpc_server.h"
 #include "serve/service_store.h"
 #include "serve/sidecar.h"
@@ -254,9 +255,10 @@ int runRlsBench(int argc, char** argv) {
     std::shared_ptr<Store> redisStore = serve::makeServiceStore(redisConfig, &error);
     // How many decisions each Redis round trip carried: the batching store's counters.
     std::shared_ptr<BatchingStore> batching = std::dynamic_pointer_cast<BatchingStore>(redisStore);
+    RedisStore* redisInner = batching ? dynamic_cast<RedisStore*>(&batching->inner()) : nullptr;
     std::unique_ptr<serve::Sidecar> onRedis =
         redisStore ? startRatelab(dir, std::move(redisStore)) : nullptr;
-    if (!empty.start() || !memory || !onRedis || !batching) {
+    if (!empty.start() || !memory || !onRedis || !redisInner) {
         std::fprintf(stderr, "ratelab-bench --rls: a server did not start %s\n", error.c_str());
         return 1;
     }
@@ -278,8 +280,11 @@ int runRlsBench(int argc, char** argv) {
         for (int i = 0; i < 3; ++i) {
             Target& t = targets[(i + round) % 3];  // the order turns each round
             const BatchingStoreCounters before = batching->counters();
+            const std::int64_t storeErrorsBefore = redisInner->counters().transportErrors;
             const LoadResult r = load(t.port, seconds, requests);
             const BatchingStoreCounters after = batching->counters();
+            const std::int64_t storeErrors =
+                redisInner->counters().transportErrors - storeErrorsBefore;
             std::printf("round %d  %-15s %9.0f calls/s  p50 %6.0f us  p99 %6.0f us  errors %lld",
                         round + 1, t.name, r.callsPerSecond, r.p50Micros, r.p99Micros,
                         static_cast<long long>(r.errors));
@@ -289,6 +294,10 @@ int runRlsBench(int argc, char** argv) {
                                 static_cast<double>(after.batches - before.batches),
                             static_cast<long long>(after.largestBatch));
             }
+            // Redis calls that timed out or found the server backed off; a failed call without
+            // one had no store time left when its batch was taken.
+            if (storeErrors > 0)
+                std::printf("  redis errors %lld", static_cast<long long>(storeErrors));
             std::printf("\n");
             std::fflush(stdout);
             if (r.errors != 0) status = 1;
