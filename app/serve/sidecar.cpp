@@ -79,6 +79,9 @@ std::unique_ptr<Sidecar> Sidecar::open(const SidecarOptions& options,
         LimiterOptions limiterOptions;
         limiterOptions.observer = s->observer_.get();
         limiterOptions.maxStoreTimeout = options.storeTimeout;
+        // Decisions are taken on CLOCK_MONOTONIC (decision_handler.cpp); calendar windows need
+        // to know which Unix time that is.
+        limiterOptions.unixTimeAtZero = unixTimeOfMonotonicZero();
         s->runtime_ = PolicyRuntime::open(options.policyPath, limiterOptions, *s->metrics_,
                                           diagnostics, error);
         if (!s->runtime_) return nullptr;

@@ -157,9 +157,10 @@ private slots:
         for (const char* f : {"default", "login", "tiers", "nginx-compatible"}) {
             QTest::newRow(f) << root + "resources/policies/" + f + ".json" << true;
         }
-        for (const char* f : {"minimal", "everything", "integral-doubles", "unix-socket",
-                              "redis-auth", "redis-auth-file", "with-validation", "nginx-features",
-                              "envoy-features", "haproxy-features", "charge-by-outcome"}) {
+        for (const char* f :
+             {"minimal", "everything", "integral-doubles", "unix-socket", "redis-auth",
+              "redis-auth-file", "with-validation", "nginx-features", "envoy-features",
+              "haproxy-features", "charge-by-outcome", "calendar-windows"}) {
             QTest::newRow(f) << root + "tests/data/policies/valid/" + f + ".json"
                              << (std::string_view(f) == "with-validation");
         }
@@ -277,7 +278,8 @@ private slots:
             QCOMPARE(savePolicyText(*r.policies), text);
             // Every export either succeeds with text or refuses with the reason.
             for (formats::ExportTarget t :
-                 {formats::ExportTarget::Nginx, formats::ExportTarget::Envoy, formats::ExportTarget::Haproxy}) {
+                 {formats::ExportTarget::Nginx, formats::ExportTarget::Envoy,
+                  formats::ExportTarget::Haproxy}) {
                 formats::ExportResult e = formats::exportPolicySet(set, t);
                 QCOMPARE(e.ok(), !e.text.empty());
                 for (const formats::ExportNote& n : e.notes) {

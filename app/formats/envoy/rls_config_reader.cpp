@@ -612,8 +612,9 @@ Policy calendarWindowPolicy(RateUnit unit, std::uint32_t requestsPerUnit) {
     p.algorithm = Algorithm::FixedWindow;
     p.capacity = requestsPerUnit;
     p.windowMs = unitSeconds(unit) * 1000;
-    // TODO(engine-features): "align": "calendar" once the engine's calendar-aligned fixed
-    // window lands; until then the decider aligns the window itself (rls_decider.cpp).
+    // The original's windows: [now - now mod U, + U) on the Unix epoch, the same for every key
+    // (its month is 30 days and its year 365, from the epoch, not the calendar's).
+    p.align = WindowAlign::Calendar;
     return p;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "algorithms/calendar.h"
 #include "policy/policy_file_internal.h"
 #include "policy/policy_names.h"
 #include "policy/policy_paths.h"
@@ -29,7 +30,8 @@ std::string ExportNotes::prefix(std::size_t policy) const {
 
 std::string ExportNotes::approximate(std::size_t policy, std::string_view field,
                                      std::string message) {
-    notes_.push_back({ExportNote::Kind::Approximated, policy::policyPointer(policy) + std::string(field),
+    notes_.push_back({ExportNote::Kind::Approximated,
+                      policy::policyPointer(policy) + std::string(field),
                       prefix(policy) + message});
     return message;
 }
@@ -57,7 +59,8 @@ bool ExportNotes::refused() const {
 RequestNumbers requestNumbers(const Policy& p) {
     RequestNumbers n;
     const Limit limit = compileLimit(p);
-    n.windowMs = p.windowMs;
+    // A calendar month or year counts as its nominal 30 or 365 days.
+    n.windowMs = algorithms::nominalWindow(limit) / kNanosPerMilli;
     switch (p.algorithm) {
         case Algorithm::LeakyBucket:
             n.atOnce = (p.capacity + 1) / p.cost;
@@ -73,7 +76,7 @@ RequestNumbers requestNumbers(const Policy& p) {
         case Algorithm::SlidingLog:
             n.atOnce = p.capacity / p.cost;
             n.ratePerSecond =
-                static_cast<double>(n.atOnce) * 1000.0 / static_cast<double>(p.windowMs);
+                static_cast<double>(n.atOnce) * 1000.0 / static_cast<double>(n.windowMs);
             break;
     }
     return n;
@@ -84,6 +87,21 @@ std::vector<std::string> commonChecks(const PolicySet& set, std::size_t index, E
     const Policy& p = set.policies[index];
     std::vector<std::string> comments;
     std::string target(notes.displayName());
+    if (p.algorithm == Algorithm::FixedWindow && p.align == WindowAlign::Calendar) {
+        comments.push_back(notes.approximate(
+            index, "/align",
+            "its windows are on the calendar (the same for every key, each ending on the "
+            "window's boundary in UTC), which " +
+                target +
+                " cannot align: it counts from each key's own requests, so a client may "
+                "pass the quota twice around a window's end" +
+                (p.calendarUnit != CalendarUnit::None
+                     ? "; a calendar " +
+                           std::string(policy::nameOf(policy::kCalendarUnits, p.calendarUnit)) +
+                           " is exported as " +
+                           (p.calendarUnit == CalendarUnit::Month ? "30" : "365") + " days"
+                     : std::string())));
+    }
     if (p.key.source == KeySource::Principal) {
         notes.refuse(index, "/key/source",
                      "it keys on the verified principal, which " + target +
@@ -177,8 +195,12 @@ std::string describe(const Policy& p) {
                                   : "");
             break;
         default:
-            out += " quota " + std::to_string(p.capacity) + " per " + std::to_string(p.windowMs) +
-                   " ms";
+            out += " quota " + std::to_string(p.capacity) + " per " +
+                   (p.align == WindowAlign::Calendar && p.calendarUnit != CalendarUnit::None
+                        ? "calendar " +
+                              std::string(policy::nameOf(policy::kCalendarUnits, p.calendarUnit))
+                        : std::to_string(p.windowMs) + " ms") +
+                   (p.align == WindowAlign::Calendar ? " on the calendar" : "");
     }
     if (p.cost != 1) out += ", cost " + std::to_string(p.cost);
     out += ", key " + std::string(policy::nameOf(policy::kKeySources, p.key.source));

@@ -139,17 +139,17 @@ private:
         Bucket bucket;
         bucket.maxTokens = n.atOnce;
         if (p.algorithm == Algorithm::FixedWindow) {
-            if (p.windowMs < kMinFillMs) {
+            if (n.windowMs < kMinFillMs) {
                 notes_.refuse(i, "/window_ms",
-                              "it has a window of " + std::to_string(p.windowMs) +
+                              "it has a window of " + std::to_string(n.windowMs) +
                                   " ms; Envoy refills at most every 50 ms");
                 return;
             }
             bucket.tokensPerFill = n.atOnce;
-            bucket.fillMs = p.windowMs;
+            bucket.fillMs = n.windowMs;
             approximate("/algorithm",
                         "a fixed window of " + std::to_string(n.atOnce) + " per " +
-                            std::to_string(p.windowMs) + " ms is a token bucket of " +
+                            std::to_string(n.windowMs) + " ms is a token bucket of " +
                             std::to_string(n.atOnce) + " refilled " + std::to_string(n.atOnce) +
                             " per window: the same worst case of twice the quota across one "
                             "window boundary");
@@ -181,9 +181,10 @@ private:
             return;
         }
         if (p.headers == HeaderStyle::Ietf || p.headers == HeaderStyle::Draft7) {
-            approximate("/headers", "Envoy sends no " +
-                                        std::string(policy::nameOf(policy::kHeaderStyles, p.headers)) +
-                                        " RateLimit headers");
+            approximate("/headers",
+                        "Envoy sends no " +
+                            std::string(policy::nameOf(policy::kHeaderStyles, p.headers)) +
+                            " RateLimit headers");
         }
 
         // Actions and descriptor entries.

@@ -132,7 +132,7 @@ private:
             case Algorithm::FixedWindow:
             case Algorithm::SlidingLog:
             case Algorithm::SlidingWindow:
-                periodMs = p.windowMs;
+                periodMs = n.windowMs;
                 approximate("/algorithm",
                             std::string(algorithmName(p.algorithm)) +
                                 " is HAProxy's rate over a period, which weighs the previous "

@@ -276,7 +276,7 @@ private:
                 burst = n.atOnce - 1;
                 approximate("/algorithm",
                             "a fixed window of " + std::to_string(n.atOnce) + " per " +
-                                std::to_string(p.windowMs) + " ms is a bucket of " +
+                                std::to_string(n.windowMs) + " ms is a bucket of " +
                                 std::to_string(n.atOnce) +
                                 " refilled at the same average rate: "
                                 "smooth where the window resets at once, with the same worst "

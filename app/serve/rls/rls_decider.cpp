@@ -8,6 +8,7 @@
 #include <array>
 #include <limits>
 
+#include "algorithms/calendar.h"
 #include "http/rendering.h"
 #include "identity/key_deriver.h"
 #include "ratelab/memory_store.h"
@@ -24,16 +25,12 @@ constexpr std::uint32_t kUnlimitedRemaining = std::numeric_limits<std::uint32_t>
 // 2^53, and no counter may wrap.
 constexpr std::uint64_t kMaxHits = (std::uint64_t{1} << 53) - 1;
 
-// The original's window: [now - now mod U, + U) in whole Unix seconds.
-std::int64_t windowStart(Nanos now, std::int64_t unitSecs) {
-    const std::int64_t secs = now / kNanosPerSecond;
-    return secs - secs % unitSecs;
-}
-
-// The original's duration_until_reset: U - now mod U, whole seconds.
-Nanos untilReset(Nanos now, std::int64_t unitSecs) {
-    const std::int64_t secs = now / kNanosPerSecond;
-    return (unitSecs - secs % unitSecs) * kNanosPerSecond;
+// The original's duration_until_reset: to the end of the calendar window holding `now` (the
+// engine's, algorithms/calendar.h), in whole seconds as the original counts them (U - now mod U
+// on whole Unix seconds, which is the time left rounded up: its windows are whole seconds).
+Nanos untilReset(Nanos now, const Limit& limit) {
+    const Nanos left = algorithms::alignedWindowEnd(now, limit) - now;
+    return http::ceilSeconds(left) * kNanosPerSecond;
 }
 
 // Algorithms that a zero-hit call (a check) can ask without charging anything.
@@ -139,8 +136,7 @@ struct RlsDecider::Impl {
 
     void prepare(const RlsRequest& request, std::size_t callIndex, RlsResult& out, CallState& call,
                  std::vector<Charge>& charges) const;
-    void keyFor(const RlsDescriptor& descriptor, const Pending& pending, Nanos now,
-                Charge& charge) const;
+    void keyFor(const RlsDescriptor& descriptor, const Pending& pending, Charge& charge) const;
     void finish(const RlsRequest& request, Nanos now, CallState& call, std::vector<Charge>& charges,
                 RlsResult& out) const;
     void report(std::string_view domain, const Pending& p, const RlsDescriptor& descriptor,
@@ -223,9 +219,10 @@ void RlsDecider::Impl::prepare(const RlsRequest& request, std::size_t callIndex,
 }
 
 // The store key of a charge: the domain, the matched path, and per entry the request's value
-// (a shared wildcard's pattern; an identity's key as the engine derives it), plus the window
-// for the original's windows. Identities bring their bucket budget.
-void RlsDecider::Impl::keyFor(const RlsDescriptor& descriptor, const Pending& pending, Nanos now,
+// (a shared wildcard's pattern; an identity's key as the engine derives it). The original's
+// windows need nothing more: the engine's calendar-aligned window is the same for every key.
+// Identities bring their bucket budget.
+void RlsDecider::Impl::keyFor(const RlsDescriptor& descriptor, const Pending& pending,
                               Charge& c) const {
     c.key = c.node->keyPrefix;  // domain and the matched composite keys
     const IpAddress* peer = nullptr;
@@ -270,12 +267,6 @@ void RlsDecider::Impl::keyFor(const RlsDescriptor& descriptor, const Pending& pe
                                           : std::string_view(descriptor.entries[i].value));
                 break;
         }
-    }
-    if (c.limit->calendar) {
-        // Until the engine's calendar-aligned window: the original's own scheme, one bucket per
-        // window (a key's window then opens inside the calendar window and outlasts it).
-        c.key += '@';
-        c.key += std::to_string(windowStart(now, fe::unitSeconds(c.limit->spec->unit)));
     }
     c.levels = 0;
     c.partition = c.key;
@@ -396,7 +387,7 @@ void RlsDecider::Impl::finish(const RlsRequest& request, Nanos now, CallState& c
                                     : static_cast<std::uint32_t>(
                                           std::min<std::int64_t>(d.remaining, kUnlimitedRemaining));
             if (limit.calendar) {
-                s.durationUntilReset = untilReset(now, fe::unitSeconds(limit.spec->unit));
+                s.durationUntilReset = untilReset(now, limit.limit);
             } else {
                 s.durationUntilReset = over && d.retryAfter > 0 ? d.retryAfter : d.resetAfter;
             }
@@ -415,7 +406,7 @@ void RlsDecider::Impl::finish(const RlsRequest& request, Nanos now, CallState& c
                                 ? PolicyOutcome::CostExceedsCapacity
                                 : PolicyOutcome::Throttled;
                 if (c.limit->calendar) {
-                    const Nanos reset = untilReset(now, fe::unitSeconds(c.limit->spec->unit));
+                    const Nanos reset = untilReset(now, c.limit->limit);
                     r.decision.resetAfter = reset;
                     if (!r.decision.allowed) r.decision.retryAfter = reset;
                 }
@@ -496,8 +487,7 @@ void RlsDecider::decideBatchWithin(std::span<const RlsRequest> requests, Nanos n
         Impl::Charge& c = charges[k];
         if (c.skipStore) continue;
         const Impl::CallState& call = calls[c.call];
-        m.keyFor(requests[c.call].descriptors[c.descriptor], call.descriptors[c.descriptor], now,
-                 c);
+        m.keyFor(requests[c.call].descriptors[c.descriptor], call.descriptors[c.descriptor], c);
         ConsumeRequest r;
         r.limitId = c.limit->limitId;
         r.limitName = c.limit->limitName;

@@ -19,6 +19,8 @@ std::string limitNameOf(const Limit& l) {
     } else {
         name += std::to_string(l.window / kNanosPerMilli) + "ms";
     }
+    // Windows on the calendar and windows from a key's first request never share a bucket.
+    if (l.align == WindowAlign::Calendar) name += ".calendar";
     if (l.algorithm == Algorithm::LeakyBucket) name += "." + std::to_string(l.delay);
     return name;
 }

@@ -45,7 +45,8 @@ struct CompiledLimit {
     /// so that Redis keys survive a reload as the ids do.
     std::string limitName;
     RlsLimit answer;  ///< current_limit in statuses
-    /// The original's window: fixed, aligned on the unit from the Unix epoch.
+    /// The original's window (no ratelab block): the engine's fixed window aligned on the
+    /// calendar, its unit from the Unix epoch (`limit.align`), answered in whole seconds.
     bool calendar = false;
     std::size_t headerPolicy = 0;                ///< index into the decider's header policies
     std::optional<StoreErrorRule> onStoreError;  ///< the ratelab block's, when it names one

@@ -24,10 +24,15 @@ constexpr std::int64_t ceilMillis(Nanos t) {
 /// the Redis scripts handle stays far below 2^53 ns, where Lua's doubles stop being exact.
 inline constexpr Nanos kMaxDuration = 90LL * 24 * 3600 * kNanosPerSecond;
 
+/// Longest window a fixed window aligned on the calendar accepts (WindowAlign::Calendar): 366
+/// days, a leap year. Such windows are computed in whole milliseconds (exact in the Redis
+/// scripts), so kMaxDuration does not bound them.
+inline constexpr Nanos kMaxAlignedWindow = 366LL * 24 * 3600 * kNanosPerSecond;
+
 enum class Algorithm : std::uint8_t {
     TokenBucket,    ///< capacity B refilled at R per second; starts full
     Gcra,           ///< the token bucket's schedule held in one timestamp (TAT)
-    FixedWindow,    ///< quota per window starting at the key's first request
+    FixedWindow,    ///< quota per window, from the key's first request or on the calendar
     SlidingWindow,  ///< approximate: previous window weighted by its overlap
     SlidingLog,     ///< exact: one timestamp per admitted unit
     LeakyBucket,    ///< nginx limit_req: rate, burst, nodelay / delay=N, millisecond arithmetic
@@ -45,17 +50,39 @@ constexpr bool isRateAlgorithm(Algorithm a) {
 /// `delay` value meaning nginx's `nodelay`: excess requests within the burst pass at once.
 inline constexpr std::int64_t kNoDelay = -1;
 
+/// Where a fixed window's windows fall.
+enum class WindowAlign : std::uint8_t {
+    FirstRequest,  ///< a key's windows tile time from its first request
+    /// The same windows for every key, on the Unix epoch (UTC): [t - t mod W, t - t mod W + W)
+    /// for the Unix time t, or the UTC calendar's months or years (CalendarUnit).
+    Calendar,
+};
+
+/// A calendar-aligned window's length when it is not a fixed number of milliseconds.
+enum class CalendarUnit : std::uint8_t {
+    None,   ///< `window` milliseconds
+    Month,  ///< UTC calendar months, 28 to 31 days
+    Year,   ///< UTC calendar years, 365 or 366 days
+};
+
 /// The numbers of one limit. Validated once, when the policy is loaded; the hot path trusts them.
 struct Limit {
     Algorithm algorithm = Algorithm::TokenBucket;
+    /// Fixed window: where windows fall. Calendar windows end where the UTC calendar says, with
+    /// `unixTimeAtZero` telling what Unix time the caller's `now` counts from.
+    WindowAlign align = WindowAlign::FirstRequest;
+    CalendarUnit calendarUnit = CalendarUnit::None;  ///< Calendar only: months or years
     /// Token bucket, GCRA: the burst in tokens (>= 1). Window algorithms: the quota per window in
     /// requests (>= 1). Leaky bucket: nginx's `burst`, requests held beyond the rate (>= 0).
     std::int64_t capacity = 1;
     /// Rate algorithms: nanoseconds per token (one request for the leaky bucket), >= 1.
     /// The policy's `refill_per_second` R becomes round(1e9 / R).
     Nanos emissionInterval = kNanosPerSecond;
-    /// Window algorithms: the window length, >= 1 ms.
+    /// Window algorithms: the window length, >= 1 ms (a whole number of ms when aligned).
     Nanos window = 60 * kNanosPerSecond;
+    /// Calendar alignment: the Unix time, in ns, of `now` == 0 (LimiterOptions::unixTimeAtZero);
+    /// 0 when `now` is Unix time. States and results stay in the caller's time.
+    Nanos unixTimeAtZero = 0;
     /// Leaky bucket only: excess requests passed without delay (nginx `delay=N`), or kNoDelay.
     std::int64_t delay = 0;
     /// Charged by outcome (chargesByOutcome() in policy.h): Store::settle() may adjust this

@@ -31,7 +31,16 @@ struct LimiterOptions {
     /// and what a call that runs out of it gets is the policy's on_store_error. 0: the policies'
     /// own. A service sets it from `serve --store-timeout-ms`.
     Nanos maxStoreTimeout = 0;
+    /// The Unix time, in ns, of `now` == 0 in the times given to check(), decide() and settle():
+    /// where calendar-aligned windows (fixed_window, align "calendar") fall. 0 when the times are
+    /// Unix times (a recorded log; a simulation, whose time 0 is the epoch); a service deciding
+    /// on CLOCK_MONOTONIC gives unixTimeOfMonotonicZero().
+    Nanos unixTimeAtZero = 0;
 };
+
+/// The Unix time of CLOCK_MONOTONIC's (steady_clock's) zero, read from both clocks now, in ns:
+/// LimiterOptions::unixTimeAtZero for a caller whose `now` is CLOCK_MONOTONIC. Thread-safe.
+Nanos unixTimeOfMonotonicZero();
 
 /// The engine's front door: matches policies, derives keys, consumes from the store, applies
 /// store-error rules, shadow mode and bypasses, and renders verdicts.

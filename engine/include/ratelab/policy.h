@@ -164,6 +164,10 @@ struct Policy {
     std::int64_t capacity = 20;
     double refillPerSecond = 1.0;
     std::int64_t windowMs = 60'000;
+    /// fixed_window: windows from each key's first request, or on the calendar (Limit::align);
+    /// with a calendar unit (months, years) windowMs is unused.
+    WindowAlign align = WindowAlign::FirstRequest;
+    CalendarUnit calendarUnit = CalendarUnit::None;
     std::int64_t delay = 0;  ///< leaky bucket: nginx delay=N
     bool nodelay = false;    ///< leaky bucket: nginx nodelay
     std::int64_t cost = 1;

@@ -71,7 +71,7 @@ struct FixedWindow {
         return fixedWindowConsume(s, now, cost, l);
     }
     static Nanos idleAt(const State& s, const Limit&) { return s.windowEnd; }
-    static Nanos freshAfter(const Limit& l) { return l.window; }
+    static Nanos freshAfter(const Limit& l) { return longestWindow(l); }
     static void release(State&) {}
     static std::size_t ownedBytes(const State&) { return 0; }
     // A window is named by its end: a window opened again after eviction ends later.

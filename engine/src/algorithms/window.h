@@ -5,7 +5,10 @@
 //
 // Fixed window (the fixed-window seed's semantics): the first Q units pass; the request that
 // takes the count past Q is refused and still counted; the window is never extended; the first
-// request at or after start + W opens a new window.
+// request at or after start + W opens a new window. Aligned on the calendar
+// (WindowAlign::Calendar), the window a request opens is the calendar's window holding it
+// (calendar.h), the same for every key; the rest is alike. A clock stepping back keeps a key in
+// the window it is in until that window's end, whatever the alignment.
 //
 // Sliding window counter (approximate): the previous window's count, weighted by how much of
 // it the sliding window [now - W, now) still covers, plus the current window's count. The
@@ -15,6 +18,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "algorithms/calendar.h"
 #include "ratelab/limit.h"
 
 namespace ratelab::algorithms {
@@ -29,14 +33,18 @@ inline bool isIdle(const FixedWindowState& s, Nanos now) {
     return s.windowEnd <= now;
 }
 
-/// REQUIRES: limit.capacity >= 1, limit.window >= 1 ms, cost >= 0 (0: a check).
+/// REQUIRES: limit.capacity >= 1, limit.window >= 1 ms (unless months or years), cost >= 0 (0:
+/// a check).
 [[gnu::always_inline]] inline Decision fixedWindowConsume(FixedWindowState& state, Nanos now,
                                                           std::int64_t cost, const Limit& limit) {
     Decision d;
     d.limit = limit.capacity;
     const bool expired = state.windowEnd <= now;  // fresh keys too (kFresh is the minimum)
     const std::int64_t count = expired ? 0 : state.count;
-    const Nanos windowEnd = expired ? now + limit.window : state.windowEnd;
+    const Nanos windowEnd = !expired ? state.windowEnd
+                            : limit.align == WindowAlign::FirstRequest
+                                ? now + limit.window
+                                : alignedWindowEnd(now, limit);
     d.resetAfter = windowEnd - now;
     if (cost > limit.capacity) {
         d.reason = DenyReason::CostExceedsCapacity;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <string_view>
 
+#include "algorithms/calendar.h"
 #include "json/json_text.h"
 
 namespace ratelab::http {
@@ -116,6 +117,7 @@ std::int64_t ceilSeconds(Nanos duration, std::int64_t floor) {
 std::int64_t windowSeconds(const Limit& limit) {
     switch (limit.algorithm) {
         case Algorithm::FixedWindow:
+            return ceilSeconds(algorithms::nominalWindow(limit), 1);
         case Algorithm::SlidingWindow:
         case Algorithm::SlidingLog:
             return ceilSeconds(limit.window, 1);

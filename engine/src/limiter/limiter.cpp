@@ -1,5 +1,6 @@
 #include "ratelab/limiter.h"
 
+#include <ctime>
 #include <span>
 
 #include "http/rendering.h"
@@ -15,6 +16,15 @@ Limiter::Limiter(PolicySet policies, const Limiter& previous, LimiterOptions opt
                                    previous.impl_.get())) {}
 
 Limiter::~Limiter() = default;
+
+Nanos unixTimeOfMonotonicZero() {
+    timespec real{};
+    timespec monotonic{};
+    clock_gettime(CLOCK_MONOTONIC, &monotonic);
+    clock_gettime(CLOCK_REALTIME, &real);
+    return (static_cast<Nanos>(real.tv_sec) - monotonic.tv_sec) * kNanosPerSecond +
+           (real.tv_nsec - monotonic.tv_nsec);
+}
 
 const PolicySet& Limiter::policies() const {
     return impl_->policies;
@@ -36,7 +46,6 @@ void Limiter::retune(std::size_t policyIndex, const PolicyTuning& tuning) {
     impl_->compiled[policyIndex].recompile(policy, impl_->policies.store.replicas);
     impl_->makeLocalStore();
 }
-
 
 // --- settling ------------------------------------------------------------------------------
 //

@@ -63,7 +63,8 @@ struct Limiter::Impl {
                     }
                 }
             }
-            compiled.push_back(compilePolicy(policy, firstId, policies.store.replicas));
+            compiled.push_back(
+                compilePolicy(policy, firstId, policies.store.replicas, options.unixTimeAtZero));
             if (!carried) {
                 nextLimitId += static_cast<std::uint32_t>(compiled.back().limitNames.size());
             }

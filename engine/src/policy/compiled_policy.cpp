@@ -15,6 +15,8 @@ std::uint64_t nextGeneration() {
 
 void CompiledPolicy::recompile(const Policy& policy, int replicas) {
     std::vector<Limit> updated = compileLimits(policy);
+    for (Limit& limit : updated)
+        if (limit.align == WindowAlign::Calendar) limit.unixTimeAtZero = unixTimeAtZero;
     if (generation == 0 || updated != limits) generation = nextGeneration();
     limits = std::move(updated);
     settles = chargesByOutcome(policy);
@@ -24,8 +26,10 @@ void CompiledPolicy::recompile(const Policy& policy, int replicas) {
         localLimits.push_back(perReplicaLimit(limit, replicas));
 }
 
-CompiledPolicy compilePolicy(const Policy& policy, std::uint32_t firstLimitId, int replicas) {
-    CompiledPolicy c{identity::KeyDeriver(policy), {}, {}, {}, firstLimitId, false, false, 0};
+CompiledPolicy compilePolicy(const Policy& policy, std::uint32_t firstLimitId, int replicas,
+                             Nanos unixTimeAtZero) {
+    CompiledPolicy c{
+        identity::KeyDeriver(policy), {}, {}, {}, firstLimitId, false, false, 0, unixTimeAtZero};
     c.recompile(policy, replicas);
     const RouteMatch& m = policy.match;
     c.matchesEverything =

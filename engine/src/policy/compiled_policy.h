@@ -28,6 +28,8 @@ struct CompiledPolicy {
     /// settle recognises decisions taken under them (and under no other: not a reloaded
     /// limiter's, not the numbers before a retune). Changes when a retune changes the limits.
     std::uint64_t generation = 0;
+    /// LimiterOptions::unixTimeAtZero, which calendar-aligned limits carry.
+    Nanos unixTimeAtZero = 0;
 
     /// The limit a PolicyResult's tier was decided under.
     const Limit& limit(std::uint32_t tier) const { return limits[tier < limits.size() ? tier : 0]; }
@@ -38,7 +40,9 @@ struct CompiledPolicy {
 };
 
 /// Compiles `policy`, its store ids starting at `firstLimitId`, its local limits (if any) for
-/// `replicas` processes. REQUIRES: `policy` validated.
-CompiledPolicy compilePolicy(const Policy& policy, std::uint32_t firstLimitId, int replicas = 1);
+/// `replicas` processes, its calendar windows placed by `unixTimeAtZero`
+/// (LimiterOptions::unixTimeAtZero). REQUIRES: `policy` validated.
+CompiledPolicy compilePolicy(const Policy& policy, std::uint32_t firstLimitId, int replicas = 1,
+                             Nanos unixTimeAtZero = 0);
 
 }  // namespace ratelab

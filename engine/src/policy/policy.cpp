@@ -70,6 +70,11 @@ Limit compileLimit(const Policy& policy, const Tier* tier) {
         limit.emissionInterval = interval < 1 ? 1 : static_cast<Nanos>(std::min(interval, 9e18));
     }
     limit.window = numbers.windowMs * kNanosPerMilli;
+    if (policy.algorithm == Algorithm::FixedWindow) {
+        limit.align = policy.align;
+        limit.calendarUnit =
+            policy.align == WindowAlign::Calendar ? policy.calendarUnit : CalendarUnit::None;
+    }
     limit.delay = policy.nodelay ? kNoDelay : policy.delay;
     limit.settles = chargesByOutcome(policy);
     return limit;

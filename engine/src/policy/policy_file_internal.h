@@ -66,6 +66,8 @@ void checkSemantics(const PolicySet& set, CheckContext& context);
 
 /// Lint warnings. REQUIRES: no errors.
 void checkLints(const PolicySet& set, const PolicySet* previous, CheckContext& context);
+/// The lint warnings on how limits count (policy_lint_limits.cpp), which checkLints runs.
+void checkLimitLints(const PolicySet& set, CheckContext& context);
 
 /// JSON pointer of policy `index`, e.g. "/policies/3".
 std::string policyPointer(std::size_t index);

@@ -411,6 +411,7 @@ void lintTrustedProxies(const PolicySet& set, CheckContext& context) {
 
 void checkLints(const PolicySet& set, const PolicySet* previous, CheckContext& context) {
     lintTrustedProxies(set, context);
+    checkLimitLints(set, context);
     for (std::size_t i = 0; i < set.policies.size(); ++i) {
         const Policy& p = set.policies[i];
         std::string at = policyPointer(i);

@@ -54,6 +54,17 @@ inline constexpr NameTable<HeaderStyle, 4> kHeaderStyles{{
     {"none", HeaderStyle::None},
 }};
 
+inline constexpr NameTable<WindowAlign, 2> kWindowAligns{{
+    {"first_request", WindowAlign::FirstRequest},
+    {"calendar", WindowAlign::Calendar},
+}};
+
+/// CalendarUnit::None is written as no calendar_unit at all.
+inline constexpr NameTable<CalendarUnit, 2> kCalendarUnits{{
+    {"month", CalendarUnit::Month},
+    {"year", CalendarUnit::Year},
+}};
+
 inline constexpr NameTable<StoreConfig::Kind, 2> kStoreKinds{{
     {"memory", StoreConfig::Kind::Memory},
     {"redis", StoreConfig::Kind::Redis},

@@ -22,6 +22,9 @@ namespace {
 using namespace reader;
 
 constexpr std::int64_t kMaxDurationMs = kMaxDuration / kNanosPerMilli;
+// The schema's bound on window_ms: a calendar-aligned fixed window's (semantics holds the others
+// to kMaxDurationMs).
+constexpr std::int64_t kMaxWindowMs = kMaxAlignedWindow / kNanosPerMilli;
 constexpr std::int64_t kMaxUint32 = 4'294'967'295;
 constexpr double kMaxRate = 1e9;
 
@@ -290,7 +293,7 @@ void readTiers(Diagnostics& sink, const json::Value& object, TierConfig& tiers) 
             if (!t.isNull("refill_per_second")) {
                 t.number("refill_per_second", tier.refillPerSecond, 0, kMaxRate, true);
             }
-            if (!t.isNull("window_ms")) t.whole("window_ms", tier.windowMs, 1, kMaxDurationMs);
+            if (!t.isNull("window_ms")) t.whole("window_ms", tier.windowMs, 1, kMaxWindowMs);
         }
         tiers.tiers.push_back(std::move(tier));
     }
@@ -328,12 +331,32 @@ void readCharge(Fields& f, ChargeConfig& charge) {
         readStatuses(f.sink(), *list, "penalty_statuses", false, charge.penaltyStatuses);
 }
 
+// The schema's rules on align and calendar_unit, once both and the algorithm are read.
+void readAlignment(Fields& f, const Policy& p, bool alignOk, bool unitOk) {
+    Diagnostics& sink = f.sink();
+    if (alignOk && p.align == WindowAlign::Calendar && p.algorithm != Algorithm::FixedWindow) {
+        sink.error(CheckLevel::Schema, *f.get("align"),
+                   "align \"calendar\" is only used by fixed_window; remove it or set it to "
+                   "\"first_request\"");
+    }
+    if (!unitOk) return;
+    if (p.algorithm != Algorithm::FixedWindow || p.align != WindowAlign::Calendar) {
+        sink.error(CheckLevel::Schema, *f.get("calendar_unit"),
+                   "calendar_unit needs algorithm \"fixed_window\" with \"align\": \"calendar\"");
+    } else if (f.has("window_ms")) {
+        sink.error(CheckLevel::Schema, *f.get("window_ms"),
+                   "window_ms and calendar_unit exclude each other: a calendar " +
+                       std::string(nameOf(kCalendarUnits, p.calendarUnit)) +
+                       " has its own length; remove window_ms");
+    }
+}
+
 void readPolicy(Diagnostics& sink, const json::Value& object, Policy& p) {
     Fields f(sink, object,
-             {"name", "match", "algorithm", "capacity", "refill_per_second", "window_ms", "delay",
-              "nodelay", "cost", "key", "budget", "on_store_error", "store_timeout_ms", "mode",
-              "headers", "bypass", "tiers", "charge", "failure_statuses", "penalty",
-              "penalty_statuses"});
+             {"name", "match", "algorithm", "capacity", "refill_per_second", "window_ms", "align",
+              "calendar_unit", "delay", "nodelay", "cost", "key", "budget", "on_store_error",
+              "store_timeout_ms", "mode", "headers", "bypass", "tiers", "charge",
+              "failure_statuses", "penalty", "penalty_statuses"});
     if (f.require("name")) {
         const json::Value* name = f.get("name");
         if (sink.reader().expect(*name, {Type::String}, "a string") &&
@@ -346,7 +369,9 @@ void readPolicy(Diagnostics& sink, const json::Value& object, Policy& p) {
     bool capacityOk = f.whole("capacity", p.capacity, 0, kMaxCount);
     f.number("refill_per_second", p.refillPerSecond, 0, kMaxRate, true);
     std::int64_t windowMs = p.windowMs;
-    if (f.whole("window_ms", windowMs, 1, kMaxDurationMs)) p.windowMs = windowMs;
+    if (f.whole("window_ms", windowMs, 1, kMaxWindowMs)) p.windowMs = windowMs;
+    const bool alignOk = f.choice("align", p.align, kWindowAligns);
+    const bool unitOk = f.choice("calendar_unit", p.calendarUnit, kCalendarUnits);
     bool delayOk = f.whole("delay", p.delay, 0, kMaxCount);
     bool nodelayOk = f.boolean("nodelay", p.nodelay);
     f.whole("cost", p.cost, 1, kMaxCount);
@@ -377,6 +402,7 @@ void readPolicy(Diagnostics& sink, const json::Value& object, Policy& p) {
     }
 
     if (!algorithmOk) return;
+    readAlignment(f, p, alignOk, unitOk);
     if (p.algorithm == Algorithm::LeakyBucket) {
         if (delayOk && nodelayOk && p.nodelay && p.delay >= 1) {
             sink.error(CheckLevel::Schema, *f.get("delay"),

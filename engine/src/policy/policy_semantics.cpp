@@ -60,6 +60,16 @@ void checkCost(const Policy& p, const LimitNumbers& n, CheckContext& context) {
 void checkDurations(const Policy& p, const LimitNumbers& n, CheckContext& context) {
     std::string capacityAt = n.where + "/capacity";
     std::string refillAt = n.where + "/refill_per_second";
+    // Windows up to 366 days are read (a calendar-aligned fixed window's bound); the others
+    // keep the engine's 90 days.
+    if (n.limit.align != WindowAlign::Calendar && n.limit.window > kMaxDuration) {
+        context.error(CheckLevel::Semantics, n.where + "/window_ms",
+                      n.label + "window_ms " + durationText(static_cast<double>(n.limit.window)) +
+                          " is beyond the engine's 90-day limit on durations; only a "
+                          "fixed_window aligned on the calendar (\"align\": \"calendar\") may be "
+                          "longer, up to 366 days");
+        return;
+    }
     if (isRateAlgorithm(p.algorithm)) {
         double interval = static_cast<double>(n.limit.emissionInterval);
         if (interval > kMaxDurationNs) {
@@ -78,7 +88,18 @@ void checkDurations(const Policy& p, const LimitNumbers& n, CheckContext& contex
                               ", beyond the engine's 90-day limit on durations (the Redis "
                               "scripts rely on it); lower capacity or raise refill_per_second");
         }
-    } else if (p.algorithm == Algorithm::SlidingWindow) {
+        return;
+    }
+    const bool calendar = n.limit.align == WindowAlign::Calendar;
+    if (calendar && n.limit.calendarUnit != CalendarUnit::None && !n.label.empty() &&
+        n.windowMs != p.windowMs) {
+        context.error(CheckLevel::Semantics, n.where + "/window_ms",
+                      n.label + "window_ms has no meaning with calendar_unit \"" +
+                          std::string(nameOf(kCalendarUnits, p.calendarUnit)) +
+                          "\": the tier's windows are the policy's; set it to null");
+        return;
+    }
+    if (p.algorithm == Algorithm::SlidingWindow) {
         const double twoWindows = static_cast<double>(algorithms::freshAfter(n.limit));
         if (twoWindows > kMaxDurationNs) {
             context.error(CheckLevel::Semantics, n.where + "/window_ms",
@@ -120,8 +141,8 @@ void checkBudget(const Policy& p, const std::vector<LimitNumbers>& limits, const
 void checkLocalLimit(const Policy& p, const LimitNumbers& n, int replicas, CheckContext& context) {
     if (p.onStoreError != StoreErrorRule::Local || replicas <= 1) return;
     const Limit local = perReplicaLimit(n.limit, replicas);
-    const double longest =
-        std::max(static_cast<double>(algorithms::freshAfter(local)), static_cast<double>(local.emissionInterval));
+    const double longest = std::max(static_cast<double>(algorithms::freshAfter(local)),
+                                    static_cast<double>(local.emissionInterval));
     if (!isRateAlgorithm(p.algorithm) || longest <= kMaxDurationNs) return;
     context.error(CheckLevel::Semantics, n.where + "/on_store_error",
                   n.label + "on_store_error \"local\" holds 1/" + std::to_string(replicas) +

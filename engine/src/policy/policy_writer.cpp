@@ -102,7 +102,13 @@ Json policyJson(const Policy& p) {
     out["algorithm"] = algorithmName(p.algorithm);
     out["capacity"] = p.capacity;
     out["refill_per_second"] = p.refillPerSecond;
-    out["window_ms"] = p.windowMs;
+    // A calendar month or year has its own length: no window_ms then (the reader refuses both).
+    if (p.align != WindowAlign::Calendar || p.calendarUnit == CalendarUnit::None)
+        out["window_ms"] = p.windowMs;
+    // Written only where they differ from the defaults, so that other files keep their bytes.
+    if (p.align != WindowAlign::FirstRequest) out["align"] = nameOf(policy::kWindowAligns, p.align);
+    if (p.align == WindowAlign::Calendar && p.calendarUnit != CalendarUnit::None)
+        out["calendar_unit"] = nameOf(policy::kCalendarUnits, p.calendarUnit);
     out["delay"] = p.delay;
     out["nodelay"] = p.nodelay;
     out["cost"] = p.cost;

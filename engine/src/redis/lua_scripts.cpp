@@ -37,6 +37,7 @@ enum Helper : unsigned {
     kNonneg = 1u << 6,      // needs kOut
     kAtLeastOne = 1u << 7,  // needs kOut
     kFromMs = 1u << 8,
+    kCalendar = 1u << 9,
 };
 
 struct HelperText {
@@ -50,7 +51,7 @@ constexpr HelperText kHelpers[] = {
     {kAdd, lua::kAdd},       {kDiff, lua::kDiff},
     {kLater, lua::kLater},   {kOut, lua::kOut},
     {kNonneg, lua::kNonneg}, {kAtLeastOne, lua::kAtLeastOne},
-    {kFromMs, lua::kFromMs},
+    {kFromMs, lua::kFromMs}, {kCalendar, lua::kCalendar},
 };
 
 // Each piece starts on a line of its own.
@@ -95,7 +96,9 @@ ScriptId scriptFor(Algorithm algorithm) {
 const std::array<Script, kScriptCount>& scripts() {
     static const std::array<Script, kScriptCount> all = {
         makeScript("rate", kParse | kFmt | kAdd | kDiff | kLater, lua::kRate),
-        makeScript("fixed_window", kParse | kFmt | kAdd | kDiff | kLater | kOut, lua::kFixedWindow),
+        makeScript("fixed_window",
+                   kParse | kFmt | kAdd | kDiff | kLater | kOut | kFromMs | kCalendar,
+                   lua::kFixedWindow),
         makeScript("sliding_window", kParse | kFmt | kAdd | kDiff | kOut | kNonneg | kAtLeastOne,
                    lua::kSlidingWindow),
         makeScript("sliding_log",

@@ -29,7 +29,13 @@ bool limitSupported(const Limit& l, std::string* error) {
             return true;
         case Algorithm::FixedWindow:
             if (l.capacity < 1 || l.capacity >= kExactBelow) return refuse("quota 1 to 2^53 - 1");
-            break;
+            if (l.align == WindowAlign::FirstRequest) break;
+            // Calendar windows are computed in whole ms, their ends from Unix time.
+            if (l.calendarUnit != CalendarUnit::None) return true;
+            if (l.window < kNanosPerMilli || l.window > kMaxAlignedWindow ||
+                l.window % kNanosPerMilli != 0)
+                return refuse("calendar window a whole number of ms, 1 ms to 366 days");
+            return true;
         case Algorithm::SlidingWindow:
         case Algorithm::SlidingLog:
             if (l.capacity < 1 || l.capacity > std::numeric_limits<std::uint32_t>::max())
@@ -98,6 +104,13 @@ void appendKeyName(ArgWriter& w, std::string_view ns, std::string_view partition
     w.append(middle);
     w.append(key);
     w.end();
+}
+
+// What the scripts take as the caller's time for `limit`: Unix time for calendar windows (the
+// server's TIME is Unix time too), the caller's own otherwise. Stamps the scripts return are in
+// the same time; the store gives and takes them in the caller's.
+Nanos scriptTimeOffset(const Limit& limit, const EncodeSettings& settings) {
+    return settings.callerTime && limit.align == WindowAlign::Calendar ? limit.unixTimeAtZero : 0;
 }
 
 // ARGV[1] and [2]: the caller's time as (floor seconds, nanoseconds), or "" for server TIME.
@@ -188,7 +201,7 @@ bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings
         appendKeyName(w, settings.keyNamespace, request.partition, request.limitName, "",
                       b->fallbackKey);
     }
-    writeNow(w, settings, request.now);
+    writeNow(w, settings, request.now + scriptTimeOffset(l, settings));
     w.arg(request.cost);
     w.arg(l.capacity);
     switch (l.algorithm) {
@@ -201,6 +214,17 @@ bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings
             w.arg(algorithms::leakyRate(l));
             // A delay beyond the burst never applies; clamping keeps the script's numbers small.
             w.arg(l.delay == kNoDelay ? std::int64_t{-1} : std::min(l.delay, l.capacity + 1));
+            break;
+        case Algorithm::FixedWindow:
+            if (l.align == WindowAlign::FirstRequest) {
+                w.arg(l.window);
+                w.arg(std::int64_t{0});
+            } else {
+                w.arg(l.calendarUnit == CalendarUnit::None ? l.window / kNanosPerMilli : 0);
+                w.arg(std::string_view(l.calendarUnit == CalendarUnit::Month  ? "m"
+                                       : l.calendarUnit == CalendarUnit::Year ? "y"
+                                                                              : "e"));
+            }
             break;
         default:
             w.arg(l.window);
@@ -221,8 +245,9 @@ bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings
     return true;
 }
 
-bool decodeReply(const redisReply& reply, const ConsumeRequest& request, ConsumeResult* out,
-                 std::string* error) {
+bool decodeReply(const redisReply& reply, const ConsumeRequest& request,
+                 const EncodeSettings& settings, ConsumeResult* out, std::string* error) {
+    const Nanos offset = scriptTimeOffset(*request.limit, settings);
     std::int64_t f[7];
     bool ok = reply.type == REDIS_REPLY_ARRAY && reply.elements == 7;
     for (std::size_t i = 0; ok && i < 7; ++i)
@@ -245,7 +270,7 @@ bool decodeReply(const redisReply& reply, const ConsumeRequest& request, Consume
     d.delay = f[4];
     out->chargedLevel = static_cast<std::uint8_t>(f[5]);
     out->chargedFallback = f[5] != 0;
-    out->stamp = f[6];
+    out->stamp = f[6] == 0 ? 0 : f[6] - offset;
     return true;
 }
 
@@ -275,13 +300,14 @@ bool encodeSettle(const SettleRequest& request, const EncodeSettings& settings, 
     ArgWriter w(out);
     w.arg(1);
     appendKeyName(w, settings.keyNamespace, request.partition, request.limitName, "", request.key);
-    writeNow(w, settings, request.now);
+    const Nanos offset = scriptTimeOffset(l, settings);
+    writeNow(w, settings, request.now + offset);
     w.arg(request.cost);
     w.arg(l.capacity);
     w.arg(rate ? l.emissionInterval : l.window);
     w.arg(std::string_view(rate ? "r" : "f"));
     w.arg(settings.callerTime ? settings.minKeyLifetimeMs : 0);
-    w.arg(request.stamp);
+    w.arg(request.stamp + offset);
     w.finish();
     out->slot = keySlot(out->args[1]);
     return true;

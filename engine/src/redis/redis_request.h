@@ -46,10 +46,11 @@ std::string scopeKeyName(std::string_view keyNamespace, std::string_view partiti
 bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings,
                    EncodedRequest* out, std::string* error);
 
-/// Reads a script's reply into out->decision, out->chargedFallback and out->stamp. False with
-/// the reason when the reply is not what the scripts send.
-bool decodeReply(const redisReply& reply, const ConsumeRequest& request, ConsumeResult* out,
-                 std::string* error);
+/// Reads a script's reply into out->decision, out->chargedFallback and out->stamp (in the
+/// caller's time, as the request was encoded with `settings`). False with the reason when the
+/// reply is not what the scripts send.
+bool decodeReply(const redisReply& reply, const ConsumeRequest& request,
+                 const EncodeSettings& settings, ConsumeResult* out, std::string* error);
 
 /// The settle script's call for `request` (ScriptId::Settle), checked like encodeRequest. False
 /// with the reason for a limit the script cannot settle (not token bucket, GCRA or fixed window,

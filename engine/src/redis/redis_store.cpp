@@ -282,7 +282,7 @@ private:
                 Nanos cacheNow, ConsumeResult* result) {
         std::string error;
         if (outcome.kind == Outcome::Kind::Reply &&
-            decodeReply(*outcome.reply, request, result, &error)) {
+            decodeReply(*outcome.reply, request, settings_, result, &error)) {
             result->status = StoreStatus::Ok;
             if (cache_ && result->decision.allowed)
                 cache_->forget(fingerprint);

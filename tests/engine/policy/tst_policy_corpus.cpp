@@ -82,7 +82,7 @@ const std::vector<Row>& rows() {
             "capacity must be between 0 and 1000000000, found -5");
         row("refill-zero.json", schema, 4, 43, "refill_per_second must be above 0");
         row("window-zero.json", schema, 4, 62,
-            "window_ms must be between 1 and 7776000000, found 0");
+            "window_ms must be between 1 and 31622400000, found 0");
         row("ipv4-prefix-33.json", schema, 5, 49, "ipv4_prefix must be between 1 and 32, found 33");
         row("ipv6-prefix-0.json", schema, 5, 31, "ipv6_prefix must be between 1 and 128, found 0");
         row("fractional-capacity.json", schema, 4, 34, "capacity must be a whole number");
@@ -126,6 +126,12 @@ const std::vector<Row>& rows() {
             "password_file \"secrets/redis\" must be an absolute path");
         row("memory-store-with-password.json", schema, 3, 48,
             "a memory store takes no credentials");
+        row("calendar-on-token-bucket.json", schema, 4, 71,
+            "align \"calendar\" is only used by fixed_window");
+        row("calendar-unit-with-window.json", schema, 5, 46,
+            "window_ms and calendar_unit exclude each other: a calendar month has its own length");
+        row("calendar-unit-without-align.json", schema, 4, 89,
+            "calendar_unit needs algorithm \"fixed_window\" with \"align\": \"calendar\"");
         // Semantics: what no schema can say.
         row("cidr-host-bits.json", semantics, 5, 29,
             "invalid CIDR \"192.0.2.1/24\": bits are set past the /24 prefix; did you mean "
@@ -157,6 +163,9 @@ const std::vector<Row>& rows() {
         row("sliding-window-beyond-90-days.json", semantics, 5, 20,
             "sliding_window keeps the previous window too, so 2 x window_ms = 10368000000 ms (120 "
             "days)");
+        row("window-beyond-90-days.json", semantics, 5, 20,
+            "window_ms 8640000000 ms (100 days) is beyond the engine's 90-day limit on durations; "
+            "only a fixed_window aligned on the calendar");
         return t;
     }();
     return table;

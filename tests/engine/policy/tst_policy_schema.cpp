@@ -39,7 +39,8 @@ const std::vector<Row>& rows() {
              "tests/data/policies/valid/nginx-features.json",
              "tests/data/policies/valid/envoy-features.json",
              "tests/data/policies/valid/haproxy-features.json",
-             "tests/data/policies/valid/charge-by-outcome.json"});
+             "tests/data/policies/valid/charge-by-outcome.json",
+             "tests/data/policies/valid/calendar-windows.json"});
         add(Verdict::Syntax, false,
             {"tests/data/policies/malformed/truncated.json",
              "tests/data/policies/malformed/trailing-comma.json",
@@ -92,7 +93,10 @@ const std::vector<Row>& rows() {
              "tests/data/policies/malformed/store-username-without-password.json",
              "tests/data/policies/malformed/store-password-env-bad-name.json",
              "tests/data/policies/malformed/store-password-file-relative.json",
-             "tests/data/policies/malformed/memory-store-with-password.json"});
+             "tests/data/policies/malformed/memory-store-with-password.json",
+             "tests/data/policies/malformed/calendar-on-token-bucket.json",
+             "tests/data/policies/malformed/calendar-unit-with-window.json",
+             "tests/data/policies/malformed/calendar-unit-without-align.json"});
         add(Verdict::Valid, true,
             {"tests/data/policies/malformed/cidr-host-bits.json",
              "tests/data/policies/malformed/cidr-bad-length.json",
@@ -107,7 +111,8 @@ const std::vector<Row>& rows() {
              "tests/data/policies/malformed/default-tier-missing.json",
              "tests/data/policies/malformed/pattern-partial-star.json",
              "tests/data/policies/malformed/pattern-two-double-stars.json",
-             "tests/data/policies/malformed/sliding-window-beyond-90-days.json"});
+             "tests/data/policies/malformed/sliding-window-beyond-90-days.json",
+             "tests/data/policies/malformed/window-beyond-90-days.json"});
         return t;
     }();
     return table;

@@ -276,6 +276,9 @@ private slots:
         QCOMPARE(sub.limits[0].requestsPerUnit, 10u);
         QCOMPARE(sub.limits[0].policy.algorithm, Algorithm::FixedWindow);
         QCOMPARE(sub.limits[0].policy.windowMs, 1000);
+        // The original's window: the engine's, on the calendar (the same for every key).
+        QCOMPARE(sub.limits[0].policy.align, WindowAlign::Calendar);
+        QCOMPARE(sub.limits[0].policy.calendarUnit, CalendarUnit::None);
         QCOMPARE(d->descriptors[5].rule->limits[0].name, std::string("key4_rate_limit"));
         QCOMPARE(d->descriptors[6].key, std::string("key6"));
         QVERIFY(d->descriptors[6].rule->unlimited);
@@ -375,6 +378,8 @@ descriptors:
         QCOMPARE(bucket.refillPerSecond, 10.0);  // from requests_per_unit per unit
         QVERIFY(!address.rule->limits[1].extended);
         QCOMPARE(address.rule->limits[1].policy.windowMs, 86'400'000);
+        QCOMPARE(address.rule->limits[1].policy.align, WindowAlign::Calendar);
+        QCOMPARE(bucket.align, WindowAlign::FirstRequest);  // a ratelab block's own
         QCOMPARE(address.rule->limits[1].name, std::string("daily"));
         const DescriptorNode& auth = d.descriptors[1];
         QCOMPARE(auth.identity, Identity::Authorization);
@@ -395,7 +400,7 @@ descriptors:
                "        window_ms: 0\n        burst: 3\n"
             << QStringList{
                    "f.yaml:9:20: error: window_ms must be between 1 and "
-                   "7776000000, found 0",
+                   "31622400000, found 0",
                    "f.yaml:10:9: error: unknown key 'burst' in the ratelab block "
                    "(algorithm, capacity, refill_per_second, window_ms, delay, nodelay, "
                    "headers, on_store_error)"};

@@ -24,7 +24,9 @@ public:
     /// The verified principal of a request (from an earlier authentication layer), or empty.
     using PrincipalOf = std::function<QByteArray(const QHttpServerRequest&)>;
 
-    /// `clock` defaults to steady_clock. REQUIRES: limiter != nullptr.
+    /// `clock` defaults to steady_clock (build `limiter` with LimiterOptions::unixTimeAtZero =
+    /// unixTimeOfMonotonicZero() when a policy uses calendar windows). REQUIRES: limiter !=
+    /// nullptr.
     explicit HttpLimiter(std::shared_ptr<const Limiter> limiter, Clock clock = {},
                          PrincipalOf principalOf = {});
 

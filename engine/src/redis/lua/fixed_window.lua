@@ -1,5 +1,7 @@
--- Fixed window (window.h): "<window end> <count>"; refused requests are counted.
-local w = param
+-- Fixed window (window.h): "<window end> <count>"; refused requests are counted. ARGV[6] says
+-- where windows fall: '0' from the key's first request (w in ns), else on the calendar
+-- (calendarEnd: 'e' multiples of w ms, 'm' months, 'y' years), the caller's time being Unix time.
+local w, unit = param, ARGV[6]
 local count, expired = 0, true
 local es, en
 local v = redis.call('GET', key)
@@ -8,7 +10,10 @@ if v then
   es, en = parse(sub(v, 1, sp - 1))
   if later(es, en, nowS, nowN) then expired, count = false, sub(v, sp + 1) + 0 end
 end
-if expired then es, en = add(nowS, nowN, w) end
+if expired then
+  if unit == '0' then es, en = add(nowS, nowN, w)
+  else es, en = fromMs(calendarEnd(nowS * 1000 + idiv(nowN, 1000000), unit, w)) end
+end
 local rs, rn = diff(es, en, nowS, nowN)
 reset = out(rs, rn)
 if cost > cap then
