@@ -160,7 +160,7 @@ private slots:
         for (const char* f :
              {"minimal", "everything", "integral-doubles", "unix-socket", "redis-auth",
               "redis-auth-file", "with-validation", "nginx-features", "envoy-features",
-              "haproxy-features", "charge-by-outcome", "calendar-windows"}) {
+              "haproxy-features", "charge-by-outcome", "calendar-windows", "when-missing"}) {
             QTest::newRow(f) << root + "tests/data/policies/valid/" + f + ".json"
                              << (std::string_view(f) == "with-validation");
         }

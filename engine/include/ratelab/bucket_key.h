@@ -13,5 +13,7 @@ inline constexpr std::string_view kAddressKeyPrefix = "ip:";          ///< "ip:1
 inline constexpr std::string_view kAuthorizationKeyPrefix = "auth:";  ///< "auth:<sha256>"
 inline constexpr std::string_view kPrincipalKeyPrefix = "princ:";     ///< "princ:<sha256>"
 inline constexpr std::string_view kHeaderKeyPrefix = "hdr:";          ///< an API-key header's
+/// The one key of the requests whose key part is missing, under key.when_missing "shared".
+inline constexpr std::string_view kMissingPartKey = "missing";
 
 }  // namespace ratelab

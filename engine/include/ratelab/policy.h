@@ -28,6 +28,15 @@ enum class UnverifiedAuthorization : std::uint8_t {
     Ignore,  ///< key on the peer alone
 };
 
+/// What a header, principal or composite key does when the named header, the principal or an
+/// attribute is absent or empty (`key.when_missing`).
+enum class WhenMissing : std::uint8_t {
+    Refuse,  ///< 412 identity_unavailable (the default)
+    Skip,    ///< the policy does not apply to the request (nginx does not count an empty key)
+    Peer,    ///< key by the client address, as the default chain would (Kong's fallback)
+    Shared,  ///< one bucket for every such request (Traefik's empty source)
+};
+
 enum class StoreErrorRule : std::uint8_t {
     FailOpenOnTransport,  ///< transport errors pass (and are reported); store refusals get 503
     Deny,                 ///< every store error gets 503
@@ -83,6 +92,9 @@ struct KeyConfig {
     int ipv4Prefix = 32;         ///< addresses are aggregated to this prefix, 1..32
     int ipv6Prefix = 64;         ///< and this one, 1..128
     UnverifiedAuthorization unverifiedAuthorization = UnverifiedAuthorization::Budget;
+    /// Header, principal and composite sources: a request without the key's part. Other
+    /// sources: Refuse (a peer key without an address is refused whatever this says).
+    WhenMissing whenMissing = WhenMissing::Refuse;
     friend bool operator==(const KeyConfig&, const KeyConfig&) = default;
 };
 

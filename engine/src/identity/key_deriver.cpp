@@ -203,6 +203,25 @@ DeriveStatus KeyDeriver::derive(RequestContext& context, DerivedKey& out) const 
     out.levelCount = 0;
     out.slotTtl = 0;
     out.hasPlace = false;
+    const DeriveStatus status = deriveSource(context, out);
+    if (status != DeriveStatus::PartMissing) return status;
+    switch (key_.whenMissing) {
+        case WhenMissing::Refuse:
+            break;
+        case WhenMissing::Skip:
+            return DeriveStatus::Skip;
+        case WhenMissing::Peer:
+            return derivePeer(context, out);
+        case WhenMissing::Shared:
+            out.key.assign(kMissingPartKey);
+            return DeriveStatus::Ok;
+    }
+    return DeriveStatus::NoIdentity;
+}
+
+// The key from the policy's source; PartMissing when its header, principal or attribute is
+// absent or empty (before anything is written to `out`).
+DeriveStatus KeyDeriver::deriveSource(RequestContext& context, DerivedKey& out) const {
     switch (key_.source) {
         case KeySource::Default:
             return deriveDefault(context, out);
@@ -212,7 +231,7 @@ DeriveStatus KeyDeriver::derive(RequestContext& context, DerivedKey& out) const 
             return deriveHeader(context, out);
         case KeySource::Principal: {
             std::string_view hash = context.principalHash();
-            if (hash.empty()) return DeriveStatus::NoIdentity;
+            if (hash.empty()) return DeriveStatus::PartMissing;
             assignDigestKey(out.key, kPrincipalKeyPrefix, hash);
             out.partitionIs = DerivedKey::Partition::Key;
             return DeriveStatus::Ok;
@@ -260,8 +279,9 @@ DeriveStatus KeyDeriver::derivePeer(RequestContext& context, DerivedKey& out) co
 
 DeriveStatus KeyDeriver::deriveHeader(RequestContext& context, DerivedKey& out) const {
     std::string_view value = firstHeaderValue(context.request().headers, key_.header);
+    if (value.empty()) return DeriveStatus::PartMissing;
     char hex[kSha256HexLength];
-    if (value.empty() || !sha256Hex(value, hex)) return DeriveStatus::NoIdentity;
+    if (!sha256Hex(value, hex)) return DeriveStatus::NoIdentity;
     assignDigestKey(out.key, kHeaderKeyPrefix, std::string_view(hex, kSha256HexLength));
     return budgetUnverified(context, out);
 }
@@ -298,7 +318,7 @@ DeriveStatus KeyDeriver::deriveComposite(RequestContext& context, DerivedKey& ou
                 value = attributeValue(request, part.name);
                 break;
         }
-        if (value.empty()) return DeriveStatus::NoIdentity;
+        if (value.empty()) return DeriveStatus::PartMissing;
         hasher.addPart(value);
     }
     char hex[kSha256HexLength];

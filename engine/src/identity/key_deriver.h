@@ -81,6 +81,10 @@ enum class DeriveStatus : std::uint8_t {
     Ok,
     NoIdentity,          ///< nothing to key on: 412 identity_unavailable
     ForwardedMalformed,  ///< the address is needed and the trusted proxy's header is garbage: 412
+    Skip,                ///< the key's part is missing and key.when_missing is "skip"
+    /// The key's header, principal or attribute is absent or empty. Only between KeyDeriver's
+    /// own steps: derive() turns it into what key.when_missing says.
+    PartMissing,
 };
 
 /// Longest text formatKeyAddress writes: an IPv6 address (45) plus "/128".
@@ -223,13 +227,16 @@ public:
     /// The policy's key rules, budget and route.
     explicit KeyDeriver(const Policy& policy);
 
-    /// Fills `out` for this request. Never throws; allocates only when `out` must grow.
+    /// Fills `out` for this request. Never throws; allocates only when `out` must grow. A header,
+    /// principal or composite key whose part is missing follows key.when_missing: NoIdentity
+    /// (refuse), Skip, the peer's key (peer), or kMissingPartKey (shared).
     DeriveStatus derive(RequestContext& context, DerivedKey& out) const;
 
     const KeyConfig& config() const { return key_; }
     const BudgetConfig& budgetConfig() const { return budget_; }
 
 private:
+    DeriveStatus deriveSource(RequestContext& context, DerivedKey& out) const;
     DeriveStatus deriveDefault(RequestContext& context, DerivedKey& out) const;
     DeriveStatus derivePeer(RequestContext& context, DerivedKey& out) const;
     DeriveStatus deriveHeader(RequestContext& context, DerivedKey& out) const;

@@ -204,6 +204,10 @@ struct Limiter::Batch {
             const std::size_t k = queued;
             identity::DerivedKey& key = work.derived[k];
             const identity::DeriveStatus status = compiled.deriver.derive(w.context, key);
+            if (status == identity::DeriveStatus::Skip) {
+                --c.used_;  // the policy does not apply: as if its route had not matched
+                continue;
+            }
             if (status != identity::DeriveStatus::Ok) {
                 const bool malformed = status == identity::DeriveStatus::ForwardedMalformed;
                 r.outcome =

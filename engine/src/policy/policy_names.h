@@ -30,6 +30,13 @@ inline constexpr NameTable<UnverifiedAuthorization, 2> kUnverifiedAuthorization{
     {"ignore", UnverifiedAuthorization::Ignore},
 }};
 
+inline constexpr NameTable<WhenMissing, 4> kWhenMissing{{
+    {"refuse", WhenMissing::Refuse},
+    {"skip", WhenMissing::Skip},
+    {"peer", WhenMissing::Peer},
+    {"shared", WhenMissing::Shared},
+}};
+
 inline constexpr NameTable<StoreErrorRule, 3> kStoreErrorRules{{
     {"fail_open_on_transport", StoreErrorRule::FailOpenOnTransport},
     {"deny", StoreErrorRule::Deny},

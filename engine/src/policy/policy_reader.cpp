@@ -140,13 +140,14 @@ bool parseKeyPart(const std::string& text, KeyPart& part) {
 }
 
 void readKey(Diagnostics& sink, const json::Value& object, KeyConfig& key) {
-    Fields f(
-        sink, object,
-        {"source", "header", "parts", "ipv4_prefix", "ipv6_prefix", "unverified_authorization"});
+    Fields f(sink, object,
+             {"source", "header", "parts", "ipv4_prefix", "ipv6_prefix", "unverified_authorization",
+              "when_missing"});
     bool sourceOk = !f.has("source") || f.choice("source", key.source, kKeySources);
     f.whole("ipv4_prefix", key.ipv4Prefix, 1, 32);
     f.whole("ipv6_prefix", key.ipv6Prefix, 1, 128);
     f.choice("unverified_authorization", key.unverifiedAuthorization, kUnverifiedAuthorization);
+    const bool whenMissingOk = f.choice("when_missing", key.whenMissing, kWhenMissing);
 
     const json::Value* header = f.get("header");
     bool headerGiven = false;
@@ -176,6 +177,14 @@ void readKey(Diagnostics& sink, const json::Value& object, KeyConfig& key) {
         partValues = valid;
     }
     if (!sourceOk) return;
+    if (whenMissingOk && key.whenMissing != WhenMissing::Refuse &&
+        (key.source == KeySource::Default || key.source == KeySource::Peer)) {
+        sink.error(CheckLevel::Schema, *f.get("when_missing"),
+                   "when_missing is only used with source \"header\", \"principal\" or "
+                   "\"composite\" (source \"" +
+                       std::string(nameOf(kKeySources, key.source)) +
+                       "\" always has a key or refuses); remove it or set it to \"refuse\"");
+    }
     if (key.source == KeySource::Header && !headerGiven) {
         sink.error(CheckLevel::Schema, header ? *header : object,
                    "source \"header\" needs \"header\": the name of the header to key on");

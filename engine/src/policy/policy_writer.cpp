@@ -81,6 +81,9 @@ Json policyJson(const Policy& p) {
     key["ipv6_prefix"] = p.key.ipv6Prefix;
     key["unverified_authorization"] =
         nameOf(policy::kUnverifiedAuthorization, p.key.unverifiedAuthorization);
+    // Written only where it is not the default, so that other files keep their bytes.
+    if (p.key.whenMissing != WhenMissing::Refuse)
+        key["when_missing"] = nameOf(policy::kWhenMissing, p.key.whenMissing);
 
     Json budget = Json::object();
     budget["enabled"] = p.budget.enabled;

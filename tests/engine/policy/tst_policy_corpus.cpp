@@ -132,6 +132,9 @@ const std::vector<Row>& rows() {
             "window_ms and calendar_unit exclude each other: a calendar month has its own length");
         row("calendar-unit-without-align.json", schema, 4, 89,
             "calendar_unit needs algorithm \"fixed_window\" with \"align\": \"calendar\"");
+        row("when-missing-on-default.json", schema, 4, 66,
+            "when_missing is only used with source \"header\", \"principal\" or "
+            "\"composite\" (source \"default\" always has a key or refuses)");
         // Semantics: what no schema can say.
         row("cidr-host-bits.json", semantics, 5, 29,
             "invalid CIDR \"192.0.2.1/24\": bits are set past the /24 prefix; did you mean "

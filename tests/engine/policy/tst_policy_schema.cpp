@@ -40,7 +40,8 @@ const std::vector<Row>& rows() {
              "tests/data/policies/valid/envoy-features.json",
              "tests/data/policies/valid/haproxy-features.json",
              "tests/data/policies/valid/charge-by-outcome.json",
-             "tests/data/policies/valid/calendar-windows.json"});
+             "tests/data/policies/valid/calendar-windows.json",
+             "tests/data/policies/valid/when-missing.json"});
         add(Verdict::Syntax, false,
             {"tests/data/policies/malformed/truncated.json",
              "tests/data/policies/malformed/trailing-comma.json",
@@ -96,7 +97,8 @@ const std::vector<Row>& rows() {
              "tests/data/policies/malformed/memory-store-with-password.json",
              "tests/data/policies/malformed/calendar-on-token-bucket.json",
              "tests/data/policies/malformed/calendar-unit-with-window.json",
-             "tests/data/policies/malformed/calendar-unit-without-align.json"});
+             "tests/data/policies/malformed/calendar-unit-without-align.json",
+             "tests/data/policies/malformed/when-missing-on-default.json"});
         add(Verdict::Valid, true,
             {"tests/data/policies/malformed/cidr-host-bits.json",
              "tests/data/policies/malformed/cidr-bad-length.json",
