@@ -222,8 +222,17 @@ struct TrustedProxies {
 };
 
 /// A whole policy file: the store, the trusted proxies and the policies, in match order.
+/// Which of the policies whose route matches a request charge it (a policy set's `routing`).
+enum class Routing : std::uint8_t {
+    All,  ///< every matching policy, in order (the default)
+    /// Only those whose route is the most specific among the matching ones
+    /// (routeSpecificity()); equally specific routes all charge.
+    MostSpecific,
+};
+
 struct PolicySet {
     int version = 1;
+    Routing routing = Routing::All;
     StoreConfig store;
     TrustedProxies trustedProxies;
     std::vector<Policy> policies;
@@ -231,6 +240,11 @@ struct PolicySet {
 
     friend bool operator==(const PolicySet&, const PolicySet&) = default;
 };
+
+/// How specific a route is, for Routing::MostSpecific: the greater, the more specific. An exact
+/// path (a pattern without wildcards) before a pattern with wildcards (more literal segments
+/// first) before a prefix (longer first); "/" is the least specific of all. Methods do not count.
+std::uint64_t routeSpecificity(const RouteMatch& match);
 
 /// A tier's numbers as the engine runs them: the tier's own, and the policy's where the tier
 /// has 0 (inherit). Thread-safe.

@@ -63,6 +63,8 @@ struct CallOwner {
 struct RequestWork {
     identity::RequestContext context;
     std::uint32_t nextPolicy = 0;  // where the walk resumes
+    // Routing::MostSpecific: the specificity of the most specific route matching the request.
+    std::uint64_t route = 0;
 };
 
 // Scratch space of one thread's batches, grown to the largest batch and reused, so that
@@ -154,6 +156,9 @@ struct Limiter::Batch {
             c.settles_ = false;
             work.requests[i].context.reset(requests[i], impl.policies.trustedProxies);
             work.requests[i].nextPolicy = 0;
+            if (impl.policies.routing == Routing::MostSpecific) {
+                work.requests[i].route = mostSpecificRoute(requests[i]);
+            }
         }
         for (std::size_t i = 0; i < n; ++i) {
             // A request whose call may be followed by another of its own is resolved before
@@ -179,10 +184,7 @@ struct Limiter::Batch {
         for (std::size_t p = w.nextPolicy; p < policyCount; ++p) {
             const Policy& policy = policies[p];
             const CompiledPolicy& compiled = impl.compiled[p];
-            if (!compiled.matchesEverything &&
-                !policy.match.matches(request.method, request.path)) {
-                continue;
-            }
+            if (!applies(p, request, w)) continue;
             if (c.used_ == c.results_.size()) c.results_.emplace_back();
             const std::size_t resultIndex = c.used_++;
             PolicyResult& r = c.results_[resultIndex];
@@ -240,19 +242,40 @@ struct Limiter::Batch {
             call = static_cast<std::int32_t>(k);
             queued = k + 1;
             w.nextPolicy = static_cast<std::uint32_t>(p + 1);
-            return laterPolicyMatches(request, p + 1);
+            return laterPolicyApplies(request, w, p + 1);
         }
         w.nextPolicy = static_cast<std::uint32_t>(policyCount);
         return false;
     }
 
-    bool laterPolicyMatches(const RequestView& request, std::size_t from) const {
-        const auto& policies = impl.policies.policies;
-        for (std::size_t p = from; p < policyCount; ++p) {
-            if (impl.compiled[p].matchesEverything ||
-                policies[p].match.matches(request.method, request.path)) {
-                return true;
+    // Whether policy p charges the request: its route matches, and under most_specific routing
+    // no matching route is more specific.
+    bool applies(std::size_t p, const RequestView& request, const RequestWork& w) const {
+        const CompiledPolicy& compiled = impl.compiled[p];
+        if (!compiled.matchesEverything &&
+            !impl.policies.policies[p].match.matches(request.method, request.path)) {
+            return false;
+        }
+        return impl.policies.routing == Routing::All || compiled.routeSpecificity == w.route;
+    }
+
+    std::uint64_t mostSpecificRoute(const RequestView& request) const {
+        std::uint64_t best = 0;
+        for (std::size_t p = 0; p < policyCount; ++p) {
+            const CompiledPolicy& compiled = impl.compiled[p];
+            if (compiled.routeSpecificity > best &&
+                (compiled.matchesEverything ||
+                 impl.policies.policies[p].match.matches(request.method, request.path))) {
+                best = compiled.routeSpecificity;
             }
+        }
+        return best;
+    }
+
+    bool laterPolicyApplies(const RequestView& request, const RequestWork& w,
+                            std::size_t from) const {
+        for (std::size_t p = from; p < policyCount; ++p) {
+            if (applies(p, request, w)) return true;
         }
         return false;
     }

@@ -31,6 +31,7 @@ CompiledPolicy compilePolicy(const Policy& policy, std::uint32_t firstLimitId, i
     CompiledPolicy c{
         identity::KeyDeriver(policy), {}, {}, {}, firstLimitId, false, false, 0, unixTimeAtZero};
     c.recompile(policy, replicas);
+    c.routeSpecificity = routeSpecificity(policy.match);
     const RouteMatch& m = policy.match;
     c.matchesEverything =
         m.methods.empty() && m.pathPattern.empty() && (m.pathPrefix.empty() || m.pathPrefix == "/");

@@ -30,6 +30,8 @@ struct CompiledPolicy {
     std::uint64_t generation = 0;
     /// LimiterOptions::unixTimeAtZero, which calendar-aligned limits carry.
     Nanos unixTimeAtZero = 0;
+    /// routeSpecificity() of the policy's route, for Routing::MostSpecific.
+    std::uint64_t routeSpecificity = 0;
 
     /// The limit a PolicyResult's tier was decided under.
     const Limit& limit(std::uint32_t tier) const { return limits[tier < limits.size() ? tier : 0]; }

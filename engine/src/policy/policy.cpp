@@ -51,6 +51,28 @@ bool RouteMatch::matches(std::string_view method, std::string_view path) const {
     return path.size() == prefix.size() || path[prefix.size()] == '/';
 }
 
+std::uint64_t routeSpecificity(const RouteMatch& match) {
+    constexpr std::uint64_t kExact = 2, kWildcards = 1, kPrefix = 0;
+    if (!match.pathPattern.empty()) {
+        const std::string_view pattern = match.pathPattern;
+        if (pattern.find('*') == std::string_view::npos) return kExact << 32;
+        std::uint64_t literal = 0;
+        std::size_t from = 0;
+        while (from < pattern.size()) {
+            std::size_t end = pattern.find('/', from);
+            if (end == std::string_view::npos) end = pattern.size();
+            const std::string_view segment = pattern.substr(from, end - from);
+            if (!segment.empty() && segment.find('*') == std::string_view::npos) ++literal;
+            from = end + 1;
+        }
+        return kWildcards << 32 | literal;
+    }
+    std::string_view prefix = match.pathPrefix;
+    while (!prefix.empty() && prefix.back() == '/')
+        prefix.remove_suffix(1);  // "/api/" matches as "/api" does; "/" is the empty prefix
+    return kPrefix << 32 | prefix.size();
+}
+
 Tier resolvedTier(const Policy& policy, const Tier& tier) {
     Tier resolved = tier;
     if (resolved.capacity <= 0) resolved.capacity = policy.capacity;

@@ -30,6 +30,11 @@ inline constexpr NameTable<UnverifiedAuthorization, 2> kUnverifiedAuthorization{
     {"ignore", UnverifiedAuthorization::Ignore},
 }};
 
+inline constexpr NameTable<Routing, 2> kRoutings{{
+    {"all", Routing::All},
+    {"most_specific", Routing::MostSpecific},
+}};
+
 inline constexpr NameTable<WhenMissing, 4> kWhenMissing{{
     {"refuse", WhenMissing::Refuse},
     {"skip", WhenMissing::Skip},

@@ -536,7 +536,8 @@ bool uniqueItems(Diagnostics& sink, const std::vector<const json::Value*>& items
 void readPolicySet(Diagnostics& sink, const json::Value& root, PolicySet& out) {
     using namespace reader;
     if (!sink.reader().expect(root, {Type::Object}, "an object")) return;
-    Fields f(sink, root, {"version", "store", "trusted_proxies", "policies", "validation"});
+    Fields f(sink, root,
+             {"version", "routing", "store", "trusted_proxies", "policies", "validation"});
     if (f.require("version")) {
         const json::Value& version = *f.get("version");
         std::int64_t number = 0;
@@ -550,6 +551,7 @@ void readPolicySet(Diagnostics& sink, const json::Value& root, PolicySet& out) {
                              : std::string("version must be 1"));
         }
     }
+    f.choice("routing", out.routing, kRoutings);
     if (const json::Value* store = f.object("store")) readStore(sink, *store, out.store);
     if (const json::Value* proxies = f.object("trusted_proxies")) {
         readTrustedProxies(sink, *proxies, out.trustedProxies);

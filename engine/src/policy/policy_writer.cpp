@@ -183,6 +183,10 @@ std::string savePolicyText(const PolicySet& set) {
     root["version"] = set.version;
     root["store"] = std::move(store);
     root["trusted_proxies"] = std::move(proxies);
+    // Written only where it is not the default, so that other files keep their bytes;
+    // beside the policies it routes.
+    if (set.routing != Routing::All)
+        root["routing"] = policy::nameOf(policy::kRoutings, set.routing);
     root["policies"] = std::move(policies);
     root["validation"] = set.validation ? validationJson(*set.validation) : Json(nullptr);
     // Never throws: bytes that are not UTF-8 (only possible in a set built in code) become

@@ -132,6 +132,8 @@ const std::vector<Row>& rows() {
             "window_ms and calendar_unit exclude each other: a calendar month has its own length");
         row("calendar-unit-without-align.json", schema, 4, 89,
             "calendar_unit needs algorithm \"fixed_window\" with \"align\": \"calendar\"");
+        row("routing-unknown.json", schema, 3, 14,
+            "\"longest_prefix\" is not one of \"all\", \"most_specific\"");
         row("when-missing-on-default.json", schema, 4, 66,
             "when_missing is only used with source \"header\", \"principal\" or "
             "\"composite\" (source \"default\" always has a key or refuses)");

@@ -41,7 +41,8 @@ const std::vector<Row>& rows() {
              "tests/data/policies/valid/haproxy-features.json",
              "tests/data/policies/valid/charge-by-outcome.json",
              "tests/data/policies/valid/calendar-windows.json",
-             "tests/data/policies/valid/when-missing.json"});
+             "tests/data/policies/valid/when-missing.json",
+             "tests/data/policies/valid/most-specific.json"});
         add(Verdict::Syntax, false,
             {"tests/data/policies/malformed/truncated.json",
              "tests/data/policies/malformed/trailing-comma.json",
@@ -98,7 +99,8 @@ const std::vector<Row>& rows() {
              "tests/data/policies/malformed/calendar-on-token-bucket.json",
              "tests/data/policies/malformed/calendar-unit-with-window.json",
              "tests/data/policies/malformed/calendar-unit-without-align.json",
-             "tests/data/policies/malformed/when-missing-on-default.json"});
+             "tests/data/policies/malformed/when-missing-on-default.json",
+             "tests/data/policies/malformed/routing-unknown.json"});
         add(Verdict::Valid, true,
             {"tests/data/policies/malformed/cidr-host-bits.json",
              "tests/data/policies/malformed/cidr-bad-length.json",
