@@ -83,6 +83,10 @@ struct Limit {
     /// Calendar alignment: the Unix time, in ns, of `now` == 0 (LimiterOptions::unixTimeAtZero);
     /// 0 when `now` is Unix time. States and results stay in the caller's time.
     Nanos unixTimeAtZero = 0;
+    /// Leaky bucket only: nginx's rate, in thousandths of a request per second (>= 1), exactly
+    /// as nginx holds it: the policy's refill_per_second R becomes floor(R * 1000), as nginx
+    /// truncates `rate=Nr/m` to N * 1000 / 60. 0: derived from emissionInterval (leakyRate()).
+    std::int64_t milliRate = 0;
     /// Leaky bucket only: excess requests passed without delay (nginx `delay=N`), or kNoDelay.
     std::int64_t delay = 0;
     /// Charged by outcome (chargesByOutcome() in policy.h): Store::settle() may adjust this

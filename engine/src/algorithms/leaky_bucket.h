@@ -21,8 +21,10 @@ struct LeakyState {
     std::int64_t lastMs = kFresh;  ///< nginx `last`, in ms; kFresh: never used
 };
 
-/// nginx's `rate`: thousandths of a request per second, at least 1.
+/// nginx's `rate`: thousandths of a request per second, at least 1: the limit's own (compiled
+/// from a policy), else what its interval comes to.
 inline std::int64_t leakyRate(const Limit& limit) {
+    if (limit.milliRate > 0) return limit.milliRate;
     return std::max<std::int64_t>(1, 1'000'000'000'000LL / limit.emissionInterval);
 }
 

@@ -97,6 +97,11 @@ Limit compileLimit(const Policy& policy, const Tier* tier) {
         limit.calendarUnit =
             policy.align == WindowAlign::Calendar ? policy.calendarUnit : CalendarUnit::None;
     }
+    if (policy.algorithm == Algorithm::LeakyBucket) {
+        // nginx's unit; the epsilon keeps 0.15 (9 r/m) from flooring to 149.
+        const double milli = std::floor(numbers.refillPerSecond * 1000 + 1e-6);
+        limit.milliRate = static_cast<std::int64_t>(std::clamp(milli, 1.0, 1e15));
+    }
     limit.delay = policy.nodelay ? kNoDelay : policy.delay;
     limit.settles = chargesByOutcome(policy);
     return limit;
@@ -127,6 +132,7 @@ Limit perReplicaLimit(const Limit& limit, int replicas) {
         // nginx's burst B passes B + 1 requests at once; `delay` counts requests of the burst.
         local.capacity = std::max<std::int64_t>(1, (limit.capacity + 1) / n) - 1;
         if (limit.delay != kNoDelay) local.delay = limit.delay / n;
+        if (limit.milliRate > 0) local.milliRate = std::max<std::int64_t>(1, limit.milliRate / n);
     } else {
         local.capacity = std::max<std::int64_t>(1, limit.capacity / n);
     }

@@ -106,6 +106,21 @@ void lintBurst(const Policy& p, const Numbers& n, CheckContext& context) {
 // differs from R by more than one part in a million.
 void lintRounding(const Policy& p, const Numbers& n, CheckContext& context) {
     if (!isRateAlgorithm(p.algorithm)) return;
+    if (p.algorithm == Algorithm::LeakyBucket) {
+        // nginx's unit is a thousandth of a request per second (Limit::milliRate). Rule: R * 1000
+        // is not a whole number (the engine, like nginx, drops the fraction).
+        const double milli = n.refill * 1000;
+        if (milli - std::floor(milli + 1e-6) <= 1e-6) return;
+        const double applied = static_cast<double>(n.limit.milliRate) / 1000;
+        context.warning(n.where + "/refill_per_second",
+                        n.label + "refill_per_second " + numberText(n.refill) + " runs as " +
+                            numberText(applied) +
+                            " per second: the leaky bucket counts its rate in thousandths of a "
+                            "request per second, as nginx does (rate=7r/m is 0.116), and drops "
+                            "the rest; write " +
+                            numberText(applied));
+        return;
+    }
     double applied = 1e9 / static_cast<double>(n.limit.emissionInterval);
     double error = (applied - n.refill) / n.refill;
     if (std::fabs(error) <= 1e-6) return;

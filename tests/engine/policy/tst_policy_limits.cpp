@@ -116,6 +116,44 @@ private slots:
                  qPrintable(dump(r)));
     }
 
+    // nginx's rate in thousandths of a request per second: a rate with more digits runs
+    // truncated, and lint says to what; nginx's own rates do not warn.
+    void leakyRateLint_data() {
+        QTest::addColumn<QString>("refill");
+        QTest::addColumn<QString>("message");  // "" for none
+        QTest::newRow("7r/m as 7/60") << "0.11666666666666667"
+                                      << "refill_per_second 0.11666666666666667 runs as 0.116 "
+                                         "per second: the leaky bucket counts its rate in "
+                                         "thousandths of a request per second";
+        QTest::newRow("7r/m as nginx holds it") << "0.116"
+                                                << "";
+        QTest::newRow("9r/m") << "0.15"
+                              << "";
+        QTest::newRow("6r/s") << "6"
+                              << "";
+        QTest::newRow("0.0005") << "0.0005"
+                                << "runs as 0.001 per second";
+    }
+    void leakyRateLint() {
+        QFETCH(QString, refill);
+        QFETCH(QString, message);
+        PolicyLoadResult r = parsePolicyText(
+            onePolicy("\"algorithm\": \"leaky_bucket\", \"capacity\": 10, \"nodelay\": true, "
+                      "\"refill_per_second\": " +
+                      refill.toStdString() + ", \"key\": {\"source\": \"peer\"}"),
+            "leaky.json");
+        QVERIFY2(r.ok(), qPrintable(dump(r)));
+        const std::vector<Diagnostic> warnings = warningsOf(r);
+        if (message.isEmpty()) {
+            QVERIFY2(warnings.empty(), qPrintable(dump(r)));
+            return;
+        }
+        QVERIFY2(warnings.size() == 1, qPrintable(dump(r)));
+        QCOMPARE(warnings[0].pointer, std::string("/policies/0/refill_per_second"));
+        QVERIFY2(QString::fromStdString(warnings[0].message).contains(message),
+                 qPrintable(dump(r)));
+    }
+
     // A month's windows are not 90 days long, but a first-request window still is bounded.
     void windowBeyondNinetyDaysNeedsTheCalendar() {
         PolicyLoadResult r = parsePolicyText(
