@@ -22,8 +22,7 @@ int runImport(const Arguments& args) {
         return fail(kUsage, "unknown kind \"" + args.value("from") + "\"; use one of " +
                                 formats::importKindNames());
     }
-    const formats::ImportResult imported =
-        formats::importPolicies(*kind, args.positionals(), formats::ImportOptions{});
+    const formats::ImportResult imported = formats::importPolicies(*kind, args.positionals());
     const bool errors = printDiagnostics(imported.diagnostics);
     if (imported.unreadable) return fail(kIoError, "a file cannot be read; nothing imported");
     if (errors || !imported.policies) {
@@ -43,7 +42,8 @@ Command importCommand() {
         ") and writes the policy file that decides as they do. nginx reads one main file and "
         "follows its includes; HAProxy reads its files in order, as haproxy -f A -f B; Traefik "
         "merges its dynamic configuration files (YAML, or TOML for *.toml); Kong reads one "
-        "declarative kong.yml. "
+        "declarative kong.yml; envoy-local reads one Envoy YAML file with the local rate limit "
+        "filter. "
         "Whatever is carried over approximately or not at all is a warning at FILE:LINE:COLUMN "
         "on stderr, saying what the original does and what the import does instead; a file "
         "that cannot be read as KIND is an error (exit 2) and nothing is written. Every command "

@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "cli/inputs.h"
 #include "formats/envoy/rls_config.h"
+#include "formats/import/policy_source.h"
 #include "ratelab/policy_file.h"
 
 namespace ratelab::cli {
@@ -130,7 +131,9 @@ int runValidate(const Arguments& args) {
     ExitCode exit = kSuccess;
     QJsonArray files;
     for (const std::string& path : args.positionals()) {
-        if (path != "-" && formats::envoy::isRlsConfigPath(path)) {
+        // KIND:PATH is an import (a Traefik or Envoy YAML file), never the service's YAML.
+        if (path != "-" && !formats::splitImportArgument(path) &&
+            formats::envoy::isRlsConfigPath(path)) {
             exit = worse(exit, validateRlsConfig(path, args.isSet("json"), files));
             continue;
         }

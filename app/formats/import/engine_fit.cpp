@@ -124,6 +124,13 @@ void fitKongToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportL
         fitMissingKey(file["policies"][i]["key"], at[i], "Kong", log);
 }
 
+void fitEnvoyLocalToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log) {
+    if (file.value("routing", "") == "most_specific") {
+        file.erase("routing");
+        warnOverlappingRoutes(file["policies"], at, "Envoy", "route", log);
+    }
+}
+
 void fitHaproxyToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log) {
     for (std::size_t i = 0; i < file["policies"].size(); ++i) {
         PolicyJson& policy = file["policies"][i];

@@ -30,4 +30,9 @@ void fitTraefikToEngine(PolicyJson& file, const std::vector<SourcePos>& at, Impo
 /// policy i came from (its plugin). REQUIRES: at.size() == file["policies"].size().
 void fitKongToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log);
 
+/// `file` (an Envoy local rate limit mapping's policy file) rewritten in the loader's fields;
+/// `at[i]` is where policy i came from (its filter or per-route configuration).
+/// REQUIRES: at.size() == file["policies"].size().
+void fitEnvoyLocalToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log);
+
 }  // namespace ratelab::formats

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "formats/import/envoy_local/envoy_local_import.h"
 #include "formats/import/haproxy/haproxy_import.h"
 #include "formats/import/kong/kong_import.h"
 #include "formats/import/nginx/nginx_import.h"
@@ -13,7 +14,7 @@ namespace {
 
 // The kinds with a reader, in ImportKind's order.
 constexpr ImportKind kImportKinds[] = {ImportKind::Nginx, ImportKind::Haproxy, ImportKind::Traefik,
-                                       ImportKind::Kong};
+                                       ImportKind::Kong, ImportKind::EnvoyLocal};
 
 bool endsWith(const std::string& path, std::string_view suffix) {
     return path.size() >= suffix.size() &&
@@ -36,8 +37,6 @@ std::string_view importKindName(ImportKind kind) {
             return "traefik";
         case ImportKind::Kong:
             return "kong";
-        case ImportKind::EnvoyRatelimit:
-            return "envoy-ratelimit";
         case ImportKind::EnvoyLocal:
             return "envoy-local";
     }
@@ -70,6 +69,9 @@ std::optional<ImportKind> detectImportKind(const std::string& path, std::string_
         (contains(text, "frontend ") && contains(text, "backend ")))
         return ImportKind::Haproxy;
     if (contains(text, "_format_version")) return ImportKind::Kong;
+    if (contains(text, "envoy.filters.http.local_ratelimit") ||
+        contains(text, "local_ratelimit.v3.LocalRateLimit"))
+        return ImportKind::EnvoyLocal;
     if (contains(text, "rateLimit") && (contains(text, "middlewares") || contains(text, "routers")))
         return ImportKind::Traefik;
     if (endsWith(path, "nginx.conf") || endsWith(path, ".nginx")) return ImportKind::Nginx;
@@ -77,8 +79,7 @@ std::optional<ImportKind> detectImportKind(const std::string& path, std::string_
     return std::nullopt;
 }
 
-ImportResult importPolicies(ImportKind kind, const std::vector<std::string>& files,
-                            const ImportOptions& /*options*/) {
+ImportResult importPolicies(ImportKind kind, const std::vector<std::string>& files) {
     switch (kind) {
         case ImportKind::Nginx:
             return nginx::importNginx(files);
@@ -88,15 +89,10 @@ ImportResult importPolicies(ImportKind kind, const std::vector<std::string>& fil
             return traefik::importTraefik(files);
         case ImportKind::Kong:
             return kong::importKong(files);
-        case ImportKind::EnvoyRatelimit:
         case ImportKind::EnvoyLocal:
-            break;
+            return envoy_local::importEnvoyLocal(files);
     }
-    ImportResult result;
-    result.diagnostics.push_back(Diagnostic{
-        Diagnostic::Severity::Error, files.empty() ? "" : files.front(), 0, 0, "",
-        "this build reads " + importKindNames() + ", not " + std::string(importKindName(kind))});
-    return result;
+    return {};
 }
 
 }  // namespace ratelab::formats

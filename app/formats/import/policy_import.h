@@ -1,8 +1,8 @@
 #pragma once
 
 // Imports other products' rate limits as a ratelab policy set: nginx limit_req, HAProxy stick
-// tables, Traefik's rateLimit middleware, Kong's rate-limiting plugin, Envoy's rate limit
-// service and its local rate limit filter. Each reader is a front end: the product's own
+// tables, Traefik's rateLimit middleware, Kong's rate-limiting plugin and Envoy's local rate
+// limit filter. Each reader is a front end: the product's own
 // grammar into a tree that keeps FILE:LINE:COLUMN, then the tree mapped to policies in the
 // product's own counting, then every problem at once. What each product's settings become, and
 // what is carried over only approximately or not at all, is in docs/IMPORT.md.
@@ -19,9 +19,9 @@
 
 namespace ratelab::formats {
 
-enum class ImportKind : std::uint8_t { Nginx, Haproxy, Traefik, Kong, EnvoyRatelimit, EnvoyLocal };
+enum class ImportKind : std::uint8_t { Nginx, Haproxy, Traefik, Kong, EnvoyLocal };
 
-/// "nginx", "haproxy", "traefik", "kong", "envoy-ratelimit", "envoy-local" (one list, also
+/// "nginx", "haproxy", "traefik", "kong", "envoy-local" (one list, also
 /// read by --help, the CLI's KIND:PATH parser and the workbench's kind chooser).
 std::string_view importKindName(ImportKind kind);
 /// The kind `name` says, among importKinds(); nullopt for any other name.
@@ -33,10 +33,6 @@ std::string importKindNames();
 
 /// Guesses the kind from a file's name and content (workbench: "detected from the file").
 std::optional<ImportKind> detectImportKind(const std::string& path, std::string_view text);
-
-struct ImportOptions {
-    std::vector<std::string> envoyActions;  ///< --envoy-actions FILE (envoy-ratelimit only)
-};
 
 struct ImportResult {
     /// The policies, when the files could be read (warnings may remain).
@@ -51,7 +47,6 @@ struct ImportResult {
 
 /// Reads `files` (nginx: the main file, includes followed relative to it, globs) as `kind`.
 /// Thread-safe.
-ImportResult importPolicies(ImportKind kind, const std::vector<std::string>& files,
-                            const ImportOptions& options);
+ImportResult importPolicies(ImportKind kind, const std::vector<std::string>& files);
 
 }  // namespace ratelab::formats

@@ -13,7 +13,7 @@ std::optional<std::pair<ImportKind, std::string>> splitImportArgument(std::strin
 PolicyLoadResult loadPolicySource(const std::string& argument, const PolicyCheckOptions& options) {
     const std::optional<std::pair<ImportKind, std::string>> import = splitImportArgument(argument);
     if (!import) return loadPolicyFile(argument, options);
-    ImportResult imported = importPolicies(import->first, {import->second}, ImportOptions{});
+    ImportResult imported = importPolicies(import->first, {import->second});
     PolicyLoadResult loaded;
     loaded.policies = std::move(imported.policies);
     loaded.unreadable = imported.unreadable;

@@ -81,7 +81,7 @@ private slots:
         QVERIFY(dir.isValid());
         const std::string cfg = installConfig(dir);
         const formats::ImportResult imported =
-            formats::importPolicies(formats::ImportKind::Haproxy, {cfg}, {});
+            formats::importPolicies(formats::ImportKind::Haproxy, {cfg});
         QVERIFY2(imported.policies.has_value(), formatDiagnostics(imported.diagnostics).c_str());
 
         LiveServer haproxy;
@@ -173,7 +173,7 @@ private slots:
     void exportOfTheImportPassesHaproxyC() {
         QTemporaryDir dir;
         const formats::ImportResult imported =
-            formats::importPolicies(formats::ImportKind::Haproxy, {installConfig(dir)}, {});
+            formats::importPolicies(formats::ImportKind::Haproxy, {installConfig(dir)});
         QVERIFY(imported.policies.has_value());
         const formats::ExportResult exported =
             formats::exportPolicySet(*imported.policies, formats::ExportTarget::Haproxy);

@@ -116,7 +116,7 @@ private slots:
         installConfig(dir);
         const std::string conf = dir.filePath("nginx.conf").toStdString();
         const formats::ImportResult imported =
-            formats::importPolicies(formats::ImportKind::Nginx, {conf}, {});
+            formats::importPolicies(formats::ImportKind::Nginx, {conf});
         QVERIFY2(imported.policies.has_value(), formatDiagnostics(imported.diagnostics).c_str());
 
         LiveServer nginx;
@@ -200,7 +200,7 @@ private slots:
         QTemporaryDir dir;
         installConfig(dir);
         const formats::ImportResult imported = formats::importPolicies(
-            formats::ImportKind::Nginx, {dir.filePath("nginx.conf").toStdString()}, {});
+            formats::ImportKind::Nginx, {dir.filePath("nginx.conf").toStdString()});
         QVERIFY(imported.policies.has_value());
         for (const PolicyMode mode : {PolicyMode::Enforce, PolicyMode::Shadow}) {
             PolicySet part = *imported.policies;
