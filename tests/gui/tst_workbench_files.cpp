@@ -1,5 +1,5 @@
-// Files in the workbench (app/gui/session/workbench.cpp): the validated export, malformed policies and
-// scenarios reported with line and column while nothing the user typed is lost, unsaved edits,
+// Files in the workbench (app/gui/session/workbench.cpp): the validated export, malformed policies
+// and scenarios reported with line and column while nothing the user typed is lost, unsaved edits,
 // saving, and access-log replay.
 
 #include <QApplication>
@@ -11,11 +11,11 @@
 
 #include "fixtures/cli_fixture.h"
 #include "fixtures/gui_fixture.h"
-#include "gui/window/main_window.h"
-#include "gui/policy/policy_editor.h"
-#include "ratelab/policy_file.h"
 #include "fixtures/window_fixture.h"
+#include "gui/policy/policy_editor.h"
 #include "gui/session/workbench.h"
+#include "gui/window/main_window.h"
+#include "ratelab/policy_file.h"
 
 using namespace ratelab;
 using namespace ratelab::gui;
@@ -49,6 +49,8 @@ private slots:
     void malformedPolicyNamesLineAndColumn();
     void malformedScenarioNamesLineAndColumn();
     void theRealDialogShowsTheDiagnostic();
+    void importLimits_data();
+    void importLimits();
     void unsavedEditsAreNotDiscardedSilently();
     void saveWritesWhatTheEditorShows();
     void closingAsksAboutUnsavedEdits();
@@ -151,6 +153,62 @@ void TestWorkbenchFiles::malformedPolicyNamesLineAndColumn() {
     QCOMPARE(b.workbench.document().policies().policies[0].capacity, std::int64_t(37));
     QVERIFY(b.workbench.document().isModified());
     QCOMPARE(b.workbench.document().path(), policy_);
+}
+
+// File > Import limits...: the kind detected from the file, confirmed or overridden; the import's
+// warnings shown; the policies in the editor as a new, unsaved set, or an error at
+// FILE:LINE:COLUMN and the editor unchanged.
+void TestWorkbenchFiles::importLimits_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("answer");   // the kind chooser's: empty accepts the detected one
+    QTest::addColumn<int>("detected");     // the index the chooser was offered (-1: none)
+    QTest::addColumn<QString>("policy");   // the first imported policy's name; empty: not loaded
+    QTest::addColumn<QString>("message");  // in the warnings (loaded) or the error (not)
+    const QString nginx = "nginx/basic-per-ip.conf";
+    QTest::newRow("nginx detected") << nginx << "" << 0 << "one.search"
+                                    << "basic-per-ip.conf:38:13: warning: nginx refuses with 503";
+    QTest::newRow("overridden as haproxy") << nginx << "haproxy" << 0 << ""
+                                           << "was not imported as haproxy";
+    QTest::newRow("cancelled") << nginx << "-" << 0 << ""
+                               << "";
+    QTest::newRow("malformed") << "nginx/malformed-bad-rate.conf"
+                               << "" << 0 << ""
+                               << "malformed-bad-rate.conf:";
+}
+
+void TestWorkbenchFiles::importLimits() {
+    QFETCH(QString, file);
+    QFETCH(QString, answer);
+    QFETCH(int, detected);
+    QFETCH(QString, policy);
+    QFETCH(QString, message);
+    Bench b;
+    QVERIFY(b.workbench.openPolicy(policy_));
+    const QString path = QStringLiteral(RATELAB_SOURCE_DIR) + "/tests/data/import/" + file;
+    b.ui.importKindAnswer = answer;
+    b.ui.openAnswer = path;  // File > Import limits... asks for the file, then the kind
+    auto* action = b.window.findChild<QAction*>("importLimitsAction");
+    QVERIFY(action);
+    action->trigger();
+    QCOMPARE(b.ui.importKindQuestions.size(), 1);
+    QCOMPARE(b.ui.importKindQuestions[0].second, detected);
+    if (policy.isEmpty()) {
+        QCOMPARE(b.workbench.document().path(), policy_);
+        QCOMPARE(b.workbench.document().policies().policies[0].name, std::string("api"));
+        QCOMPARE(b.ui.errors.size(), message.isEmpty() ? 0 : 1);
+        if (!message.isEmpty()) {
+            QVERIFY2(b.ui.errors[0].text.contains(message), qPrintable(b.ui.errors[0].text));
+            QVERIFY2(b.ui.errors[0].text.contains(QRegularExpression(R"(:\d+:\d+: error: )")),
+                     qPrintable(b.ui.errors[0].text));
+        }
+        return;
+    }
+    QVERIFY(b.ui.errors.isEmpty());
+    QCOMPARE(b.ui.information.size(), 1);
+    QVERIFY2(b.ui.information[0].text.contains(message), qPrintable(b.ui.information[0].text));
+    QCOMPARE(b.workbench.document().path(), QString());
+    QCOMPARE(QString::fromStdString(b.workbench.document().policies().policies[0].name), policy);
+    QCOMPARE(b.workbench.document().policies().policies[0].capacity, std::int64_t(5));
 }
 
 void TestWorkbenchFiles::malformedScenarioNamesLineAndColumn() {
@@ -325,7 +383,8 @@ void TestWorkbenchFiles::theLogFormatIsAskedAndUsed() {
              qPrintable(b.ui.errors[1].text));
     QCOMPARE(opened.count(), 0);  // nothing was read
 
-    b.ui.logFormatAnswer = {"json", {}, "client=client.ip time=time method=req.method path=req.path"};
+    b.ui.logFormatAnswer = {
+        "json", {}, "client=client.ip time=time method=req.method path=req.path"};
     open->trigger();
     QVERIFY(opened.wait(30000));
     QCOMPARE(opened.at(0).at(1).toBool(), true);
@@ -341,8 +400,7 @@ void TestWorkbenchFiles::theLogFormatIsAskedAndUsed() {
     // recent, without a question.
     const QString absolute = QFileInfo(log).absoluteFilePath();
     QVERIFY(b.window.recentFiles().logFormat(absolute) == b.ui.logFormatAnswer);
-    QAction* entry =
-        b.window.recentFilesMenu()->actionFor(RecentFiles::Kind::AccessLog, absolute);
+    QAction* entry = b.window.recentFilesMenu()->actionFor(RecentFiles::Kind::AccessLog, absolute);
     QVERIFY(entry);
     b.ui.logFormatAnswer = {};
     b.workbench.openPolicy(policy_);  // another document in between

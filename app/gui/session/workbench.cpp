@@ -8,18 +8,20 @@
 
 #include <algorithm>
 
+#include "formats/import/import_common.h"
+#include "formats/import/policy_import.h"
+#include "gui/policy/target_export.h"
+#include "gui/policy/validation_export.h"
 #include "gui/window/diagnostics_text.h"
 #include "gui/window/file_write.h"
 #include "gui/window/locale_text.h"
+#include "gui/window/resource_locator.h"
 #include "ratelab/policy_file.h"
 #include "ratelab/policy_tuning.h"
-#include "gui/window/resource_locator.h"
-#include "sim/log/recorded_traffic.h"
 #include "sim/fit/log_fit.h"
+#include "sim/log/recorded_traffic.h"
 #include "sim/report/report.h"
 #include "sim/scenario/scenario_writer.h"
-#include "gui/policy/target_export.h"
-#include "gui/policy/validation_export.h"
 
 #ifndef RATELAB_VERSION
 #define RATELAB_VERSION "0.0.0"
@@ -219,6 +221,46 @@ bool Workbench::openPolicy(const QString& path) {
     return true;
 }
 
+bool Workbench::importLimits(const QString& path) {
+    if (!settleUnsavedEdits()) return false;
+    std::string error;
+    const std::optional<std::string> text = formats::readImportFile(path.toStdString(), error);
+    if (!text) {
+        ui_.showError(tr("Cannot import"), tr("%1: %2").arg(QDir::toNativeSeparators(path),
+                                                            QString::fromStdString(error)));
+        return false;
+    }
+    QStringList kinds;
+    for (formats::ImportKind kind : formats::importKinds())
+        kinds << QString::fromUtf8(formats::importKindName(kind));
+    const std::optional<formats::ImportKind> detected =
+        formats::detectImportKind(path.toStdString(), *text);
+    int chosen =
+        detected
+            ? static_cast<int>(kinds.indexOf(QString::fromUtf8(formats::importKindName(*detected))))
+            : -1;
+    if (!ui_.chooseImportKind(path, kinds, chosen) || chosen < 0) return false;
+    formats::ImportResult imported =
+        formats::importPolicies(formats::importKinds()[chosen], {path.toStdString()});
+    if (!imported.policies) {
+        ui_.showError(tr("Cannot import the limits"),
+                      tr("%1 was not imported as %2; the editor keeps its values.\n\n%3")
+                          .arg(QDir::toNativeSeparators(path), kinds[chosen],
+                               diagnosticsText(imported.diagnostics)));
+        return false;
+    }
+    if (!imported.diagnostics.empty())
+        ui_.showInformation(tr("Imported with warnings"),
+                            tr("What %1 does that the imported policies do differently:\n\n%2")
+                                .arg(kinds[chosen], diagnosticsText(imported.diagnostics)));
+    document_.reset(std::move(*imported.policies), QString());
+    policyChosen_ = true;
+    emit statusMessage(tr("Imported %1 limits from %2 (not saved yet)")
+                           .arg(kinds[chosen], QDir::toNativeSeparators(path)));
+    if (scenario_ && session_.state() != RunState::Running) reset();
+    return true;
+}
+
 bool Workbench::savePolicy(const QString& path) {
     QString target = path.isEmpty() ? document_.path() : path;
     if (target.isEmpty() || isEmbedded(target)) {
@@ -303,10 +345,11 @@ void Workbench::openAccessLog(const QString& path,
         scenario.title = tr("Replay of %1").arg(QFileInfo(path).fileName()).toStdString();
         useScenario(std::move(scenario), path, replayNotes(*r.traffic));
         emit accessLogOpened(path, true);
-        emit statusMessage(tr("Read %1: %2 requests, clients: %3. Press Run to replay them.")
-                               .arg(QFileInfo(path).fileName())
-                               .arg(localeCount(static_cast<std::int64_t>(r.traffic->requests.size())))
-                               .arg(localeCount(r.traffic->reading.clients)));
+        emit statusMessage(
+            tr("Read %1: %2 requests, clients: %3. Press Run to replay them.")
+                .arg(QFileInfo(path).fileName())
+                .arg(localeCount(static_cast<std::int64_t>(r.traffic->requests.size())))
+                .arg(localeCount(r.traffic->reading.clients)));
     });
     emit statusMessage(tr("Reading %1 ...").arg(QDir::toNativeSeparators(path)));
     watcher->setFuture(QtConcurrent::run(parseAccessLogFile, path, format, logProgress()));
@@ -392,27 +435,27 @@ void Workbench::fitScenarioTo(const QString& logPath, const QString& scenarioPat
     auto* watcher = new QFutureWatcher<FitJob>(this);
     connect(watcher, &QFutureWatcher<FitJob>::finished, this,
             [this, watcher, scenarioPath, logPath] {
-        FitJob r = watcher->result();
-        watcher->deleteLater();
-        if (r.text.empty()) {
-            ui_.showError(tr("Cannot fit a scenario"), r.error);
-            emit fitFinished(scenarioPath, false);
-            return;
-        }
-        if (!ui_.confirmFit(QFileInfo(logPath).fileName(), r.fidelity)) {
-            emit statusMessage(tr("The fitted scenario was not kept."));
-            emit fitFinished(scenarioPath, false);
-            return;
-        }
-        QString error;
-        if (!writeWholeFile(scenarioPath, r.text, error)) {
-            ui_.showError(tr("Cannot fit a scenario"), error);
-            emit fitFinished(scenarioPath, false);
-            return;
-        }
-        const bool opened = openScenario(scenarioPath);
-        emit fitFinished(scenarioPath, opened);
-    });
+                FitJob r = watcher->result();
+                watcher->deleteLater();
+                if (r.text.empty()) {
+                    ui_.showError(tr("Cannot fit a scenario"), r.error);
+                    emit fitFinished(scenarioPath, false);
+                    return;
+                }
+                if (!ui_.confirmFit(QFileInfo(logPath).fileName(), r.fidelity)) {
+                    emit statusMessage(tr("The fitted scenario was not kept."));
+                    emit fitFinished(scenarioPath, false);
+                    return;
+                }
+                QString error;
+                if (!writeWholeFile(scenarioPath, r.text, error)) {
+                    ui_.showError(tr("Cannot fit a scenario"), error);
+                    emit fitFinished(scenarioPath, false);
+                    return;
+                }
+                const bool opened = openScenario(scenarioPath);
+                emit fitFinished(scenarioPath, opened);
+            });
     emit statusMessage(tr("Fitting a scenario to %1 ...").arg(QDir::toNativeSeparators(logPath)));
     watcher->setFuture(
         QtConcurrent::run(fitLogFile, logPath, format, policies, policyRef, logProgress()));

@@ -13,18 +13,18 @@
 #include <optional>
 #include <vector>
 
-#include "gui/session/actor_table_model.h"
+#include "formats/policy_export.h"
 #include "gui/compare/compare_actor_model.h"
 #include "gui/compare/compare_flips_model.h"
-#include "gui/session/event_log_model.h"
 #include "gui/policy/policy_document.h"
-#include "formats/policy_export.h"
+#include "gui/session/actor_table_model.h"
+#include "gui/session/event_log_model.h"
 #include "gui/session/run_series.h"
-#include "sim/log/recorded_traffic.h"
-#include "sim/scenario/scenario.h"
 #include "gui/session/simulation_session.h"
 #include "gui/session/store_choice.h"
 #include "gui/window/user_interaction.h"
+#include "sim/log/recorded_traffic.h"
+#include "sim/scenario/scenario.h"
 
 namespace ratelab::gui {
 
@@ -69,6 +69,12 @@ public:
     /// user chooses. A file with errors is reported (FILE:LINE:COLUMN each) and the editor keeps
     /// what it had. Returns true when the file was loaded.
     bool openPolicy(const QString& path);
+    /// Imports another product's rate limits (formats/import/policy_import.h) from `path` into
+    /// the editor as a new, unsaved set: the kind detected from the file and confirmed or
+    /// overridden by the user, the import's warnings shown, its errors reported (FILE:LINE:COLUMN
+    /// each) with the editor unchanged. Reads a configuration file on the GUI thread, as
+    /// openPolicy does (at most 16 MiB). Returns true when the policies were loaded.
+    bool importLimits(const QString& path);
     /// Writes the document to `path` (empty: where it came from; an embedded or new document
     /// asks where). Returns true when written.
     bool savePolicy(const QString& path = {});

@@ -16,23 +16,23 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
-#include "gui/session/actor_table_model.h"
+#include "gui/compare/compare_views.h"
 #include "gui/plot/chart_export.h"
 #include "gui/plot/charts_panel.h"
-#include "gui/compare/compare_views.h"
-#include "gui/session/event_log_model.h"
-#include "gui/window/help_menu.h"
 #include "gui/policy/policy_editor.h"
-#include "gui/window/resource_locator.h"
-#include "gui/window/run_controls.h"
+#include "gui/policy/target_export.h"
 #include "gui/scenario/scenario_editor.h"
 #include "gui/scenario/scenario_panel.h"
-#include "gui/policy/target_export.h"
 #include "gui/scenario/timeline_widget.h"
+#include "gui/session/actor_table_model.h"
+#include "gui/session/event_log_model.h"
+#include "gui/session/workbench.h"
 #include "gui/tradeoff/tradeoff_panel.h"
+#include "gui/window/help_menu.h"
+#include "gui/window/resource_locator.h"
+#include "gui/window/run_controls.h"
 #include "gui/window/user_interaction.h"
 #include "gui/window/window_layout.h"
-#include "gui/session/workbench.h"
 
 namespace ratelab::gui {
 
@@ -177,6 +177,13 @@ void MainWindow::buildMenus() {
         if (!path.isEmpty()) openFile(RecentFiles::Kind::Policy, path);
     });
     openPolicy->setObjectName("openPolicyAction");
+    QAction* importLimits = file->addAction(tr("&Import limits..."), this, [this] {
+        const QString path = ui_.chooseOpenFile(
+            tr("Import limits"), QDir::homePath(),
+            tr("Configurations (*.conf *.cfg *.yaml *.yml *.toml *.json);;All files (*)"));
+        if (!path.isEmpty()) workbench_.importLimits(path);
+    });
+    importLimits->setObjectName("importLimitsAction");
     // A policy saved under a name is one to come back to, like one opened.
     file->addAction(tr("&Save policy"), QKeySequence::Save, this, [this] {
         if (workbench_.savePolicy())

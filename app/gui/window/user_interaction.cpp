@@ -4,10 +4,11 @@
 #include <QDesktopServices>
 #include <QDialog>
 #include <QDialogButtonBox>
-#include <QFileInfo>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFontDatabase>
 #include <QFormLayout>
+#include <QInputDialog>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QUrl>
@@ -99,6 +100,21 @@ bool DialogInteraction::confirmFit(const QString& log, const QStringList& rows) 
     return box.exec() == QMessageBox::Save;
 }
 
+bool DialogInteraction::chooseImportKind(const QString& path, const QStringList& kinds,
+                                         int& chosen) {
+    bool ok = false;
+    const QString label =
+        chosen >= 0
+            ? QObject::tr("%1 reads as a %2 configuration; import it as:")
+                  .arg(QFileInfo(path).fileName(), kinds[chosen])
+            : QObject::tr("Which product's configuration is %1?").arg(QFileInfo(path).fileName());
+    const QString kind = QInputDialog::getItem(parent_, QObject::tr("Import limits"), label, kinds,
+                                               std::max(chosen, 0), false, &ok);
+    if (!ok) return false;
+    chosen = static_cast<int>(kinds.indexOf(kind));
+    return chosen >= 0;
+}
+
 bool DialogInteraction::chooseLogFormat(const QString& path, LogFormatChoice& choice) {
     QDialog dialog(parent_);
     dialog.setObjectName("logFormatDialog");
@@ -125,7 +141,8 @@ bool DialogInteraction::chooseLogFormat(const QString& path, LogFormatChoice& ch
     };
     QObject::connect(format, &QComboBox::currentIndexChanged, &dialog, follow);
     follow();
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Open | QDialogButtonBox::Cancel, &dialog);
+    auto* buttons =
+        new QDialogButtonBox(QDialogButtonBox::Open | QDialogButtonBox::Cancel, &dialog);
     QObject::connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
     QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
     form->addRow(buttons);

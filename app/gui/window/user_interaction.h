@@ -43,6 +43,10 @@ public:
     /// per class, the log replayed and the fitted scenario run under the policies in use (one
     /// line each, "legit: throttled 94 / 98, ..."). True to write and open it.
     virtual bool confirmFit(const QString& log, const QStringList& rows) = 0;
+    /// Which product's configuration the file at `path` is: one of `kinds` ("nginx", ...).
+    /// `chosen` holds the detected index on entry (-1: none detected) and the choice on return;
+    /// false when the user cancelled.
+    virtual bool chooseImportKind(const QString& path, const QStringList& kinds, int& chosen) = 0;
 };
 
 /// The real thing: QMessageBox, QFileDialog and QDesktopServices, parented to `parent` (may be
@@ -63,6 +67,7 @@ public:
     bool confirmExport(const QString& target, const QStringList& notes) override;
     bool chooseLogFormat(const QString& path, LogFormatChoice& choice) override;
     bool confirmFit(const QString& log, const QStringList& rows) override;
+    bool chooseImportKind(const QString& path, const QStringList& kinds, int& chosen) override;
 
 private:
     QWidget* parent_;
