@@ -21,6 +21,7 @@ void SimBatch::absorb(SimBatch&& next, std::size_t logCapacity) {
     state = next.state;
     if (!next.actors.empty()) actors = std::move(next.actors);
     if (next.comparison) comparison = std::move(next.comparison);
+    if (next.clients) clients = std::move(next.clients);
     now = next.now;
     requests = next.requests;
     wallSeconds = next.wallSeconds;

@@ -10,6 +10,7 @@
 
 #include "ratelab/limit.h"
 #include "ratelab/policy.h"
+#include "gui/session/client_table_model.h"
 #include "sim/decide/comparison.h"
 #include "sim/report/counters.h"
 #include "sim/scenario/scenario.h"
@@ -58,6 +59,10 @@ struct SimBatch {
     /// Compare mode: A against B as it stands (latest wins; built at most a few times a
     /// second, and on every state change). Null when none was built since the previous batch.
     std::shared_ptr<const sim::Comparison> comparison;
+    /// A replayed log's clients under the editor's policies (topClients(): the busiest, then the
+    /// others summed), latest wins. Null when none was built since the previous batch; a fresh
+    /// batch carries it (empty) exactly when the run replays a log.
+    std::shared_ptr<const std::vector<ClientRow>> clients;
     std::vector<sim::LogEntry> log;  ///< limit hits and store failures, oldest first
     Nanos now = 0;                   ///< virtual time reached
     std::int64_t requests = 0;       ///< decided since the start

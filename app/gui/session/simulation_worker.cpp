@@ -36,6 +36,7 @@ SimulationWorker::~SimulationWorker() = default;
 void SimulationWorker::load(RunSetup setup, std::uint64_t generation) {
     ticker_.stop();
     runner_.reset();
+    replayActor_ = -1;
     generation_ = generation;
     wallSpent_ = 0;
     interrupted_.store(false, std::memory_order_relaxed);
@@ -83,12 +84,18 @@ void SimulationWorker::load(RunSetup setup, std::uint64_t generation) {
     state_ = RunState::Ready;
     batch.state = state_;
     batch.actors = runner_->actorRows(editedLane());
+    const auto& actors = runner_->scenario().actors;
+    for (std::size_t i = 0; i < actors.size() && replayActor_ < 0; ++i) {
+        if (actors[i].recorded) replayActor_ = static_cast<int>(i);
+    }
+    if (replayActor_ >= 0) batch.clients = clientRows();
     if (runner_->laneCount() > 1) {
         batch.comparison = std::make_shared<const sim::Comparison>(
             sim::buildComparison(*runner_, kComparisonTop, sim::Timing{}));
     }
     lastEmit_ = clock_();
     nextComparison_ = lastEmit_ + kComparisonInterval;
+    nextClients_ = lastEmit_ + kClientsInterval;
     emit batchReady(std::move(batch));
 }
 
@@ -186,6 +193,10 @@ void SimulationWorker::emitBatch(bool stateChanged) {
         if (lane > 0) batch.samplesB = runner_->takeSamples(lane);
         batch.actors = runner_->actorRows(lane);
         batch.log = runner_->takeLog(lane);
+        if (replayActor_ >= 0 && (stateChanged || clock_() >= nextClients_)) {
+            batch.clients = clientRows();
+            nextClients_ = clock_() + kClientsInterval;
+        }
         batch.now = runner_->now();
         batch.requests = runner_->requests();
         // A pause, a step or the end shows exact figures at once; while running, a few a second.
@@ -204,6 +215,13 @@ void SimulationWorker::emitBatch(bool stateChanged) {
     batch.wallSeconds = static_cast<double>(wallSpent_) / 1e9;
     lastEmit_ = clock_();
     emit batchReady(std::move(batch));
+}
+
+std::shared_ptr<const std::vector<ClientRow>> SimulationWorker::clientRows() const {
+    const auto actor = static_cast<std::size_t>(replayActor_);
+    return std::make_shared<const std::vector<ClientRow>>(
+        topClients(runner_->instances(actor, editedLane()),
+                   runner_->clientsSeen(actor, editedLane()), kTopClients));
 }
 
 void SimulationWorker::anchorPace() {

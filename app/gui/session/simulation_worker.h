@@ -63,6 +63,9 @@ public:
     /// many clients does not slow its own run down.
     static constexpr Nanos kComparisonInterval = 250 * kNanosPerMilli;
     static constexpr Nanos kComparisonShare = 20;
+    /// A replay's client table (which walks every client) is built at most this often while
+    /// running, and on every state change.
+    static constexpr Nanos kClientsInterval = 250 * kNanosPerMilli;
     /// Collateral instances and changed clients a comparison lists.
     static constexpr std::size_t kComparisonTop = 50;
 
@@ -97,6 +100,8 @@ private:
     void advanceTowards(Nanos until, Nanos deadline);
     void emitBatch(bool stateChanged = false);
     void anchorPace();
+    /// The replayed log's clients under the edited lane. REQUIRES: replayActor_ >= 0.
+    std::shared_ptr<const std::vector<ClientRow>> clientRows() const;
     std::size_t editedLane() const { return runner_->laneCount() - 1; }
 
     WallClock clock_;
@@ -109,6 +114,8 @@ private:
     Nanos anchorVirtual_ = 0;
     Nanos lastEmit_ = 0;
     Nanos nextComparison_ = 0;  // wall time after which a running batch carries a comparison
+    Nanos nextClients_ = 0;     // and the client table
+    int replayActor_ = -1;      // the actor replaying a log, -1 when none does
     Nanos wallSpent_ = 0;
     std::int64_t chunk_ = 4096;  // requests per advance() call, adapted to ~2 ms of work
     std::atomic<bool> interrupted_{false};

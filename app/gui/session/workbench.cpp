@@ -142,6 +142,12 @@ Workbench::Workbench(UserInteraction& ui, WallClock clock, QObject* parent)
     connect(&session_, &SimulationSession::frame, this, [this](const SimBatch& batch) {
         series_.append(batch.samples, batch.samplesB);
         if (!batch.actors.empty() || batch.fresh) actors_.setRows(batch.actors);
+        if (batch.fresh) {
+            clients_.setRows(batch.clients ? *batch.clients : std::vector<ClientRow>());
+            clients_.setReplaying(batch.clients != nullptr);
+        } else if (batch.clients) {
+            clients_.setRows(*batch.clients);
+        }
         log_.append(batch.log);
         if (batch.comparison) {
             comparedActors_.setComparison(batch.comparison);

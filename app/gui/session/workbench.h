@@ -18,6 +18,7 @@
 #include "gui/compare/compare_flips_model.h"
 #include "gui/policy/policy_document.h"
 #include "gui/session/actor_table_model.h"
+#include "gui/session/client_table_model.h"
 #include "gui/session/event_log_model.h"
 #include "gui/session/run_series.h"
 #include "gui/session/simulation_session.h"
@@ -49,6 +50,9 @@ public:
     RunSeries& series() { return series_; }
     /// The actors under the editor's policies (B's in compare mode).
     ActorTableModel& actors() { return actors_; }
+    /// A replayed log's clients (the busiest kTopClients, then the others), under the editor's
+    /// policies; replaying() tells whether the run replays a log.
+    ClientTableModel& clients() { return clients_; }
     EventLogModel& log() { return log_; }
     /// Compare mode: per actor A, B and B - A; the most affected instances and actors.
     CompareActorModel& comparedActors() { return comparedActors_; }
@@ -180,6 +184,7 @@ private:
     SimulationSession session_;
     RunSeries series_;
     ActorTableModel actors_;
+    ClientTableModel clients_;
     EventLogModel log_;
     CompareActorModel comparedActors_;
     CompareFlipsModel flips_;

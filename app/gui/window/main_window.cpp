@@ -25,6 +25,7 @@
 #include "gui/scenario/scenario_panel.h"
 #include "gui/scenario/timeline_widget.h"
 #include "gui/session/actor_table_model.h"
+#include "gui/session/client_table_model.h"
 #include "gui/session/event_log_model.h"
 #include "gui/session/workbench.h"
 #include "gui/tradeoff/tradeoff_panel.h"
@@ -97,6 +98,27 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QSettings* set
     QTableView* actorsView = tableOn(&workbench_.actors(), "actorTable", tabs);
     QTableView* logView = tableOn(&workbench_.log(), "logTable", tabs);
     tabs->addTab(actorsView, tr("Actors"));
+    // A replayed log's actor is its clients: the one "log" actor row gives way to them.
+    QTableView* clientsView = tableOn(&workbench_.clients(), "clientTable", tabs);
+    clientsView->horizontalHeader()->setSortIndicator(ClientTableModel::Requests,
+                                                      Qt::DescendingOrder);
+    clientsView->setSortingEnabled(true);
+    tabs->addTab(clientsView, tr("Clients"));
+    tabs->setTabVisible(tabs->indexOf(clientsView), false);
+    // Compare mode keeps the Actors tab: it holds A against B per actor.
+    auto showClients = [this, tabs, actorsView, clientsView] {
+        const bool clients = workbench_.clients().replaying();
+        const bool actors = !clients || workbench_.isComparing();
+        // Shown first and made current before the other hides, so the user stays on the table.
+        tabs->setTabVisible(tabs->indexOf(clientsView), true);
+        tabs->setTabVisible(tabs->indexOf(actorsView), true);
+        if (!actors && tabs->currentWidget() == actorsView) tabs->setCurrentWidget(clientsView);
+        if (!clients && tabs->currentWidget() == clientsView) tabs->setCurrentWidget(actorsView);
+        tabs->setTabVisible(tabs->indexOf(clientsView), clients);
+        tabs->setTabVisible(tabs->indexOf(actorsView), actors);
+    };
+    connect(&workbench_.clients(), &ClientTableModel::replayingChanged, tabs, showClients);
+    connect(&workbench_, &Workbench::compareChanged, tabs, showClients);
     tabs->addTab(logView, tr("Limit hits and store failures"));
     compare_ = new CompareViews(workbench_, ui_, tabs, actorsView);
 

@@ -119,6 +119,15 @@ struct InstanceCounters {
     friend bool operator==(const InstanceCounters&, const InstanceCounters&) = default;
 };
 
+/// When a replayed log's client was seen and the bucket key its first request was charged to.
+struct ClientSeen {
+    /// The first matching policy's key as the engine derived it (credentials hashed), from the
+    /// client's first request; empty when no policy matched it.
+    std::string key;
+    Nanos firstSeen = -1;  ///< virtual time of its first request; -1 until it sent one
+    Nanos lastSeen = -1;   ///< and of its latest
+};
+
 /// How a class's instances fared one against another (collateral and fairness).
 struct ClassSpread {
     std::int64_t instances = 0;           ///< instances that sent at least one request

@@ -153,6 +153,9 @@ struct Lane final : LimitObserver {
     std::vector<ClassCounters> actorTotals;
     // Per actor, its instances; a streamed log's grow as new clients appear (Impl::grow).
     std::vector<std::vector<InstanceCounters>> instances;
+    // Per actor replaying a log, its clients' keys and times (ScenarioRunner::clientsSeen);
+    // empty for every other actor, so generated crowds pay nothing for it.
+    std::vector<std::vector<ClientSeen>> seen;
     std::vector<OutcomeFlips> flips;  // per actor, against lane 0
     RunTotals totals;
     BucketSharing sharing;

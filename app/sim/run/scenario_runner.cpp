@@ -142,15 +142,19 @@ void ScenarioRunner::Impl::build() {
 
 void ScenarioRunner::Impl::growInstances(std::size_t actor, std::size_t count) {
     sharedIn[actor].resize(count, 0);
-    for (auto& lane : lanes)
+    for (auto& lane : lanes) {
         lane->instances[actor].resize(count);
+        if (scenario.actors[actor].recorded) lane->seen[actor].resize(count);
+    }
 }
 
 void ScenarioRunner::Impl::buildLane(Lane& lane) {
     lane.actorTotals.assign(scenario.actors.size(), ClassCounters{});
     lane.flips.assign(scenario.actors.size(), OutcomeFlips{});
-    for (const Actor& a : scenario.actors)
+    for (const Actor& a : scenario.actors) {
         lane.instances.emplace_back(static_cast<std::size_t>(a.count));
+        lane.seen.emplace_back(a.recorded ? static_cast<std::size_t>(a.count) : 0);
+    }
     lane.current.assign(classNames.size(), ClassCounters{});
     lane.totals.classes.assign(classNames.size(), ClassCounters{});
     lane.totals.peakAllowed.assign(classNames.size(), 0);
@@ -278,8 +282,13 @@ std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) 
         }
         shares[n] = share;
         for (std::size_t l = 0; l < lanes.size(); ++l) {
-            lanes[l]->checks[n].captureKeys =
-                share || (l == 0 && options.decisions) || (l == 1 && options.flips);
+            // A replayed client's first request: its key is what the client table shows.
+            const std::vector<ClientSeen>& seen = lanes[l]->seen[static_cast<std::size_t>(actor)];
+            const bool firstOfClient =
+                !seen.empty() && seen[static_cast<std::size_t>(slots[n].instance)].firstSeen < 0;
+            lanes[l]->checks[n].captureKeys = share || firstOfClient ||
+                                              (l == 0 && options.decisions) ||
+                                              (l == 1 && options.flips);
         }
         ++n;
     }
@@ -328,6 +337,16 @@ void ScenarioRunner::Impl::account(std::size_t j) {
     for (std::size_t l = 0; l < lanes.size(); ++l) {
         Lane& lane = *lanes[l];
         const std::size_t outcome = lane.record(lane.checks[j], actor, instance, cls, shares[j]);
+        std::vector<ClientSeen>& seen = lane.seen[static_cast<std::size_t>(actor)];
+        if (!seen.empty()) {
+            ClientSeen& client = seen[static_cast<std::size_t>(instance)];
+            if (client.firstSeen < 0) {
+                client.firstSeen = times[j];
+                const Check& check = lane.checks[j];
+                if (!check.policies().empty()) client.key = check.policies().front().key;
+            }
+            client.lastSeen = times[j];
+        }
         if (l == 0) outcomeA = outcome;
         if (l == 1) outcomeB = outcome;
         if (l > 0 && outcome != outcomeA) {
@@ -533,6 +552,11 @@ std::span<const InstanceCounters> ScenarioRunner::instances(std::size_t actor,
                                                             std::size_t lane) const {
     const Lane& l = *impl_->lanes[lane];
     return l.instances[actor];
+}
+
+std::span<const ClientSeen> ScenarioRunner::clientsSeen(std::size_t actor,
+                                                        std::size_t lane) const {
+    return impl_->lanes[lane]->seen[actor];
 }
 
 const std::vector<OutcomeFlips>& ScenarioRunner::flips(std::size_t lane) const {

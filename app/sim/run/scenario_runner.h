@@ -155,6 +155,10 @@ public:
     /// of their first replayed request (RecordedTraffic::clients; a streamed replay's as far as
     /// it has read). REQUIRES: actor < scenario().actors.size().
     std::span<const InstanceCounters> instances(std::size_t actor, std::size_t lane = 0) const;
+    /// A replayed log's clients, indexed like instances(): the key each one's first request was
+    /// charged to and when it was first and last seen. Empty for an actor that replays no log.
+    /// REQUIRES: actor < scenario().actors.size().
+    std::span<const ClientSeen> clientsSeen(std::size_t actor, std::size_t lane = 0) const;
     /// Per actor: how outcomes moved from lane 0 to `lane` (all zero for lane 0).
     const std::vector<OutcomeFlips>& flips(std::size_t lane) const;
     /// Limit hits and store failures since the previous call, oldest first; at most

@@ -258,6 +258,20 @@ void TestAccessLog::streamAndMemoryGiveTheSameReport() {
     QCOMPARE(fromStream.instances(0).size(), std::size_t(9));
     for (std::size_t i = 0; i < 9; ++i)
         QCOMPARE(fromStream.instances(0)[i].allowed, fromMemory.instances(0)[i].allowed);
+    // And each client's key and first and last request alike: 192.0.2.1 sent lines 0, 9, ...,
+    // 2997, 337 ms apart.
+    QCOMPARE(fromStream.clientsSeen(0).size(), std::size_t(9));
+    for (std::size_t i = 0; i < 9; ++i) {
+        const ClientSeen& m = fromMemory.clientsSeen(0)[i];
+        const ClientSeen& st = fromStream.clientsSeen(0)[i];
+        QVERIFY(!m.key.empty());
+        QCOMPARE(st.key, m.key);
+        QCOMPARE(st.firstSeen, m.firstSeen);
+        QCOMPARE(st.lastSeen, m.lastSeen);
+    }
+    QCOMPARE(fromMemory.clientsSeen(0)[0].firstSeen, Nanos(0));
+    QCOMPARE(fromMemory.clientsSeen(0)[0].lastSeen, Nanos(2997) * 337 * kNanosPerMilli);
+    QCOMPARE(fromMemory.clientsSeen(0)[8].firstSeen, Nanos(8) * 337 * kNanosPerMilli);
     const Report a = buildReplayReport(fromMemory, {}, memoryReading);
     const Report b = buildReplayReport(fromStream, {}, streamReading);
     QCOMPARE(QString::fromStdString(reportJson(b)), QString::fromStdString(reportJson(a)));

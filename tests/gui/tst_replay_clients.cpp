@@ -1,0 +1,176 @@
+// A replayed log in the workbench shows who: its clients (app/gui/session/client_table_model.h),
+// busiest first with the key the policy charged them to, bounded to kTopClients rows and the
+// others summed, sortable, in place of the one "log" actor row.
+
+#include <QTabWidget>
+#include <QTableView>
+#include <QtTest>
+
+#include "fixtures/gui_fixture.h"
+#include "fixtures/window_fixture.h"
+#include "gui/session/client_table_model.h"
+#include "gui/session/workbench.h"
+
+using namespace ratelab;
+using namespace ratelab::gui;
+using namespace ratelab::guitest;
+
+class TestReplayClients : public QObject {
+    Q_OBJECT
+
+private slots:
+    void topClientsOrdersAndSumsTheRest_data();
+    void topClientsOrdersAndSumsTheRest();
+    void sortingKeepsTheOthersLast();
+    void aReplayListsItsClients();
+
+private:
+    QTemporaryDir dir_;
+};
+
+namespace {
+
+sim::ClientSeen seenAt(const char* key, double first, double last) {
+    return sim::ClientSeen{key, static_cast<Nanos>(first * 1e9), static_cast<Nanos>(last * 1e9)};
+}
+
+}  // namespace
+
+// Five clients, one of which never sent anything: the busiest by requests, ties by throttled,
+// then by who came first; past `top`, one row sums the rest.
+void TestReplayClients::topClientsOrdersAndSumsTheRest_data() {
+    QTest::addColumn<int>("top");
+    QTest::addColumn<QString>("keys");  // the rows' keys in order; "*N" the others row of N
+    QTest::addColumn<qint64>("othersRequests");
+    QTest::addColumn<qint64>("othersThrottled");
+    QTest::newRow("all listed") << 10 << "c b a d" << qint64(-1) << qint64(-1);
+    QTest::newRow("exactly all") << 4 << "c b a d" << qint64(-1) << qint64(-1);
+    QTest::newRow("two, then the rest") << 2 << "c b *2" << qint64(5 + 1) << qint64(0 + 1);
+    QTest::newRow("none by name") << 0 << "*4" << qint64(9 + 9 + 5 + 1) << qint64(3 + 3 + 0 + 1);
+}
+
+void TestReplayClients::topClientsOrdersAndSumsTheRest() {
+    QFETCH(int, top);
+    QFETCH(QString, keys);
+    QFETCH(qint64, othersRequests);
+    QFETCH(qint64, othersThrottled);
+    const std::vector<sim::InstanceCounters> counters = {
+        {5, 5, 0}, {9, 6, 3}, {9, 6, 3}, {0, 0, 0}, {1, 0, 1}};
+    const std::vector<sim::ClientSeen> seen = {
+        seenAt("a", 1, 2), seenAt("b", 0.5, 7), seenAt("c", 0.25, 3), {}, seenAt("d", 4, 4)};
+    const std::vector<ClientRow> rows = topClients(counters, seen, static_cast<std::size_t>(top));
+    QStringList got;
+    for (const ClientRow& r : rows)
+        got << (r.instance < 0 ? "*" + QString::number(r.clients) : QString::fromStdString(r.key));
+    QCOMPARE(got.join(' '), keys);
+    if (othersRequests < 0) return;
+    const ClientRow& others = rows.back();
+    QCOMPARE(others.requests, othersRequests);
+    QCOMPARE(others.throttled, othersThrottled);
+    // The earliest first and the latest last of the clients it sums.
+    QCOMPARE(others.firstSeen, top == 0 ? Nanos(250'000'000) : Nanos(1'000'000'000));
+    QCOMPARE(others.lastSeen, top == 0 ? Nanos(7'000'000'000) : Nanos(4'000'000'000));
+    if (top == 2) QCOMPARE(rows[0].instance, std::int64_t(2));  // c, the third client
+}
+
+// The view's sort orders the clients by any column, both ways; the others row is not a client
+// and stays last.
+void TestReplayClients::sortingKeepsTheOthersLast() {
+    const std::vector<sim::InstanceCounters> counters = {
+        {5, 5, 0}, {9, 6, 3}, {2, 0, 2}, {1, 1, 0}};
+    const std::vector<sim::ClientSeen> seen = {seenAt("ip:b", 1, 2), seenAt("ip:a", 3, 4),
+                                               seenAt("ip:c", 0, 9), seenAt("ip:d", 5, 5)};
+    ClientTableModel model;
+    model.setRows(topClients(counters, seen, 3));
+    auto column = [&](int c) {
+        QStringList out;
+        for (int r = 0; r < model.rowCount(); ++r)
+            out << model.data(model.index(r, c)).toString();
+        return out.join(' ');
+    };
+    QCOMPARE(column(ClientTableModel::Key), QString("ip:a ip:b ip:c 1 other clients"));
+    model.sort(ClientTableModel::Throttled, Qt::DescendingOrder);
+    QCOMPARE(column(ClientTableModel::Key), QString("ip:a ip:c ip:b 1 other clients"));
+    model.sort(ClientTableModel::Key, Qt::DescendingOrder);
+    QCOMPARE(column(ClientTableModel::Key), QString("ip:c ip:b ip:a 1 other clients"));
+    model.sort(ClientTableModel::FirstSeen, Qt::AscendingOrder);
+    QCOMPARE(column(ClientTableModel::Key), QString("ip:c ip:b ip:a 1 other clients"));
+    QCOMPARE(column(ClientTableModel::FirstSeen), QString("0.000 1.000 3.000 5.000"));
+    // New rows keep the order the view asked for.
+    model.setRows(topClients(counters, seen, 4));
+    QCOMPARE(column(ClientTableModel::Key), QString("ip:c ip:b ip:a ip:d"));
+    QCOMPARE(model.data(model.index(0, ClientTableModel::Requests), Qt::UserRole).toLongLong(), 2);
+}
+
+// A log of two busy clients and 250 that send one line each, under a fixed window of 10 per
+// second keyed by peer: the two busy ones first with what the window did to them, the 200th
+// busiest last by name, the other 52 in one row; the Clients tab stands in for the Actors tab.
+void TestReplayClients::aReplayListsItsClients() {
+    QVERIFY(dir_.isValid());
+    const QString policy =
+        writeFile(dir_, "window.json", policyJson("fixed_window", 10, 1.0, 1000));
+    QByteArray csv = "ts_ms,key\n";
+    for (int i = 0; i < 2000; ++i) {
+        csv += QByteArray::number(1'700'000'000'000LL + i * 5) + "," +
+               (i % 4 == 0 ? "198.51.100.1" : "203.0.113.7") + "\n";
+        if (i % 8 == 0 && i / 8 < 250)
+            csv += QByteArray::number(1'700'000'000'000LL + i * 5 + 1) + ",10.0." +
+                   QByteArray::number(i / 8 / 100) + "." + QByteArray::number(i / 8 % 100) + "\n";
+    }
+    const QString log = writeFile(dir_, "access.csv", csv);
+    WindowBench b;
+    auto* tabs = b.window.findChild<QTabWidget*>("resultTabs");
+    auto* actorsView = b.window.findChild<QTableView*>("actorTable");
+    auto* clientsView = b.window.findChild<QTableView*>("clientTable");
+    QVERIFY(tabs && actorsView && clientsView);
+    QVERIFY(!tabs->isTabVisible(tabs->indexOf(clientsView)));
+
+    QVERIFY(b.workbench.openPolicy(policy));
+    QSignalSpy opened(&b.workbench, &Workbench::accessLogOpened);
+    b.workbench.openAccessLog(log);
+    QVERIFY(opened.wait(30000));
+    b.workbench.setSpeed(0);
+    b.workbench.run();
+    SimulationSession& session = b.workbench.session();
+    QVERIFY(waitForFrames(session, [&] { return session.state() == RunState::Finished; }));
+    QCOMPARE(session.requests(), std::int64_t(2250));
+
+    const ClientTableModel& clients = b.workbench.clients();
+    QVERIFY(clients.replaying());
+    QVERIFY(tabs->isTabVisible(tabs->indexOf(clientsView)));
+    QVERIFY(!tabs->isTabVisible(tabs->indexOf(actorsView)));
+    QCOMPARE(tabs->currentWidget(), clientsView);
+    QCOMPARE(clients.rowCount(), int(kTopClients) + 1);
+    const std::vector<ClientRow>& rows = clients.rows();
+    // 150 a second against a window of 10 for ten seconds; then 50 a second.
+    QCOMPARE(rows[0].requests, std::int64_t(1500));
+    QCOMPARE(rows[0].throttled, std::int64_t(1400));
+    QCOMPARE(rows[0].firstSeen, 5 * kNanosPerMilli);
+    QCOMPARE(rows[0].lastSeen, 9'995 * kNanosPerMilli);
+    QCOMPARE(rows[1].requests, std::int64_t(500));
+    QCOMPARE(rows[1].throttled, std::int64_t(400));
+    QCOMPARE(rows[1].firstSeen, Nanos(0));
+    QCOMPARE(rows[1].lastSeen, 9'980 * kNanosPerMilli);
+    QCOMPARE(QString::fromStdString(rows[0].key), QString("ip:203.0.113.7"));
+    QCOMPARE(QString::fromStdString(rows[1].key), QString("ip:198.51.100.1"));
+    // The single-line clients in the order they came, the last 52 summed.
+    QCOMPARE(rows[2].requests, std::int64_t(1));
+    QCOMPARE(rows[2].firstSeen, Nanos(1'000'000));
+    const ClientRow& others = rows.back();
+    QCOMPARE(others.instance, std::int64_t(-1));
+    QCOMPARE(others.clients, std::int64_t(52));
+    QCOMPARE(others.requests, std::int64_t(52));
+    QCOMPARE(others.throttled, std::int64_t(0));
+    QCOMPARE(clients.data(clients.index(kTopClients, ClientTableModel::Key)).toString(),
+             QString("52 other clients"));
+
+    // Back to a scenario: the Actors tab returns.
+    b.workbench.openScenario(writeFile(dir_, "flood.json", attackScenarioJson("flood", 100, 30)));
+    QVERIFY(waitForFrames(session, [&] { return !b.workbench.clients().replaying(); }));
+    QVERIFY(tabs->isTabVisible(tabs->indexOf(actorsView)));
+    QCOMPARE(tabs->currentWidget(), actorsView);
+    QCOMPARE(clients.rowCount(), 0);
+}
+
+QTEST_MAIN(TestReplayClients)
+#include "tst_replay_clients.moc"
