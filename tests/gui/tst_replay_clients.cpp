@@ -9,6 +9,7 @@
 #include "fixtures/gui_fixture.h"
 #include "fixtures/window_fixture.h"
 #include "gui/session/client_table_model.h"
+#include "gui/session/event_style.h"
 #include "gui/session/workbench.h"
 
 using namespace ratelab;
@@ -23,6 +24,7 @@ private slots:
     void topClientsOrdersAndSumsTheRest();
     void sortingKeepsTheOthersLast();
     void aReplayListsItsClients();
+    void aReplayIsDrawnInTheLegitColours();
 
 private:
     QTemporaryDir dir_;
@@ -170,6 +172,18 @@ void TestReplayClients::aReplayListsItsClients() {
     QVERIFY(tabs->isTabVisible(tabs->indexOf(actorsView)));
     QCOMPARE(tabs->currentWidget(), actorsView);
     QCOMPARE(clients.rowCount(), 0);
+}
+
+// A replayed log's one class ("log", the palette's first blue before) draws its allowed and
+// throttled requests as a scenario's legitimate class does, whatever its index; the attacker
+// and other classes keep theirs.
+void TestReplayClients::aReplayIsDrawnInTheLegitColours() {
+    const QColor legit = classColor("legit", 0);
+    QCOMPARE(legit, QColor(46, 139, 87));
+    QCOMPARE(classColor("log", 0), legit);
+    QCOMPARE(classColor("log", 3), legit);
+    QCOMPARE(classColor("attacker", 1), QColor(200, 40, 40));
+    QCOMPARE(classColor("free", 0), QColor(31, 119, 180));
 }
 
 QTEST_MAIN(TestReplayClients)

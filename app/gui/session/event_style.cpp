@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 
+#include "sim/log/replay_source.h"
+
 namespace ratelab::gui {
 
 QColor eventColor(const sim::ScenarioEvent& event) {
@@ -65,7 +67,11 @@ double eventDrawnEnd(const sim::ScenarioEvent& event, double durationSeconds) {
 }
 
 QColor classColor(const QString& className, int classIndex) {
-    if (className == "legit") return QColor(46, 139, 87);
+    // A replayed log is legitimate traffic, and keeps the colours a scenario's legit class has.
+    if (className == "legit" ||
+        className == QLatin1String(sim::kReplayClass.data(),
+                                   static_cast<qsizetype>(sim::kReplayClass.size())))
+        return QColor(46, 139, 87);
     if (className == "attacker") return QColor(200, 40, 40);
     static const std::array<QColor, 6> kPalette = {QColor(31, 119, 180), QColor(148, 103, 189),
                                                    QColor(255, 127, 14), QColor(23, 190, 207),

@@ -16,7 +16,8 @@ QString eventLabel(const sim::ScenarioEvent& event);
 /// How long a policy change is drawn (it is an instant): a sliver of the scenario's span.
 double eventDrawnEnd(const sim::ScenarioEvent& event, double durationSeconds);
 
-/// A class's colour: legit green, attacker red, others from a fixed palette by index.
+/// A class's colour: legit green (a replayed log's class too), attacker red, others from a
+/// fixed palette by index.
 QColor classColor(const QString& className, int classIndex);
 
 }  // namespace ratelab::gui

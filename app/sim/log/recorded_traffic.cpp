@@ -130,8 +130,8 @@ Scenario makeReplayScenario(std::shared_ptr<const RecordedLog> log, Nanos sample
         s.endsWithTraffic = true;
     }
     Actor a;
-    a.name = "log";
-    a.className = "log";
+    a.name = kReplayClass;
+    a.className = kReplayClass;
     // One instance per distinct client, so runs count each client on its own. A stream's
     // clients are not known ahead: the runner adds them as they appear (one to start with).
     if (const auto* traffic = dynamic_cast<const RecordedTraffic*>(log.get()))

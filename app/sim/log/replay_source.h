@@ -10,12 +10,17 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "ratelab/limit.h"
 
 namespace ratelab::sim {
 
 struct RequestSlot;  // traffic.h
+
+/// The class (and actor) name of a replayed log's requests. A replay is the site's own traffic:
+/// legitimate (isLegitimateClass), drawn as a scenario's legitimate class is.
+inline constexpr std::string_view kReplayClass = "log";
 
 /// The most requests of a recorded log a runner generates before deciding them.
 inline constexpr std::size_t kRecordedBatch = 64;
