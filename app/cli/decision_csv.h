@@ -1,16 +1,15 @@
 #pragma once
 
-#include <cstdint>
 #include <cstdio>
-#include <string>
 
 #include "sim/log/record_stream.h"
 #include "sim/report/counters.h"
+#include "sim/report/csv_writer.h"
 
 namespace ratelab::cli {
 
-/// Streams decisions as CSV `seq,ts_ms,key,allowed,remaining,retry_after_ms` with a large
-/// buffer; a replay's rows add `file,line`, the log line each request came from.
+/// Streams decisions as CSV `seq,ts_ms,key,allowed,remaining,retry_after_ms` (sim::CsvWriter);
+/// a replay's rows add `file,line`, the log line each request came from.
 class DecisionCsvWriter final : public sim::DecisionSink {
 public:
     /// A run: ts_ms is the virtual time.
@@ -22,11 +21,8 @@ public:
     bool finish();
 
 private:
-    void flush();
-    std::FILE* out_;
+    sim::CsvWriter csv_;
     const sim::LogReading* reading_ = nullptr;
-    std::string buffer_;
-    bool ok_ = true;
 };
 
 }  // namespace ratelab::cli

@@ -22,6 +22,7 @@
 #include <random>
 #include <string>
 
+#include "bench/default_policy.h"
 #include "sim/log/recorded_traffic.h"
 #include "sim/log/line_reader.h"
 #include "sim/run/scenario_runner.h"
@@ -30,17 +31,6 @@ namespace ratelab::bench {
 namespace {
 
 constexpr std::int64_t kLines = 10'000'000;
-
-// The default policy's numbers: a token bucket of 20 refilled at 5 a second, default key chain.
-PolicySet defaultPolicy() {
-    PolicySet set;
-    Policy p;
-    p.name = "api";
-    p.capacity = 20;
-    p.refillPerSecond = 5.0;
-    set.policies.push_back(p);
-    return set;
-}
 
 std::string cacheDir() {
     const char* tmp = std::getenv("TMPDIR");

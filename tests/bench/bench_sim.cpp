@@ -15,24 +15,13 @@
 #include "ratelab/memory_store.h"
 #include "sim/run/scenario_runner.h"
 #include "sim/traffic/twister.h"
+#include "bench/default_policy.h"
 #include "bench/summary.h"
 
 namespace ratelab::bench {
 namespace {
 
 constexpr std::int64_t kRunRequests = 10'000'000;
-
-// The default policy's numbers: a token bucket of 20 refilled at 5 a second, 128 credentials
-// per peer.
-PolicySet defaultPolicy() {
-    PolicySet set;
-    Policy p;
-    p.name = "api";
-    p.capacity = 20;
-    p.refillPerSecond = 5.0;
-    set.policies.push_back(p);
-    return set;
-}
 
 // 10^6 requests a second for 10 s of virtual time.
 sim::Scenario scenario(const std::string& actors) {

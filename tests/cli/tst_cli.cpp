@@ -11,6 +11,7 @@
 #include <QtTest>
 
 #include "fixtures/cli_fixture.h"
+#include "fixtures/file_fixture.h"
 
 using ratelab::testing::CliRun;
 using ratelab::testing::runCli;
@@ -18,23 +19,13 @@ using ratelab::testing::runCliInShell;
 
 namespace {
 
+using ratelab::testing::readFile;
+using ratelab::testing::writeFile;
+
 const QString kRoot = QStringLiteral(RATELAB_SOURCE_DIR "/");
 const QString kPolicy = kRoot + "resources/policies/default.json";
 const QString kLogin = kRoot + "resources/policies/login.json";
 const QString kScenario = kRoot + "scenarios/page-load.json";
-
-QByteArray readFile(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(path));
-    return f.readAll();
-}
-
-void writeFile(const QString& path, const QByteArray& text) {
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
-        qFatal("cannot write %s", qPrintable(path));
-    f.write(text);
-}
 
 // Single quotes for bash.
 QString quoted(const QString& text) {

@@ -11,8 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "fixtures/clients_log.h"
+#include "fixtures/file_fixture.h"
 
 namespace {
+
+using ratelab::testing::readFile;
+using ratelab::testing::writeFile;
 
 const QString kRoot = RATELAB_SOURCE_DIR;
 const QString kCli = QStringLiteral(RATELAB_CLI);  // $<TARGET_FILE:ratelab-cli>
@@ -41,19 +45,8 @@ QString policy(const char* relative) {
     return kRoot + "/" + relative;
 }
 
-QByteArray readFile(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(path));
-    return f.readAll();
-}
-
 nlohmann::json readJson(const QString& path) {
     return nlohmann::json::parse(readFile(path).toStdString());
-}
-
-void writeFile(const QString& path, const QByteArray& text) {
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(text) != text.size()) qFatal("cannot write");
 }
 
 // A log in `dir` as one file (NAME.log) and rotated in two, the older gzipped

@@ -12,8 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "fixtures/cli_fixture.h"
+#include "fixtures/file_fixture.h"
 
 namespace {
+
+using ratelab::testing::readFile;
 
 const QString kRoot = RATELAB_SOURCE_DIR;
 
@@ -25,12 +28,6 @@ Result cli(const QStringList& arguments) {
 
 QString scenario(const char* name) {
     return kRoot + "/scenarios/" + name + ".json";
-}
-
-QByteArray readFile(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(path));
-    return f.readAll();
 }
 
 nlohmann::ordered_json readJson(const QString& path) {

@@ -44,7 +44,7 @@ private slots:
         formats::ExportResult result =
             formats::exportPolicySet(load(policy), *formats::parseExportTarget(target.toStdString()));
         QVERIFY(result.ok());
-        QCOMPARE(QString::fromStdString(result.text), QString::fromStdString(readFile(golden)));
+        QCOMPARE(QString::fromStdString(result.text), QString::fromStdString(readText(golden)));
         // Deterministic: the same set gives the same bytes.
         QCOMPARE(formats::exportPolicySet(load(policy), *formats::parseExportTarget(target.toStdString())).text,
                  result.text);

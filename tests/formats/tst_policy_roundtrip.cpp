@@ -3,23 +3,16 @@
 // few hundred random sets from a seeded generator.
 
 #include <QtTest>
-#include <fstream>
 #include <random>
-#include <sstream>
 
+#include "fixtures/file_fixture.h"
 #include "formats/policy_export.h"
 #include "ratelab/policy_file.h"
 
 using namespace ratelab;
+using ratelab::testing::readText;
 
 namespace {
-
-std::string readFile(const QString& path) {
-    std::ifstream in(path.toStdString(), std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 QString dump(const PolicyLoadResult& r) {
     return QString::fromStdString(formatDiagnostics(r.diagnostics));
@@ -176,7 +169,7 @@ private slots:
         QVERIFY2(second.ok(), qPrintable(dump(second)));
         QVERIFY(*second.policies == *first.policies);
         QCOMPARE(savePolicyText(*second.policies), text);
-        if (canonical) QCOMPARE(readFile(path), text);
+        if (canonical) QCOMPARE(readText(path), text);
         // Two-space indentation, no tabs, no trailing spaces.
         QVERIFY(text.rfind("{\n  \"version\": 1,\n  \"store\": {\n    \"kind\": ", 0) == 0);
         QVERIFY(text.find('\t') == std::string::npos);

@@ -31,14 +31,6 @@ namespace {
 
 constexpr Nanos kSecond = kNanosPerSecond;
 
-// The index of the series named `name` in the workbench's RunSeries.
-std::size_t seriesIndex(const RunSeries& series, const QString& name) {
-    for (std::size_t i = 0; i < series.specs().size(); ++i) {
-        if (series.specs()[i].name == name) return i;
-    }
-    qFatal("no series %s", qPrintable(name));
-}
-
 struct Bench : WindowBench {
     explicit Bench(gui::WallClock clock = steadyNanos) : WindowBench(std::move(clock)) {
         window.resize(1280, 800);

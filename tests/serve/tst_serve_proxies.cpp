@@ -55,7 +55,7 @@ public:
         launcher.start("/usr/sbin/haproxy", {"-f", dir_.filePath("haproxy.cfg"), "-D", "-p",
                                              dir_.filePath("haproxy.pid")});
         if (!launcher.waitForFinished(30'000) || launcher.exitCode() != 0) return false;
-        pid_ = QString::fromStdString(readFile(dir_.filePath("haproxy.pid")))
+        pid_ = QString::fromStdString(readText(dir_.filePath("haproxy.pid")))
                    .trimmed()
                    .section('\n', 0, 0)
                    .toInt();
@@ -86,7 +86,7 @@ private slots:
 
         // The shipped snippets, with the address of this test's ratelab.
         const std::string upstream = dir.filePath("ratelab-upstream.conf").toStdString();
-        writeText(upstream, replaced(readFile(kDeploy + "/nginx/ratelab-upstream.conf"),
+        writeText(upstream, replaced(readText(kDeploy + "/nginx/ratelab-upstream.conf"),
                                      "127.0.0.1:8081", "127.0.0.1:" + std::to_string(serve.port)));
         const std::string backend = dir.filePath("backend.sock").toStdString();
         LiveNginx nginx;
@@ -132,7 +132,7 @@ private slots:
         LiveHaproxy haproxy;
         const std::uint16_t port = freePort();
         const std::string app = haproxy.path("app.sock").toStdString();
-        std::string config = readFile(kDeploy + "/haproxy/haproxy.cfg");
+        std::string config = readText(kDeploy + "/haproxy/haproxy.cfg");
         config = replaced(config, "/usr/share/ratelab/deploy", kDeploy.toStdString());
         config = replaced(config, "127.0.0.1:8081", "127.0.0.1:" + std::to_string(serve.port));
         config = replaced(config, "bind :80", "bind 127.0.0.1:" + std::to_string(port));

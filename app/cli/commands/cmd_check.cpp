@@ -1,7 +1,6 @@
 // ratelab-cli check: decides one request against a fresh memory store and prints the verdict.
 
 #include <cstdio>
-#include <deque>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -23,37 +22,8 @@ namespace {
 // print the same verdict.
 constexpr Nanos kCheckTime = 1000 * kNanosPerSecond;
 
-// Everything the RequestView borrows, owned for the length of the command.
-struct RequestText {
-    std::string method = "GET";
-    std::string path = "/";
-    std::string principal;
-    std::deque<std::pair<std::string, std::string>> headerText;
-    std::deque<std::pair<std::string, std::string>> attributeText;
-    std::vector<Header> headers;
-    std::vector<Attribute> attributes;
-    std::optional<IpAddress> peer;
-
-    RequestView view() {
-        headers.clear();
-        attributes.clear();
-        for (const auto& [n, v] : headerText)
-            headers.push_back({n, v});
-        for (const auto& [n, v] : attributeText)
-            attributes.push_back({n, v});
-        RequestView request;
-        request.method = method;
-        request.path = path;
-        request.headers = headers;
-        request.attributes = attributes;
-        request.principal = principal;
-        request.peer = peer ? &*peer : nullptr;
-        return request;
-    }
-};
-
 // Reads the options into `text`; returns an error message, or an empty string.
-std::string readRequest(const Arguments& args, RequestText& text) {
+std::string readRequest(const Arguments& args, OwnedRequest& text) {
     if (args.isSet("peer")) {
         std::string peer = args.value("peer");
         text.peer = IpAddress::parse(peer);
@@ -87,14 +57,14 @@ std::string readRequest(const Arguments& args, RequestText& text) {
         if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos) {
             return "--header " + name + ": the value holds CR, LF or NUL";
         }
-        text.headerText.emplace_back(name, std::string(value));
+        text.headers.emplace_back(name, std::string(value));
     }
     for (const std::string& pair : args.values("attribute")) {
         std::size_t equals = pair.find('=');
         if (equals == std::string::npos || equals == 0) {
             return "--attribute: expected name=value with a non-empty name";
         }
-        text.attributeText.emplace_back(pair.substr(0, equals), pair.substr(equals + 1));
+        text.attributes.emplace_back(pair.substr(0, equals), pair.substr(equals + 1));
     }
     return {};
 }
@@ -133,7 +103,7 @@ nlohmann::ordered_json render(const Verdict& verdict, const PolicySet& policies)
 }
 
 int runCheck(const Arguments& args) {
-    RequestText text;
+    OwnedRequest text;
     if (std::string error = readRequest(args, text); !error.empty()) return fail(kUsage, error);
 
     Result<PolicySet> policies = loadPolicy(args.value("policy"));

@@ -324,6 +324,25 @@ std::string headerComment(const PolicySet& set, std::string_view prefix) {
     return out;
 }
 
+ExportResult Exporter::run() {
+    const std::size_t count = checkSet();
+    for (std::size_t i = 0; i < count; ++i)
+        writePolicy(i);
+    ExportResult result;
+    result.notes = notes_.take();
+    if (!anyRefused(result.notes)) result.text = text();
+    return result;
+}
+
+std::string Exporter::preamble(std::string_view usage, std::string_view inexpressible) const {
+    std::string out = headerComment(set_, "# ");
+    out += "#\n";
+    out += commentLines("# ", usage);
+    out += commentLines("# ", inexpressible);
+    out += "\n";
+    return out;
+}
+
 bool anyRefused(const std::vector<ExportNote>& notes) {
     return std::any_of(notes.begin(), notes.end(),
                        [](const ExportNote& n) { return n.kind == ExportNote::Kind::Refused; });

@@ -1,7 +1,8 @@
 #pragma once
 
-// What the three exports share: notes (approximations and refusals), the numbers a target runs
-// in requests, the header comment, and the checks every target makes alike.
+// What the three exports share: the frame of an export (Exporter), notes (approximations and
+// refusals), the numbers a target runs in requests, the header comment, and the checks every
+// target makes alike.
 
 #include <cstdint>
 #include <set>
@@ -39,6 +40,37 @@ private:
     ExportTarget target_;
     const PolicySet& set_;
     std::vector<ExportNote> notes_;
+};
+
+/// The frame every target's export fills in: the policy set, its notes, the preamble, and run().
+/// Not thread-safe; one object per export.
+class Exporter {
+public:
+    Exporter(ExportTarget target, const PolicySet& set) : set_(set), notes_(target, set) {}
+    virtual ~Exporter() = default;
+    Exporter(const Exporter&) = delete;
+    Exporter& operator=(const Exporter&) = delete;
+
+    /// Checks the set, writes its policies in file order, and returns the notes, with the text
+    /// only when none of them is a refusal (a refused export writes nothing).
+    ExportResult run();
+
+protected:
+    /// What concerns the whole set (trusted proxies, modes, the target's own limits). Returns
+    /// how many of the policies, from the first, the target writes.
+    virtual std::size_t checkSet() = 0;
+    /// Writes policy `index`, or notes why it cannot.
+    virtual void writePolicy(std::size_t index) = 0;
+    /// The file once every policy is written and none refused.
+    virtual std::string text() const = 0;
+
+    /// The header comment (headerComment), then `usage` (what the file is and where it goes)
+    /// and `inexpressible` (what the target cannot express) as comment paragraphs, then a blank
+    /// line.
+    std::string preamble(std::string_view usage, std::string_view inexpressible) const;
+
+    const PolicySet& set_;
+    ExportNotes notes_;
 };
 
 /// A policy's numbers in whole requests, the targets charging 1 per request: capacity (the

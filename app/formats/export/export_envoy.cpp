@@ -47,43 +47,34 @@ bool exactFill(double rate, Bucket& b) {
     return false;
 }
 
-class EnvoyExport {
+class EnvoyExport final : public Exporter {
 public:
-    explicit EnvoyExport(const PolicySet& set) : set_(set), notes_(ExportTarget::Envoy, set) {}
-
-    ExportResult run() {
-        trustedProxies();
-        for (std::size_t i = 0; i < set_.policies.size(); ++i)
-            policy(i);
-        ExportResult result;
-        result.notes = notes_.take();
-        if (!anyRefused(result.notes)) result.text = preamble() + "http_filters:\n" + body_;
-        return result;
-    }
+    explicit EnvoyExport(const PolicySet& set) : Exporter(ExportTarget::Envoy, set) {}
 
 private:
-    std::string preamble() const {
-        std::string out = headerComment(set_, "# ");
-        out += "#\n";
-        out += commentLines(
-            "# ",
-            "Envoy local rate limit filters, one per policy, for the HTTP connection manager: put "
-            "these entries in its http_filters, in this order, before envoy.filters.http.router. "
-            "Each filter builds its descriptor with its own rate_limits actions and keeps one "
-            "token bucket per client (wildcard descriptor entries), so it needs an Envoy with "
-            "filter-level rate_limits and dynamic descriptors (envoyproxy/envoy PR #36623 and "
-            "later). Requests outside a policy's route produce no descriptor and are not counted "
-            "(the filter has no default bucket).");
-        out += commentLines(
-            "# ",
-            "Not expressible in Envoy's local rate limit: budgets of Authorization keys, verified "
-            "principals and attributes, the IETF and draft-7 RateLimit headers (legacy policies "
-            "get Envoy's X-RateLimit-* draft 03 headers), Retry-After, on_store_error and "
-            "store_timeout_ms (buckets are in Envoy's memory), exempt address ranges. Each "
-            "filter keeps at most max_dynamic_descriptors client buckets and evicts the least "
-            "recently used, which starts that client over with a full bucket.");
-        out += "\n";
-        return out + proxies_;
+    std::size_t checkSet() override {
+        trustedProxies();
+        return set_.policies.size();
+    }
+
+    std::string text() const override {
+        return preamble(
+                   "Envoy local rate limit filters, one per policy, for the HTTP connection "
+                   "manager: put these entries in its http_filters, in this order, before "
+                   "envoy.filters.http.router. Each filter builds its descriptor with its own "
+                   "rate_limits actions and keeps one token bucket per client (wildcard descriptor "
+                   "entries), so it needs an Envoy with filter-level rate_limits and dynamic "
+                   "descriptors (envoyproxy/envoy PR #36623 and later). Requests outside a "
+                   "policy's route produce no descriptor and are not counted (the filter has no "
+                   "default bucket).",
+                   "Not expressible in Envoy's local rate limit: budgets of Authorization keys, "
+                   "verified principals and attributes, the IETF and draft-7 RateLimit headers "
+                   "(legacy policies get Envoy's X-RateLimit-* draft 03 headers), Retry-After, "
+                   "on_store_error and store_timeout_ms (buckets are in Envoy's memory), exempt "
+                   "address ranges. Each filter keeps at most max_dynamic_descriptors client "
+                   "buckets and evicts the least recently used, which starts that client over "
+                   "with a full bucket.") +
+               proxies_ + "http_filters:\n" + body_;
     }
 
     void trustedProxies() {
@@ -117,7 +108,7 @@ private:
         proxies_ += "\n";
     }
 
-    void policy(std::size_t i) {
+    void writePolicy(std::size_t i) override {
         const Policy& p = set_.policies[i];
         std::vector<std::string> common = commonChecks(
             set_, i, notes_, {KeyPart::Kind::Route, KeyPart::Kind::Peer, KeyPart::Kind::Method});
@@ -340,8 +331,6 @@ private:
         body_ += out;
     }
 
-    const PolicySet& set_;
-    ExportNotes notes_;
     std::string body_;
     std::string proxies_;
     UniqueNames names_;

@@ -24,11 +24,12 @@ std::string duration(std::int64_t ms) {
     return std::to_string(ms) + "ms";
 }
 
-class HaproxyExport {
+class HaproxyExport final : public Exporter {
 public:
-    explicit HaproxyExport(const PolicySet& set) : set_(set), notes_(ExportTarget::Haproxy, set) {}
+    explicit HaproxyExport(const PolicySet& set) : Exporter(ExportTarget::Haproxy, set) {}
 
-    ExportResult run() {
+private:
+    std::size_t checkSet() override {
         if (set_.policies.size() > kStickCounters) {
             notes_.refuseSet(policy::policyPointer(kStickCounters),
                              "HAProxy tracks " + std::to_string(kStickCounters) +
@@ -37,34 +38,22 @@ public:
                                  " policies; export at most three at a time");
         }
         trustedProxies();
-        for (std::size_t i = 0; i < set_.policies.size() && i < kStickCounters; ++i)
-            policy(i);
-        ExportResult result;
-        result.notes = notes_.take();
-        if (!anyRefused(result.notes)) {
-            result.text = preamble() + tables_ + "\n" + frontendIntro() + proxies_ + rules_;
-        }
-        return result;
+        return std::min(set_.policies.size(), kStickCounters);
     }
 
-private:
-    std::string preamble() const {
-        std::string out = headerComment(set_, "# ");
-        out += "#\n";
-        out += commentLines(
-            "# ",
-            "HAProxy stick tables. Each policy counts http_req_rate over a period per client "
-            "and denies with 429 above its count. The rate counts every tracked request, refused "
-            "ones included, so a client that keeps sending over the limit stays refused until it "
-            "slows down (the engine charges refused requests nothing).");
-        out += commentLines(
-            "# ",
-            "Not expressible in HAProxy stick tables: budgets of Authorization keys, verified "
-            "principals and attributes, the RateLimit and Retry-After headers, on_store_error "
-            "and store_timeout_ms (tables are in HAProxy's memory; peers replicate entries, not "
-            "one shared count).");
-        out += "\n# 1. One backend per policy, holding its table:\n";
-        return out;
+    std::string text() const override {
+        return preamble(
+                   "HAProxy stick tables. Each policy counts http_req_rate over a period per "
+                   "client and denies with 429 above its count. The rate counts every tracked "
+                   "request, refused ones included, so a client that keeps sending over the limit "
+                   "stays refused until it slows down (the engine charges refused requests "
+                   "nothing).",
+                   "Not expressible in HAProxy stick tables: budgets of Authorization keys, "
+                   "verified principals and attributes, the RateLimit and Retry-After headers, "
+                   "on_store_error and store_timeout_ms (tables are in HAProxy's memory; peers "
+                   "replicate entries, not one shared count).") +
+               "# 1. One backend per policy, holding its table:\n" + tables_ + "\n" +
+               frontendIntro() + proxies_ + rules_;
     }
 
     static std::string frontendIntro() {
@@ -98,7 +87,7 @@ private:
                               "proxy tier); the engine walks right to left past every trusted hop");
     }
 
-    void policy(std::size_t i) {
+    void writePolicy(std::size_t i) override {
         const Policy& p = set_.policies[i];
         std::vector<std::string> common =
             commonChecks(set_, i, notes_, {KeyPart::Kind::Route, KeyPart::Kind::Peer});
@@ -251,8 +240,6 @@ private:
         rules_ += out;
     }
 
-    const PolicySet& set_;
-    ExportNotes notes_;
     std::string tables_;
     std::string proxies_;
     std::string rules_;

@@ -47,43 +47,33 @@ bool headerVariable(std::string_view header, std::string& out) {
     return true;
 }
 
-class NginxExport {
+class NginxExport final : public Exporter {
 public:
-    explicit NginxExport(const PolicySet& set) : set_(set), notes_(ExportTarget::Nginx, set) {}
+    explicit NginxExport(const PolicySet& set) : Exporter(ExportTarget::Nginx, set) {}
 
-    ExportResult run() {
+private:
+    std::size_t checkSet() override {
         body_ += "limit_req_status 429;\n";
         modes();
         trustedProxies();
-        for (std::size_t i = 0; i < set_.policies.size(); ++i)
-            policy(i);
-        ExportResult result;
-        result.notes = notes_.take();
-        if (!anyRefused(result.notes)) result.text = preamble() + body_;
-        return result;
+        return set_.policies.size();
     }
 
-private:
-    std::string preamble() const {
-        std::string out = headerComment(set_, "# ");
-        out += "#\n";
-        out += commentLines(
-            "# ",
-            "Include this file inside nginx's http { } block. Its limit_req lines apply to every "
-            "server and location that has no limit_req of its own: nginx inherits limit_req only "
-            "into levels that define none, so a location with its own limit_req must repeat these "
-            "lines to stay limited. A policy's route and methods are part of its key: outside "
-            "them the key is empty, and nginx does not count empty keys. nginx matches $uri, the "
-            "decoded and normalised path, where the engine sees the path as sent.");
-        out += commentLines(
-            "# ",
-            "Not expressible in nginx: budgets of Authorization keys, verified principals and "
-            "attributes, the RateLimit and Retry-After headers (nginx sends none; a 429 carries "
-            "no hint of when to retry), on_store_error and store_timeout_ms (the zone is local "
-            "shared memory). nginx counts time in whole milliseconds and rates in thousandths of "
-            "a request per second.");
-        out += "\n";
-        return out;
+    std::string text() const override {
+        return preamble(
+                   "Include this file inside nginx's http { } block. Its limit_req lines apply to "
+                   "every server and location that has no limit_req of its own: nginx inherits "
+                   "limit_req only into levels that define none, so a location with its own "
+                   "limit_req must repeat these lines to stay limited. A policy's route and "
+                   "methods are part of its key: outside them the key is empty, and nginx does not "
+                   "count empty keys. nginx matches $uri, the decoded and normalised path, where "
+                   "the engine sees the path as sent.",
+                   "Not expressible in nginx: budgets of Authorization keys, verified principals "
+                   "and attributes, the RateLimit and Retry-After headers (nginx sends none; a 429 "
+                   "carries no hint of when to retry), on_store_error and store_timeout_ms (the "
+                   "zone is local shared memory). nginx counts time in whole milliseconds and "
+                   "rates in thousandths of a request per second.") +
+               body_;
     }
 
     void modes() {
@@ -161,7 +151,7 @@ private:
         return true;
     }
 
-    void policy(std::size_t i) {
+    void writePolicy(std::size_t i) override {
         const Policy& p = set_.policies[i];
         std::vector<std::string> common = commonChecks(
             set_, i, notes_, {KeyPart::Kind::Route, KeyPart::Kind::Peer, KeyPart::Kind::Method});
@@ -321,8 +311,6 @@ private:
         body_ += out;
     }
 
-    const PolicySet& set_;
-    ExportNotes notes_;
     std::string body_;
     UniqueNames names_;
 };

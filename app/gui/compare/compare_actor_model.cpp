@@ -1,10 +1,14 @@
 #include "gui/compare/compare_actor_model.h"
 
+#include "gui/session/actor_table_model.h"
 #include "gui/window/locale_text.h"
 
 namespace ratelab::gui {
 
 namespace {
+
+static_assert(CompareActorModel::FirstOutcomeColumn == kLeadingActorColumns,
+              "compare mode's actor table starts with the live table's columns");
 
 std::size_t actorCount(const sim::Comparison* c) {
     return c ? c->actors.size() : 0;
@@ -99,18 +103,7 @@ QVariant CompareActorModel::headerData(int section, Qt::Orientation orientation,
         return tr("B minus A: positive when B gives more of it");
     }
     if (role != Qt::DisplayRole) return {};
-    switch (section) {
-        case Actor:
-            return tr("Actor");
-        case Class:
-            return tr("Class");
-        case Instances:
-            return tr("Instances");
-        case Offered:
-            return tr("Offered");
-        default:
-            break;
-    }
+    if (section >= 0 && section < kLeadingActorColumns) return leadingActorColumnTitle(section);
     const int k = section - FirstOutcomeColumn;
     const auto outcome = static_cast<std::size_t>(k / SideCount);
     if (k < 0 || outcome >= sim::kOutcomeCount) return {};

@@ -71,17 +71,25 @@ QVariant ActorTableModel::data(const QModelIndex& index, int role) const {
     }
 }
 
+QString leadingActorColumnTitle(int column) {
+    switch (column) {
+        case ActorTableModel::Actor:
+            return ActorTableModel::tr("Actor");
+        case ActorTableModel::Class:
+            return ActorTableModel::tr("Class");
+        case ActorTableModel::Instances:
+            return ActorTableModel::tr("Instances");
+        case ActorTableModel::Offered:
+            return ActorTableModel::tr("Offered");
+        default:
+            return {};
+    }
+}
+
 QVariant ActorTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    if (section >= 0 && section < kLeadingActorColumns) return leadingActorColumnTitle(section);
     switch (section) {
-        case Actor:
-            return tr("Actor");
-        case Class:
-            return tr("Class");
-        case Instances:
-            return tr("Instances");
-        case Offered:
-            return tr("Offered");
         case Allowed:
             return tr("Allowed");
         case Throttled:

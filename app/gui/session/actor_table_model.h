@@ -45,4 +45,11 @@ private:
     std::vector<sim::ActorRow> rows_;
 };
 
+/// How many columns every actor table starts with, the same in this table and in compare mode's
+/// (CompareActorModel): Actor, Class, Instances, Offered.
+inline constexpr int kLeadingActorColumns = ActorTableModel::Allowed;
+
+/// The title of leading column `column` of an actor table. REQUIRES: column < kLeadingActorColumns.
+QString leadingActorColumnTitle(int column);
+
 }  // namespace ratelab::gui

@@ -326,54 +326,22 @@ std::string comparisonText(const Comparison& c) {
 }
 
 FlipCsvWriter::FlipCsvWriter(std::FILE* out, const Scenario& scenario, const LogReading* reading)
-    : out_(out), scenario_(scenario), reading_(reading) {
-    buffer_.reserve(1 << 20);
-    buffer_ = "seq,ts_ms,actor,key,a,b\n";
-}
-
-void FlipCsvWriter::field(std::string_view text) {
-    if (text.find_first_of(",\"\n\r") == std::string_view::npos) {
-        buffer_.append(text);
-        return;
-    }
-    buffer_.push_back('"');
-    for (char ch : text) {
-        if (ch == '"') buffer_.push_back('"');
-        buffer_.push_back(ch);
-    }
-    buffer_.push_back('"');
-}
+    : csv_(out, "seq,ts_ms,actor,key,a,b"), scenario_(scenario), reading_(reading) {}
 
 void FlipCsvWriter::onFlip(const FlipRecord& f) {
-    char head[64];
-    const int n = std::snprintf(head, sizeof head, "%" PRId64 ",%" PRId64 ",", f.seq,
-                                recordMillis(reading_, f.at));
-    buffer_.append(head, static_cast<std::size_t>(n));
-    field(f.client.empty()
-              ? std::string_view(scenario_.actors[static_cast<std::size_t>(f.actor)].name)
-              : f.client);
-    buffer_.push_back(',');
-    field(f.key);
-    buffer_.push_back(',');
-    buffer_.append(kOutcomeFields[f.outcomeA].name);
-    buffer_.push_back(',');
-    buffer_.append(kOutcomeFields[f.outcomeB].name);
-    buffer_.push_back('\n');
-    if (buffer_.size() >= (1u << 20) - 1024) flush();
-}
-
-void FlipCsvWriter::flush() {
-    if (!buffer_.empty() &&
-        std::fwrite(buffer_.data(), 1, buffer_.size(), out_) != buffer_.size()) {
-        ok_ = false;
-    }
-    buffer_.clear();
+    csv_.number(f.seq);
+    csv_.number(recordMillis(reading_, f.at));
+    csv_.text(f.client.empty()
+                  ? std::string_view(scenario_.actors[static_cast<std::size_t>(f.actor)].name)
+                  : f.client);
+    csv_.text(f.key);
+    csv_.plain(kOutcomeFields[f.outcomeA].name);
+    csv_.plain(kOutcomeFields[f.outcomeB].name);
+    csv_.endRow();
 }
 
 bool FlipCsvWriter::finish() {
-    flush();
-    if (std::fflush(out_) != 0) ok_ = false;
-    return ok_;
+    return csv_.finish();
 }
 
 }  // namespace ratelab::sim

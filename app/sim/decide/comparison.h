@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/report/counters.h"
+#include "sim/report/csv_writer.h"
 #include "sim/report/report.h"
 #include "sim/run/scenario_runner.h"
 
@@ -91,7 +92,7 @@ std::string comparisonText(const Comparison& comparison);
 std::string flipName(std::size_t from, std::size_t to);
 
 /// Streams flipped requests as CSV `seq,ts_ms,actor,key,a,b` (the actor column is the client
-/// field for a replay; a and b are outcome names) with a large buffer; ts_ms as recordMillis()
+/// field for a replay; a and b are outcome names) through a CsvWriter; ts_ms as recordMillis()
 /// gives it.
 class FlipCsvWriter final : public FlipSink {
 public:
@@ -103,13 +104,9 @@ public:
     bool finish();
 
 private:
-    void flush();
-    void field(std::string_view text);
-    std::FILE* out_;
+    CsvWriter csv_;
     const Scenario& scenario_;
     const LogReading* reading_;
-    std::string buffer_;
-    bool ok_ = true;
 };
 
 }  // namespace ratelab::sim

@@ -127,6 +127,13 @@ struct Lane final : LimitObserver {
     void closeSample(Nanos start, Nanos end, std::int64_t decisions);
     /// Pairs of samples become one of twice the interval (Scenario::maxSamples).
     void mergeSamples();
+    /// Replaces policy `policyIndex`'s tunable fields on every replica, then in `policies`.
+    void retune(std::size_t policyIndex, const PolicyTuning& tuning) {
+        for (auto& limiter : limiters)
+            limiter->retune(policyIndex, tuning);
+        applyTuning(policies.policies[policyIndex], tuning);
+        noteSettling();
+    }
     /// Sets `settles` from the policies as they are now.
     void noteSettling() {
         settles = std::any_of(policies.policies.begin(), policies.policies.end(),

@@ -210,11 +210,7 @@ void ScenarioRunner::Impl::applyChangesThrough(Nanos t) {
             PolicySet& policies = lane->policies;
             for (std::size_t i = 0; i < policies.policies.size(); ++i) {
                 if (!change.policy.empty() && policies.policies[i].name != change.policy) continue;
-                const PolicyTuning tuning = change.tuning(policies.policies[i]);
-                for (auto& limiter : lane->limiters)
-                    limiter->retune(i, tuning);
-                applyTuning(policies.policies[i], tuning);
-                lane->noteSettling();
+                lane->retune(i, change.tuning(policies.policies[i]));
                 break;
             }
         }
@@ -611,11 +607,7 @@ RunTotals ScenarioRunner::totals(std::size_t lane) const {
 }
 
 void ScenarioRunner::retune(std::size_t policyIndex, const PolicyTuning& tuning, std::size_t lane) {
-    Lane& l = *impl_->lanes[lane];
-    for (auto& limiter : l.limiters)
-        limiter->retune(policyIndex, tuning);
-    applyTuning(l.policies.policies[policyIndex], tuning);
-    l.noteSettling();
+    impl_->lanes[lane]->retune(policyIndex, tuning);
 }
 
 }  // namespace ratelab::sim

@@ -1,8 +1,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "ratelab/ip_address.h"
 
@@ -29,6 +33,42 @@ struct RequestView {
     std::string_view principal;          ///< a verified principal; empty when none
     std::span<const Attribute> attributes;
     std::int64_t cost = 0;               ///< weighted cost; 0 uses each policy's own cost
+};
+
+/// A request that owns what a RequestView borrows, for callers that make one request at a time
+/// from strings of their own (a command line, a test) rather than view a server's buffers. Not
+/// thread-safe.
+struct OwnedRequest {
+    std::string method = "GET";
+    std::string path = "/";
+    std::vector<std::pair<std::string, std::string>> headers;  ///< name, value; in order
+    std::optional<IpAddress> peer;
+    std::string principal;
+    std::vector<std::pair<std::string, std::string>> attributes;  ///< name, value
+    std::int64_t cost = 0;
+
+    /// A view of the fields as they are now; valid until this request changes or goes.
+    RequestView view() {
+        headerViews_.clear();
+        for (const auto& [name, value] : headers)
+            headerViews_.push_back(Header{name, value});
+        attributeViews_.clear();
+        for (const auto& [name, value] : attributes)
+            attributeViews_.push_back(Attribute{name, value});
+        RequestView view;
+        view.method = method;
+        view.path = path;
+        view.headers = headerViews_;
+        view.peer = peer ? &*peer : nullptr;
+        view.principal = principal;
+        view.attributes = attributeViews_;
+        view.cost = cost;
+        return view;
+    }
+
+private:
+    std::vector<Header> headerViews_;
+    std::vector<Attribute> attributeViews_;
 };
 
 }  // namespace ratelab

@@ -36,33 +36,15 @@ std::shared_ptr<Store> freshStore() {
     return makeMemoryStore(options);
 }
 
-// One request's borrowed data, rebuilt per request.
-struct Req {
-    std::vector<std::pair<std::string, std::string>> headerText;
-    std::vector<Header> headers;
-    IpAddress peerAddress;
-    bool hasPeer = false;
-
-    explicit Req(const char* peer = nullptr) {
-        if (peer) {
-            peerAddress = *IpAddress::parse(peer);
-            hasPeer = true;
-        }
+// A GET of /api/items from `peer`, with the headers the test adds.
+struct Req : OwnedRequest {
+    explicit Req(const char* from = nullptr) {
+        path = "/api/items";
+        if (from) peer = *IpAddress::parse(from);
     }
     Req& header(std::string name, std::string value) {
-        headerText.emplace_back(std::move(name), std::move(value));
+        headers.emplace_back(std::move(name), std::move(value));
         return *this;
-    }
-    RequestView view() {
-        headers.clear();
-        for (auto& [n, v] : headerText)
-            headers.push_back({n, v});
-        RequestView r;
-        r.method = "GET";
-        r.path = "/api/items";
-        r.headers = headers;
-        r.peer = hasPeer ? &peerAddress : nullptr;
-        return r;
     }
 };
 

@@ -134,7 +134,7 @@ private slots:
         if (ipv4Levels) budget.ipv4Prefixes = {{24, 256}, {16, 4096}};
         KeyDeriver deriver(config, budget);
         Request request;
-        request.peer(peer.toLatin1().constData());
+        request.from(peer.toLatin1().constData());
         if (!authorization.isEmpty()) request.header("Authorization", authorization.toStdString());
         Outcome out = derive(deriver, request);
         QCOMPARE(statusCode(out.status), kOk);
@@ -184,7 +184,7 @@ private slots:
         TrustedProxies proxies;
         proxies.cidrs.push_back(*Cidr::parse("10.0.0.0/8"));
         Request request;
-        request.peer("10.0.0.1").header("X-Forwarded-For", "not-an-address");
+        request.from("10.0.0.1").header("X-Forwarded-For", "not-an-address");
         if (withPrincipal) request.principalIs("alice");
         if (withAuthorization) request.header("Authorization", "Bearer x");
         QCOMPARE(statusCode(derive(deriver, request, proxies).status), status);
@@ -195,11 +195,11 @@ private slots:
         TrustedProxies proxies;
         proxies.cidrs.push_back(*Cidr::parse("10.0.0.0/8"));
         Request request;
-        request.peer("10.0.0.1").header("x-forwarded-for", "1.1.1.1, 203.0.113.9, 10.0.0.2");
+        request.from("10.0.0.1").header("x-forwarded-for", "1.1.1.1, 203.0.113.9, 10.0.0.2");
         QCOMPARE(derive(deriver, request, proxies).key.key, std::string("ip:203.0.113.9"));
         // The same header from an untrusted peer is ignored.
         Request direct;
-        direct.peer("198.51.100.7").header("x-forwarded-for", "203.0.113.9");
+        direct.from("198.51.100.7").header("x-forwarded-for", "203.0.113.9");
         QCOMPARE(derive(deriver, direct, proxies).key.key, std::string("ip:198.51.100.7"));
     }
 };

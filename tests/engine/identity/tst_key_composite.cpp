@@ -26,7 +26,7 @@ private slots:
 
         // Route + a verified attribute: the route in clear, the account hashed, no budget.
         Request request;
-        request.attribute("account", "victim@example.com").peer("198.51.100.7");
+        request.attribute("account", "victim@example.com").from("198.51.100.7");
         Outcome out = derive(deriver, request);
         QCOMPARE(statusCode(out.status), kOk);
         QString expected = "comp:/login:" + qtSha("18:victim@example.com");
@@ -41,7 +41,7 @@ private slots:
 
         // A missing part refuses.
         Request missing;
-        missing.peer("198.51.100.7");
+        missing.from("198.51.100.7");
         QCOMPARE(statusCode(derive(deriver, missing).status), kNoIdentity);
     }
 
@@ -54,7 +54,7 @@ private slots:
         config.ipv6Prefix = 48;
         KeyDeriver deriver(config, BudgetConfig{}, "/api/**");
         Request request;
-        request.peer("2001:db8:7:1::5")
+        request.from("2001:db8:7:1::5")
             .principalIs("alice")
             .header("X-A", "v")
             .attribute("plan", "gold");

@@ -151,7 +151,7 @@ private slots:
         Request request;
         request.principalIs(principal.toStdString());
         if (!authorization.isEmpty()) request.header("Authorization", authorization.toStdString());
-        if (!peer.isEmpty()) request.peer(peer.toLatin1().constData());
+        if (!peer.isEmpty()) request.from(peer.toLatin1().constData());
         Outcome out = derive(deriver, request);
         QCOMPARE(statusCode(out.status), status);
         if (status != kOk) return;
@@ -183,7 +183,7 @@ private slots:
         budget.global = 5;
         KeyDeriver deriver(KeyConfig{}, budget);
         Request withPeer;
-        withPeer.header("authorization", "k").peer("203.0.113.1");
+        withPeer.header("authorization", "k").from("203.0.113.1");
         QCOMPARE(int(derive(deriver, withPeer).key.levels[0].cap), 3);
         Request withoutPeer;
         withoutPeer.header("authorization", "k");
@@ -243,7 +243,7 @@ private slots:
         request.header("Authorization", "Bearer other");
         if (withPrincipal) request.principalIs("alice");
         if (withApiKey) request.header("X-Api-Key", "key-123");
-        if (withPeer) request.peer("203.0.113.5");
+        if (withPeer) request.from("203.0.113.5");
         Outcome out = derive(deriver, request);
         QCOMPARE(statusCode(out.status), status);
         if (status != kOk) return;
@@ -254,7 +254,7 @@ private slots:
 
     void contextComputesOnce() {
         Request request;
-        request.header("Authorization", "Bearer once").principalIs("p").peer("198.51.100.7");
+        request.header("Authorization", "Bearer once").principalIs("p").from("198.51.100.7");
         RequestView view = request.view();
         TrustedProxies proxies;
         RequestContext context(view, proxies);
@@ -274,7 +274,7 @@ private slots:
         config.ipv6Prefix = 127;
         KeyDeriver deriver(config, BudgetConfig{});
         Request request;
-        request.header("Authorization", "Bearer t").peer("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
+        request.header("Authorization", "Bearer t").from("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
         Outcome out = derive(deriver, request);
         QCOMPARE(statusCode(out.status), kOk);
         QCOMPARE(out.key.levelCount, std::size_t(3));
@@ -294,7 +294,7 @@ private slots:
         for (int i = 0; i < 100; ++i) {
             Request request;
             request.header("Authorization", "Bearer " + std::to_string(i))
-                .peer("2001:db8:ffff:ffff:ffff:ffff:ffff:ffff");
+                .from("2001:db8:ffff:ffff:ffff:ffff:ffff:ffff");
             RequestView view = request.view();
             RequestContext context(view, proxies);
             QCOMPARE(statusCode(deriver.derive(context, out)), kOk);
@@ -304,7 +304,7 @@ private slots:
         }
         // Switching to an unbudgeted key clears the budget fields.
         Request peerOnly;
-        peerOnly.peer("198.51.100.7");
+        peerOnly.from("198.51.100.7");
         RequestView view = peerOnly.view();
         RequestContext context(view, proxies);
         QCOMPARE(statusCode(deriver.derive(context, out)), kOk);

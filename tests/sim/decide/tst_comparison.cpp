@@ -20,13 +20,6 @@ using namespace ratelab::simtest;
 
 namespace {
 
-Scenario shipped(const char* name) {
-    ScenarioLoadResult r =
-        loadScenarioFile(std::string(RATELAB_SOURCE_DIR) + "/scenarios/" + name + ".json");
-    if (!r.ok()) qFatal("scenario %s does not load", name);
-    return std::move(*r.scenario);
-}
-
 RunTotals runAlone(const Scenario& s, const PolicySet& p) {
     ScenarioRunner runner(s, p);
     runner.runToEnd();
@@ -96,7 +89,7 @@ void TestComparison::againstItselfNothingFlips_data() {
 
 void TestComparison::againstItselfNothingFlips() {
     QFETCH(QString, scenario);
-    const Scenario s = shipped(scenario.toUtf8().constData());
+    const Scenario s = shippedScenario(scenario.toUtf8().constData());
     PolicyLoadResult loaded = loadPolicyFile(s.policyPath);
     QVERIFY(loaded.ok());
     const PolicySet p = *loaded.policies;
@@ -138,7 +131,7 @@ void TestComparison::lanesEqualSeparateRuns() {
     QFETCH(QString, scenario);
     QFETCH(QString, policyA);
     QFETCH(QString, policyB);
-    const Scenario s = shipped(scenario.toUtf8().constData());
+    const Scenario s = shippedScenario(scenario.toUtf8().constData());
     const PolicySet a = policyFile(policyA.toStdString());
     const PolicySet b = policyFile(policyB.toStdString());
     const Comparison c = compare(s, a, b);
@@ -167,7 +160,7 @@ void TestComparison::lanesEqualSeparateRuns() {
 // address each keeps its own bucket; with the default 128, 1872 of them are collapsed onto the
 // address bucket and throttled there: collateral of B that A never throttled.
 void TestComparison::collateralBehindANat() {
-    const Scenario s = shipped("nat-crowd");
+    const Scenario s = shippedScenario("nat-crowd");
     const PolicySet crowd = policyFile("scenarios/policies/nat-budget.json");
     const PolicySet fallback = policyFile("resources/policies/default.json");
     const Comparison c = compare(s, crowd, fallback, 5);
@@ -272,7 +265,7 @@ void TestComparison::replayedLog() {
 }
 
 void TestComparison::flipsFile() {
-    const Scenario s = shipped("header-rotation");
+    const Scenario s = shippedScenario("header-rotation");
     const PolicySet a = policyFile("resources/policies/default.json");
     const PolicySet b = policyFile("resources/policies/login.json");
     Collected sink;
@@ -308,7 +301,7 @@ void TestComparison::flipsFile() {
 }
 
 void TestComparison::jsonIsDeterministic() {
-    const Scenario s = shipped("header-rotation");
+    const Scenario s = shippedScenario("header-rotation");
     const PolicySet a = policyFile("resources/policies/default.json");
     const PolicySet b = policyFile("resources/policies/login.json");
     const std::string one = comparisonJson(compare(s, a, b));

@@ -27,13 +27,6 @@ using namespace ratelab::simtest;
 
 namespace {
 
-Scenario shipped(const char* name) {
-    ScenarioLoadResult r =
-        loadScenarioFile(std::string(RATELAB_SOURCE_DIR) + "/scenarios/" + name + ".json");
-    if (!r.ok()) qFatal("scenario %s does not load", name);
-    return std::move(*r.scenario);
-}
-
 SweepAxis axis(const char* text) {
     std::string error;
     std::optional<SweepAxis> a = parseSweepAxis(text, error);
@@ -108,7 +101,7 @@ void TestTradeoff::pickAndTies() {
 // The default policy keeps budget slots 60 s; a refill of 0.1/s takes 200 s to refill a
 // bucket of 20, which the semantic checks refuse: such cells are reported, not run.
 void TestTradeoff::invalidCellsAreNotRun() {
-    const Scenario s = shipped("header-rotation");
+    const Scenario s = shippedScenario("header-rotation");
     const PolicySet p = policyFile("resources/policies/default.json");
     const std::vector<SweepAxis> axes{axis("refill=0.1:0.5:0.4")};
     const SweepResult r = runSweep(s, p, axes);
@@ -130,7 +123,7 @@ void TestTradeoff::invalidCellsAreNotRun() {
 // do not. The pick is the smallest passing numbers with no legitimate throttling, and it
 // meets every expectation when run on its own.
 void TestTradeoff::recommendedCellHoldsAlone() {
-    const Scenario s = shipped("replicas-shared");
+    const Scenario s = shippedScenario("replicas-shared");
     PolicyLoadResult loaded = loadPolicyFile(s.policyPath);
     QVERIFY(loaded.ok());
     const std::vector<SweepAxis> axes{axis("capacity=4:16:4"), axis("refill=1.25:5:3.75")};
@@ -250,7 +243,7 @@ void TestTradeoff::toleranceRefusals() {
         !tuneToTolerance(replays, peerPolicy(Algorithm::TokenBucket), "login", 0.99, 10, error));
     QVERIFY2(error.find("\"login\"") != std::string::npos, error.c_str());
     QVERIFY(!tuneToTolerance(replays, peerPolicy(Algorithm::TokenBucket), "", 1.5, 10, error));
-    MemoryReplays scenario(shipped("page-load"));
+    MemoryReplays scenario(shippedScenario("page-load"));
     QVERIFY(!tuneToTolerance(scenario, peerPolicy(Algorithm::TokenBucket), "", 0.99, 10, error));
     QVERIFY2(error.find("needs a replayed access log") != std::string::npos, error.c_str());
 }
@@ -299,7 +292,7 @@ void TestTradeoff::axisAround() {
 // returns no result; clear, the same cell runs to its end; a sweep cancelled before its first
 // cell has none.
 void TestTradeoff::cancelledCellsReturnNothing() {
-    const Scenario s = shipped("replicas-shared");
+    const Scenario s = shippedScenario("replicas-shared");
     PolicyLoadResult loaded = loadPolicyFile(s.policyPath);
     QVERIFY(loaded.ok());
     const std::vector<SweepAxis> axes{axis("capacity=4:4:1")};

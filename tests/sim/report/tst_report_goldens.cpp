@@ -157,9 +157,7 @@ struct Hashes {
 };
 
 Hashes runShipped(const std::string& name) {
-    ScenarioLoadResult loaded = loadScenarioFile(kRoot + "/scenarios/" + name + ".json");
-    if (!loaded.ok()) qFatal("scenario %s does not load", name.c_str());
-    const Scenario& s = *loaded.scenario;
+    const Scenario s = shippedScenario(name);
     const PolicySet policies =
         policyFile(QDir(QString::fromStdString(kRoot))
                        .relativeFilePath(QString::fromStdString(s.policyPath))

@@ -9,17 +9,18 @@
 #include <QDir>
 #include <QTemporaryDir>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "sim/report/report.h"
 #include "sim/scenario/scenario_writer.h"
 #include "sim/run/scenario_runner.h"
+#include "fixtures/file_fixture.h"
 #include "fixtures/sim_fixture.h"
 
 using namespace ratelab;
 using namespace ratelab::sim;
 using namespace ratelab::simtest;
+using ratelab::testing::writeFile;
 
 namespace {
 
@@ -31,11 +32,6 @@ Scenario load(const std::string& path) {
         qFatal("%s", formatDiagnostics(r.diagnostics).c_str());
     }
     return std::move(*r.scenario);
-}
-
-void write(const std::string& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
 }
 
 // The report of the scenario's first 35 s or first 300,000 requests, whichever ends first (the
@@ -126,7 +122,7 @@ void TestScenarioJson::shippedRoundTrip_data() {
         QTest::newRow(qPrintable(f)) << dir.filePath(f);
     const QString everything = dir_.filePath("scenarios/everything.json");
     QDir().mkpath(dir_.filePath("scenarios"));
-    write(everything.toStdString(), kEverything);
+    writeFile(everything, kEverything);
     std::filesystem::create_directories(dir_.filePath("resources/policies").toStdString());
     std::filesystem::copy_file(kRoot + "/resources/policies/default.json",
                                dir_.filePath("resources/policies/default.json").toStdString(),
@@ -144,7 +140,7 @@ void TestScenarioJson::shippedRoundTrip() {
         QDir(dir_.path()).filePath("saved/" + QFileInfo(path).fileName()).toStdString();
     std::filesystem::create_directories(std::filesystem::path(saved).parent_path());
     const std::string text = scenarioJson(original);
-    write(saved, text);
+    writeFile(QString::fromStdString(saved), text);
     const Scenario back = load(saved);
     QCOMPARE(scenarioJson(back), text);
     QCOMPARE(std::filesystem::canonical(back.policyPath),
@@ -170,7 +166,7 @@ void TestScenarioJson::editsSurvive() {
     ScenarioEvent& outage = s.events.at(0);
     outage.to = outage.from + 60 * kNanosPerSecond;
     const std::string saved = dir_.filePath("edited.json").toStdString();
-    write(saved, scenarioJson(s));
+    writeFile(QString::fromStdString(saved), scenarioJson(s));
     const Scenario back = load(saved);
     for (std::size_t i = 0; i < s.actors.size(); ++i)
         QCOMPARE(back.actors[i].arrival.ratePerSecond, s.actors[i].arrival.ratePerSecond);

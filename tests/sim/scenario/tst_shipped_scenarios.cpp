@@ -18,14 +18,6 @@ namespace {
 
 const std::string kRoot = RATELAB_SOURCE_DIR;
 
-Scenario loadShipped(const QString& name) {
-    ScenarioLoadResult r = loadScenarioFile(kRoot + "/scenarios/" + name.toStdString() + ".json");
-    if (!r.ok()) {
-        qFatal("%s", formatDiagnostics(r.diagnostics).c_str());
-    }
-    return std::move(*r.scenario);
-}
-
 Report run(const Scenario& scenario, const PolicySet& policies) {
     ScenarioRunner runner(scenario, policies);
     runner.runToEnd();
@@ -105,7 +97,7 @@ void TestShippedScenarios::everyScenarioIsCovered() {
 void TestShippedScenarios::scenario() {
     QFETCH(QString, name);
     QFETCH(QString, failsUnderNaive);
-    const Scenario s = loadShipped(name);
+    const Scenario s = shippedScenario(name.toStdString());
     QCOMPARE(QString::fromStdString(s.name), name);
     QVERIFY(!s.title.empty());
     QVERIFY2(s.description.size() > 200, "a scenario explains itself in a paragraph");
