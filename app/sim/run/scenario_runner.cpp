@@ -4,8 +4,6 @@
 #include <chrono>
 
 #include "ratelab/limiter.h"
-#include "ratelab/memory_store.h"
-#include "sim/run/fault_store.h"
 #include "sim/run/runner_lane.h"
 #include "sim/traffic/traffic.h"
 
@@ -14,12 +12,6 @@ namespace ratelab::sim {
 namespace {
 
 using WallClock = std::chrono::steady_clock;
-
-/// The simulated memory stores' shards per limit, the limiters' local stores included: what the
-/// store takes by default on one or two hardware threads. Fixed, so that a report's byte counts
-/// and evictions (each shard sizes its own table) do not depend on the machine; a run decides
-/// on one thread, so more shards would buy it nothing.
-constexpr unsigned kSimulatedShards = 4;
 
 Nanos steadyNanos() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(WallClock::now().time_since_epoch())
@@ -35,13 +27,20 @@ struct ScenarioRunner::Impl {
         , seed(options.seed.value_or(scenario.seed))
         , classNames(scenario.classNames())
         , mix(scenario.actors, seed, scenario.duration) {
-        engineClock = options.engineClock ? options.engineClock : steadyNanos;
-        for (PolicySet& set : p)
-            lanes.push_back(std::make_unique<Lane>(std::move(set), scenario.actors));
+        if (options.measureWallTime)
+            engineClock = options.engineClock ? options.engineClock : steadyNanos;
+        for (std::size_t l = 0; l < p.size(); ++l) {
+            LaneOptions laneOptions;
+            laneOptions.seed = seed;
+            laneOptions.store = options.store;
+            laneOptions.logCapacity = options.logCapacity;
+            laneOptions.keepKeys = (l == 0 && options.decisions) || (l == 1 && options.flips);
+            lanes.push_back(
+                std::make_unique<Lane>(std::move(p[l]), scenario, classNames.size(), laneOptions));
+        }
     }
 
     void build();
-    void buildLane(Lane& lane);
     /// Gives `actor` `count` instances in every lane: a streamed log's clients are not known
     /// ahead, and each becomes an instance at its first request, numbered as a log read into
     /// memory numbers them (RecordedTraffic::clients).
@@ -67,7 +66,7 @@ struct ScenarioRunner::Impl {
 
     TrafficMix mix;
     // The batch being decided: request j was generated into slots[j] at times[j] by actors[j],
-    // for replica replicaOf[j]; each lane decides it into its checks[j].
+    // for replica replicaOf[j]; each lane decides it (RequestBatch).
     std::size_t batchSize = 1;
     bool replicasInterchangeable = true;  // one limiter may decide for every replica
     std::vector<RequestSlot> slots;
@@ -91,7 +90,9 @@ struct ScenarioRunner::Impl {
 
     Nanos sampleStart = 0;
     Nanos sampleEnd = 0;
-    std::function<Nanos()> engineClock;  // options.engineClock, or the steady clock
+    // Times the lanes' engine calls: options.engineClock, else the steady clock; empty when
+    // options.measureWallTime is off.
+    std::function<Nanos()> engineClock;
     std::int64_t requestsAtSampleStart = 0;
 };
 
@@ -112,8 +113,9 @@ void ScenarioRunner::Impl::build() {
     std::stable_sort(
         changes.begin(), changes.end(),
         [](const ScenarioEvent* a, const ScenarioEvent* b) { return a->from < b->from; });
-    for (auto& lane : lanes)
-        buildLane(*lane);
+    replicasInterchangeable = std::all_of(lanes.begin(), lanes.end(), [](const auto& lane) {
+        return lane->replicasInterchangeable();
+    });
 
     // Replicas with a store each (or faults of their own) decide their own requests one at a
     // time, in order; replicas that share one store undecorated are the same limiter, so one of
@@ -136,84 +138,18 @@ void ScenarioRunner::Impl::build() {
     actors.resize(batchSize);
     replicaOf.resize(batchSize);
     shares.resize(batchSize);
-    for (auto& lane : lanes)
-        lane->checks.resize(batchSize);
 }
 
 void ScenarioRunner::Impl::growInstances(std::size_t actor, std::size_t count) {
     sharedIn[actor].resize(count, 0);
-    for (auto& lane : lanes) {
-        lane->instances[actor].resize(count);
-        if (scenario.actors[actor].recorded) lane->seen[actor].resize(count);
-    }
-}
-
-void ScenarioRunner::Impl::buildLane(Lane& lane) {
-    lane.actorTotals.assign(scenario.actors.size(), ClassCounters{});
-    lane.flips.assign(scenario.actors.size(), OutcomeFlips{});
-    for (const Actor& a : scenario.actors) {
-        lane.instances.emplace_back(static_cast<std::size_t>(a.count));
-        lane.seen.emplace_back(a.recorded ? static_cast<std::size_t>(a.count) : 0);
-    }
-    lane.current.assign(classNames.size(), ClassCounters{});
-    lane.totals.classes.assign(classNames.size(), ClassCounters{});
-    lane.totals.peakAllowed.assign(classNames.size(), 0);
-    lane.sharing.reset(classNames.size());
-    if (options.logCapacity > 0) lane.log.resize(options.logCapacity);
-
-    const PolicySet& policies = lane.policies;
-    lane.noteSettling();
-    MemoryStoreOptions memory;
-    memory.maxBuckets = scenario.maxBuckets > 0 ? scenario.maxBuckets : policies.store.maxBuckets;
-    memory.shards = kSimulatedShards;
-    const int replicas = scenario.replicas;
-    std::shared_ptr<Store> shared = options.store;
-    lane.ownStores = !shared;
-    if (!shared && (scenario.sharedStore || replicas == 1)) {
-        memory.hashSeed = mixSeed(seed, 0x73746f7265);
-        shared = makeMemoryStore(memory);
-    }
-    if (shared) lane.innerStores.push_back(shared);
-    LimiterOptions limiterOptions;
-    limiterOptions.observer = options.logCapacity > 0 ? &lane : nullptr;
-    limiterOptions.keyHashSecret = mixSeed(seed, 0x6b6579);
-    limiterOptions.localStoreShards = kSimulatedShards;
-    for (int r = 0; r < replicas; ++r) {
-        std::shared_ptr<Store> inner = shared;
-        if (!inner) {
-            memory.hashSeed = mixSeed(seed, 0x73746f7265 + static_cast<std::uint64_t>(r) + 1);
-            inner = makeMemoryStore(memory);
-            lane.innerStores.push_back(inner);
-        }
-        std::vector<ScenarioEvent> faults;
-        for (const ScenarioEvent& e : scenario.events) {
-            if (e.kind != ScenarioEvent::Kind::PolicyChange && (e.replica < 0 || e.replica == r)) {
-                faults.push_back(e);
-            }
-        }
-        // Faults reach the engine through a decorator, only where a fault window applies.
-        auto fault = std::make_shared<FaultStore>(inner, faults);
-        std::shared_ptr<Store> store = fault->hasFaults() ? fault : inner;
-        lane.limiters.push_back(std::make_unique<Limiter>(policies, store, limiterOptions));
-        // A replica with a store of its own for outages (on_store_error "local") is itself.
-        replicasInterchangeable =
-            replicasInterchangeable &&
-            &lane.limiters.back()->store() == &lane.limiters.front()->store() &&
-            !lane.limiters.back()->localStore();
-    }
+    for (auto& lane : lanes)
+        lane->growInstances(actor, count);
 }
 
 void ScenarioRunner::Impl::applyChangesThrough(Nanos t) {
     while (nextChange < changes.size() && changes[nextChange]->from <= t) {
-        const PolicyChange& change = changes[nextChange]->change;
-        for (auto& lane : lanes) {
-            PolicySet& policies = lane->policies;
-            for (std::size_t i = 0; i < policies.policies.size(); ++i) {
-                if (!change.policy.empty() && policies.policies[i].name != change.policy) continue;
-                lane->retune(i, change.tuning(policies.policies[i]));
-                break;
-            }
-        }
+        for (auto& lane : lanes)
+            lane->applyChange(changes[nextChange]->change);
         ++nextChange;
     }
 }
@@ -230,7 +166,7 @@ void ScenarioRunner::Impl::closeSample() {
     if (sampleStart >= scenario.duration) {
         sampleEnd = ActorTraffic::kNever;
     } else if (scenario.maxSamples > 0 &&
-               static_cast<std::int64_t>(lanes.front()->samples.size()) >= scenario.maxSamples) {
+               static_cast<std::int64_t>(lanes.front()->samples().size()) >= scenario.maxSamples) {
         for (auto& lane : lanes)
             lane->mergeSamples();
         scenario.sampleInterval *= 2;
@@ -266,9 +202,9 @@ std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) 
         }
         slots[n].writeView(views[n]);
         replicaOf[n] = nextReplica;
-        nextReplica = nextReplica + 1 == lanes.front()->limiters.size() ? 0 : nextReplica + 1;
-        // Keys are captured only where they are read: a legitimate instance's first request of
-        // the interval (bucket sharing), the decisions file, and lane 1 when flips are streamed.
+        nextReplica = nextReplica + 1 == lanes.front()->replicas() ? 0 : nextReplica + 1;
+        // Bucket sharing reads a legitimate instance's keys at its first request of the
+        // interval.
         bool share = false;
         if (legitimateClass[actorClass[static_cast<std::size_t>(actor)]]) {
             std::uint32_t& seen = sharedIn[static_cast<std::size_t>(actor)]
@@ -277,44 +213,16 @@ std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) 
             seen = sampleIndex + 1;
         }
         shares[n] = share;
-        for (std::size_t l = 0; l < lanes.size(); ++l) {
-            // A replayed client's first request: its key is what the client table shows.
-            const std::vector<ClientSeen>& seen = lanes[l]->seen[static_cast<std::size_t>(actor)];
-            const bool firstOfClient =
-                !seen.empty() && seen[static_cast<std::size_t>(slots[n].instance)].firstSeen < 0;
-            lanes[l]->checks[n].captureKeys = share || firstOfClient ||
-                                              (l == 0 && options.decisions) ||
-                                              (l == 1 && options.flips);
-        }
         ++n;
     }
-    for (auto& lanePointer : lanes) {
-        Lane& lane = *lanePointer;
-        // What the engine spends: the limiter's calls, the store's included, timed per lane
-        // and batch (the runner's own work around them is not).
-        const Nanos started = options.measureWallTime ? engineClock() : 0;
-        if (n == 1 || !replicasInterchangeable || lane.settles) {
-            for (std::size_t j = 0; j < n; ++j) {
-                lane.eventActors = &actors[j];
-                const Limiter& limiter = *lane.limiters[replicaOf[j]];
-                Check& check = lane.checks[j];
-                limiter.check(views[j], times[j], check);
-                // The service answers at once, with the status the actor's model drew (a
-                // replay: the logged one; a line without one stays charged as decided).
-                if (lane.settles && check.allowed && slots[j].status != 0) {
-                    limiter.settle(check, slots[j].status, times[j]);
-                }
-            }
-        } else if (n > 1) {
-            lane.eventActors = actors.data();
-            lane.limiters.front()->checkBatch(std::span(views).first(n), std::span(times).first(n),
-                                              std::span(lane.checks).first(n));
-        }
-        if (options.measureWallTime) lane.engineNanos += engineClock() - started;
-    }
+    const RequestBatch batch{std::span(views).first(n),    std::span(times).first(n),
+                             std::span(actors).first(n),   std::span(replicaOf).first(n),
+                             std::span(slots).first(n),    std::span(shares).first(n)};
+    for (auto& lane : lanes)
+        lane->decide(batch, replicasInterchangeable, engineClock);
     for (const auto& lane : lanes) {
         for (std::size_t j = 0; j < n; ++j) {
-            lane->prefetchRecord(lane->checks[j], actors[j], slots[j].instance,
+            lane->prefetchRecord(j, actors[j], slots[j].instance,
                                  actorClass[static_cast<std::size_t>(actors[j])], shares[j]);
         }
     }
@@ -332,22 +240,11 @@ void ScenarioRunner::Impl::account(std::size_t j) {
     std::size_t outcomeB = 0;
     for (std::size_t l = 0; l < lanes.size(); ++l) {
         Lane& lane = *lanes[l];
-        const std::size_t outcome = lane.record(lane.checks[j], actor, instance, cls, shares[j]);
-        std::vector<ClientSeen>& seen = lane.seen[static_cast<std::size_t>(actor)];
-        if (!seen.empty()) {
-            ClientSeen& client = seen[static_cast<std::size_t>(instance)];
-            if (client.firstSeen < 0) {
-                client.firstSeen = times[j];
-                const Check& check = lane.checks[j];
-                if (!check.policies().empty()) client.key = check.policies().front().key;
-            }
-            client.lastSeen = times[j];
-        }
+        const std::size_t outcome = lane.record(j, actor, instance, cls, shares[j]);
+        lane.noteClient(j, actor, instance, times[j]);
         if (l == 0) outcomeA = outcome;
         if (l == 1) outcomeB = outcome;
-        if (l > 0 && outcome != outcomeA) {
-            lane.flips[static_cast<std::size_t>(actor)].transitions[outcomeA][outcome] += 1;
-        }
+        if (l > 0 && outcome != outcomeA) lane.countFlip(actor, outcomeA, outcome);
     }
 
     if (options.flips && outcomeA != outcomeB) {
@@ -356,7 +253,7 @@ void ScenarioRunner::Impl::account(std::size_t j) {
         f.at = times[j];
         f.actor = actor;
         f.instance = instance;
-        const Check& b = lanes[1]->checks[j];
+        const Check& b = lanes[1]->check(j);
         if (!b.policies().empty()) f.key = b.policies().front().key;
         f.client = slots[j].clientText;
         f.outcomeA = outcomeA;
@@ -365,7 +262,7 @@ void ScenarioRunner::Impl::account(std::size_t j) {
     }
 
     if (options.decisions) {
-        const Check& check = lanes.front()->checks[j];
+        const Check& check = lanes.front()->check(j);
         DecisionRecord d;
         d.seq = requests;
         d.at = times[j];
@@ -436,10 +333,10 @@ std::size_t ScenarioRunner::laneCount() const {
     return impl_->lanes.size();
 }
 const PolicySet& ScenarioRunner::policies(std::size_t lane) const {
-    return impl_->lanes[lane]->policies;
+    return impl_->lanes[lane]->policies();
 }
 const PolicySet& ScenarioRunner::initialPolicies(std::size_t lane) const {
-    return impl_->lanes[lane]->initialPolicies;
+    return impl_->lanes[lane]->initialPolicies();
 }
 std::uint64_t ScenarioRunner::seed() const {
     return impl_->seed;
@@ -519,15 +416,11 @@ std::int64_t ScenarioRunner::runToEnd() {
 }
 
 std::vector<Sample> ScenarioRunner::takeSamples(std::size_t lane) {
-    Lane& l = *impl_->lanes[lane];
-    std::vector<Sample> out(l.samples.begin() + static_cast<std::ptrdiff_t>(l.samplesTaken),
-                            l.samples.end());
-    l.samplesTaken = l.samples.size();
-    return out;
+    return impl_->lanes[lane]->takeSamples();
 }
 
 const std::vector<Sample>& ScenarioRunner::samples(std::size_t lane) const {
-    return impl_->lanes[lane]->samples;
+    return impl_->lanes[lane]->samples();
 }
 
 std::vector<ActorRow> ScenarioRunner::actorRows(std::size_t lane) const {
@@ -538,42 +431,34 @@ std::vector<ActorRow> ScenarioRunner::actorRows(std::size_t lane) const {
     for (std::size_t i = 0; i < m.scenario.actors.size(); ++i) {
         const Actor& a = m.scenario.actors[i];
         rows.push_back(ActorRow{a.name, a.className,
-                                static_cast<std::int64_t>(l.instances[i].size()),
-                                l.actorTotals[i]});
+                                static_cast<std::int64_t>(l.instances(i).size()),
+                                l.actorTotals(i)});
     }
     return rows;
 }
 
 std::span<const InstanceCounters> ScenarioRunner::instances(std::size_t actor,
                                                             std::size_t lane) const {
-    const Lane& l = *impl_->lanes[lane];
-    return l.instances[actor];
+    return impl_->lanes[lane]->instances(actor);
 }
 
 std::span<const ClientSeen> ScenarioRunner::clientsSeen(std::size_t actor,
                                                         std::size_t lane) const {
-    return impl_->lanes[lane]->seen[actor];
+    return impl_->lanes[lane]->clientsSeen(actor);
 }
 
 const std::vector<OutcomeFlips>& ScenarioRunner::flips(std::size_t lane) const {
-    return impl_->lanes[lane]->flips;
+    return impl_->lanes[lane]->flips();
 }
 
 std::vector<LogEntry> ScenarioRunner::takeLog(std::size_t lane) {
-    Lane& l = *impl_->lanes[lane];
-    std::vector<LogEntry> out;
-    out.reserve(l.logCount);
-    for (std::size_t i = 0; i < l.logCount; ++i)
-        out.push_back(l.log[(l.logHead + i) % l.log.size()]);
-    l.logHead = 0;
-    l.logCount = 0;
-    return out;
+    return impl_->lanes[lane]->takeLog();
 }
 
 RunTotals ScenarioRunner::totals(std::size_t lane) const {
     const Impl& m = *impl_;
     const Lane& l = *m.lanes[lane];
-    RunTotals t = l.totals;
+    RunTotals t = l.totals();
     t.requests = m.requests;
     t.virtualTime = m.now;
     // Per class: instances that sent anything, those throttled, and Jain's index over them.
@@ -601,7 +486,7 @@ RunTotals ScenarioRunner::totals(std::size_t lane) const {
             spread.fairness = sums[c].allowed * sums[c].allowed /
                               (static_cast<double>(spread.instances) * sums[c].squares);
         }
-        spread.peakInstancesPerBucket = l.sharing.peak(c);
+        spread.peakInstancesPerBucket = l.peakInstancesPerBucket(c);
     }
     return t;
 }
