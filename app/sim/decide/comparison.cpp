@@ -101,8 +101,8 @@ Comparison buildComparison(const ScenarioRunner& runner, std::size_t top, Timing
     const Scenario& s = runner.scenario();
     c.scenario = s.name;
     c.seed = runner.seed();
-    c.duration = s.duration;
-    c.sampleInterval = s.sampleInterval;
+    c.duration = runner.duration();
+    c.sampleInterval = runner.sampleInterval();
     c.policyA = policyNames(runner.initialPolicies(0));
     c.policyB = policyNames(runner.initialPolicies(1));
     c.policySha256A = policySha256(runner.initialPolicies(0));
@@ -113,8 +113,8 @@ Comparison buildComparison(const ScenarioRunner& runner, std::size_t top, Timing
     c.classFlips.assign(c.classNames.size(), OutcomeFlips{});
     c.collateralPerClass.assign(c.classNames.size(), 0);
     c.relievedPerClass.assign(c.classNames.size(), 0);
-    c.expectationsA = evaluateExpectations(s, c.classNames, c.a);
-    c.expectationsB = evaluateExpectations(s, c.classNames, c.b);
+    c.expectationsA = evaluateExpectations(runner, c.a);
+    c.expectationsB = evaluateExpectations(runner, c.b);
     c.timing = timing;
 
     const std::vector<ActorRow> rowsA = runner.actorRows(0);

@@ -59,21 +59,39 @@ std::string policySha256(const PolicySet& policies) {
     return hex;
 }
 
-std::vector<ExpectationResult> evaluateExpectations(const Scenario& scenario,
-                                                    const std::vector<std::string>& classNames,
-                                                    const RunTotals& totals) {
+namespace {
+
+std::vector<ExpectationResult> evaluate(const std::vector<Expectation>& expectations,
+                                        const std::vector<std::string>& classNames,
+                                        const RunTotals& totals, Nanos duration,
+                                        Nanos sampleInterval) {
     std::vector<ExpectationResult> results;
-    for (const Expectation& e : scenario.expectations) {
+    for (const Expectation& e : expectations) {
         ExpectationResult result;
         result.expectation = e;
         std::optional<double> actual =
-            summaryMetric(e.metric, classNames, totals, scenario.duration, scenario.sampleInterval);
+            summaryMetric(e.metric, classNames, totals, duration, sampleInterval);
         result.actual = actual.value_or(0);
         result.pass =
             actual.has_value() && (!e.min || *actual >= *e.min) && (!e.max || *actual <= *e.max);
         results.push_back(std::move(result));
     }
     return results;
+}
+
+}  // namespace
+
+std::vector<ExpectationResult> evaluateExpectations(const Scenario& scenario,
+                                                    const std::vector<std::string>& classNames,
+                                                    const RunTotals& totals) {
+    return evaluate(scenario.expectations, classNames, totals, scenario.duration,
+                    scenario.sampleInterval);
+}
+
+std::vector<ExpectationResult> evaluateExpectations(const ScenarioRunner& runner,
+                                                    const RunTotals& totals) {
+    return evaluate(runner.scenario().expectations, runner.classNames(), totals, runner.duration(),
+                    runner.sampleInterval());
 }
 
 Report buildReport(const ScenarioRunner& runner, Timing timing, std::size_t lane) {
@@ -89,9 +107,9 @@ Report buildReport(const ScenarioRunner& runner, Timing timing, std::size_t lane
     r.seed = runner.seed();
     r.classNames = runner.classNames();
     r.totals = runner.totals(lane);
-    r.duration = s.duration;
+    r.duration = runner.duration();
     r.actors = runner.actorRows(lane);
-    r.expectations = evaluateExpectations(s, r.classNames, r.totals);
+    r.expectations = evaluateExpectations(runner, r.totals);
     r.timing = timing;
     return r;
 }

@@ -76,9 +76,14 @@ std::string policySha256(const PolicySet& policies);
 /// evaluated.
 Report buildReport(const ScenarioRunner& runner, Timing timing, std::size_t lane = 0);
 
-/// Each expectation of `scenario` evaluated on `totals`.
+/// Each expectation of `scenario` evaluated on `totals`, over the scenario's duration and
+/// sample interval.
 std::vector<ExpectationResult> evaluateExpectations(const Scenario& scenario,
                                                     const std::vector<std::string>& classNames,
+                                                    const RunTotals& totals);
+/// Each expectation of the runner's scenario evaluated on `totals`, over the duration and sample
+/// interval the run went by (ScenarioRunner::duration(), sampleInterval()).
+std::vector<ExpectationResult> evaluateExpectations(const ScenarioRunner& runner,
                                                     const RunTotals& totals);
 
 struct LogReading;  // record_stream.h

@@ -18,11 +18,24 @@ Nanos steadyNanos() {
         .count();
 }
 
+// What a run goes by where it departs from the scenario it was given, which the runner keeps
+// as given (ScenarioRunner::scenario()): the sample interval doubles each time
+// Scenario::maxSamples is reached, and a streamed replay's duration ends with its last request.
+struct RunSettings {
+    explicit RunSettings(const Scenario& s)
+        : duration(s.duration), sampleInterval(s.sampleInterval), endsWithTraffic(s.endsWithTraffic) {}
+
+    Nanos duration;
+    Nanos sampleInterval;
+    bool endsWithTraffic;  // the duration is still to be cut at the traffic's end
+};
+
 }  // namespace
 
 struct ScenarioRunner::Impl {
     Impl(Scenario s, std::vector<PolicySet> p, RunnerOptions o)
         : scenario(std::move(s))
+        , run(scenario)
         , options(std::move(o))
         , seed(options.seed.value_or(scenario.seed))
         , classNames(scenario.classNames())
@@ -56,7 +69,8 @@ struct ScenarioRunner::Impl {
         return std::min(change, sampleEnd);
     }
 
-    Scenario scenario;
+    const Scenario scenario;
+    RunSettings run;
     RunnerOptions options;
     std::uint64_t seed;
     std::vector<std::string> classNames;
@@ -105,7 +119,7 @@ void ScenarioRunner::Impl::build() {
         legitimateClass.push_back(isLegitimateClass(c));
     for (const Actor& a : scenario.actors)
         sharedIn.emplace_back(static_cast<std::size_t>(a.count), 0);
-    sampleEnd = std::min(scenario.sampleInterval, scenario.duration);
+    sampleEnd = std::min(run.sampleInterval, run.duration);
 
     for (const ScenarioEvent& e : scenario.events) {
         if (e.kind == ScenarioEvent::Kind::PolicyChange) changes.push_back(&e);
@@ -162,25 +176,25 @@ void ScenarioRunner::Impl::closeSample() {
 
     ++sampleIndex;
     sampleStart = sampleEnd;
-    sampleEnd = std::min(sampleEnd + scenario.sampleInterval, scenario.duration);
-    if (sampleStart >= scenario.duration) {
+    sampleEnd = std::min(sampleEnd + run.sampleInterval, run.duration);
+    if (sampleStart >= run.duration) {
         sampleEnd = ActorTraffic::kNever;
     } else if (scenario.maxSamples > 0 &&
                static_cast<std::int64_t>(lanes.front()->samples().size()) >= scenario.maxSamples) {
         for (auto& lane : lanes)
             lane->mergeSamples();
-        scenario.sampleInterval *= 2;
-        sampleEnd = std::min(sampleStart + scenario.sampleInterval, scenario.duration);
+        run.sampleInterval *= 2;
+        sampleEnd = std::min(sampleStart + run.sampleInterval, run.duration);
     }
 }
 
 // A streamed replay has run dry: the sample holding its last request is the last.
 void ScenarioRunner::Impl::endWithTraffic() {
-    const Nanos interval = scenario.sampleInterval;
+    const Nanos interval = run.sampleInterval;
     const Nanos end = requests > 0 ? (lastRequestAt / interval + 1) * interval : interval;
-    scenario.duration = std::min(scenario.duration, end);
-    scenario.endsWithTraffic = false;
-    if (sampleEnd != ActorTraffic::kNever) sampleEnd = std::min(sampleEnd, scenario.duration);
+    run.duration = std::min(run.duration, end);
+    run.endsWithTraffic = false;
+    if (sampleEnd != ActorTraffic::kNever) sampleEnd = std::min(sampleEnd, run.duration);
 }
 
 // Generates and decides the requests due before `before`, at most `room` of them and at most a
@@ -348,29 +362,29 @@ Nanos ScenarioRunner::now() const {
     return impl_->now;
 }
 Nanos ScenarioRunner::duration() const {
-    return impl_->scenario.duration;
+    return impl_->run.duration;
 }
 Nanos ScenarioRunner::sampleInterval() const {
-    return impl_->scenario.sampleInterval;
+    return impl_->run.sampleInterval;
 }
 std::int64_t ScenarioRunner::requests() const {
     return impl_->requests;
 }
 
 bool ScenarioRunner::finished() const {
-    return impl_->sampleStart >= impl_->scenario.duration;
+    return impl_->sampleStart >= impl_->run.duration;
 }
 
 std::int64_t ScenarioRunner::advance(Nanos until, std::int64_t maxRequests) {
     Impl& m = *impl_;
-    until = std::min(until, m.scenario.duration);
+    until = std::min(until, m.run.duration);
     if (until < m.now || finished()) return 0;
     std::int64_t decided = 0;
     for (;;) {
         const Nanos t = m.mix.nextTime();
-        if (t == ActorTraffic::kNever && m.scenario.endsWithTraffic) {
+        if (t == ActorTraffic::kNever && m.run.endsWithTraffic) {
             m.endWithTraffic();
-            until = std::min(until, m.scenario.duration);
+            until = std::min(until, m.run.duration);
         }
         // Before the request at `t`: samples that end by then close, and policy changes due by
         // then apply (a change at exactly `until` waits for the next call, since requests at
@@ -412,7 +426,7 @@ std::int64_t ScenarioRunner::step() {
 }
 
 std::int64_t ScenarioRunner::runToEnd() {
-    return advance(impl_->scenario.duration);
+    return advance(impl_->run.duration);
 }
 
 std::vector<Sample> ScenarioRunner::takeSamples(std::size_t lane) {

@@ -116,6 +116,7 @@ public:
     ScenarioRunner(const ScenarioRunner&) = delete;
     ScenarioRunner& operator=(const ScenarioRunner&) = delete;
 
+    /// The scenario exactly as given; duration() and sampleInterval() are the run's.
     const Scenario& scenario() const;
     std::size_t laneCount() const;
     /// The policies as they are now: after retune() calls and policy_change events.
@@ -128,7 +129,10 @@ public:
 
     /// Virtual time reached: every request before it has been decided. Starts at 0.
     Nanos now() const;
+    /// The scenario's duration; a streamed replay's (Scenario::endsWithTraffic) is cut at the end
+    /// of the sample interval holding its last request, once the replay has run dry.
     Nanos duration() const;
+    /// The scenario's sample interval, doubled each time Scenario::maxSamples samples are closed.
     Nanos sampleInterval() const;
     bool finished() const;
 

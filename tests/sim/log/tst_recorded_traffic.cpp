@@ -33,6 +33,7 @@ private slots:
     void quotedCsvFieldsReadAsUnquoted();
     void streamAndMemoryGiveTheSameReport();
     void longLogsGetLongerSamples();
+    void streamedReplayKeepsItsScenario();
     void replaySettlesWithTheLoggedStatus();
 };
 
@@ -349,6 +350,31 @@ void TestAccessLog::replaySettlesWithTheLoggedStatus() {
                                                               {"ip:203.0.113.66", 20},
                                                               {"offered", 48}}));
     }
+}
+
+// A streamed replay's runner ends the run with the log's traffic and doubles its sample interval
+// past kMaxReplaySamples, and still returns the scenario as it was given.
+void TestAccessLog::streamedReplayKeepsItsScenario() {
+    const std::int64_t tenYearsMs = 10LL * 365 * 86'400'000;
+    const std::string path = write(
+        "kept.csv", "0,192.0.2.1\n1000,192.0.2.1\n" + std::to_string(tenYearsMs) + ",192.0.2.1\n");
+    ReplayInput input;
+    input.files = {path};
+    LogReading reading;
+    const Scenario given = makeReplayScenario(
+        std::make_shared<StreamedLog>(std::make_shared<LogStream>(input, reading), path),
+        kNanosPerSecond);
+    QVERIFY(given.endsWithTraffic);
+    ScenarioRunner runner(given, policySet({tokenBucket("api", 1, 1.0)}));
+    runner.runToEnd();
+    QCOMPARE(runner.totals().classes[0].allowed, std::int64_t(3));
+    QVERIFY(runner.duration() < given.duration);
+    QVERIFY(runner.sampleInterval() > given.sampleInterval);
+    const Scenario& kept = runner.scenario();
+    QCOMPARE(kept.duration, given.duration);
+    QCOMPARE(kept.sampleInterval, given.sampleInterval);
+    QCOMPARE(kept.endsWithTraffic, true);
+    QCOMPARE(kept.maxSamples, given.maxSamples);
 }
 
 QTEST_APPLESS_MAIN(TestAccessLog)

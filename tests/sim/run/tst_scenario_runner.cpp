@@ -6,6 +6,7 @@
 #include <map>
 
 #include "sim/run/scenario_runner.h"
+#include "sim/scenario/scenario_writer.h"
 #include "fixtures/sim_fixture.h"
 
 using namespace ratelab;
@@ -97,6 +98,7 @@ private slots:
     void burstPhase();
     void engineTimePerDecision_data();
     void engineTimePerDecision();
+    void scenarioStaysAsGiven();
 };
 
 // 10 requests/s for 10 s against capacity 5, refill 1/s: 5 from the burst, then one per
@@ -523,6 +525,25 @@ void TestScenarioRunner::burstPhase() {
     const Nanos ms = kNanosPerMilli;
     QCOMPARE(times, (std::vector<Nanos>{2000 * ms, 2100 * ms, 2200 * ms, 7000 * ms, 7100 * ms,
                                         7200 * ms}));
+}
+
+// The runner keeps the scenario as it was given; what the run goes by instead is duration()
+// and sampleInterval(). 40 s in samples of 1 s, at most 8 of them: the interval doubles at 8 s,
+// 16 s and 32 s, so the run ends on 8 s samples (four of them, then 32-40 s).
+void TestScenarioRunner::scenarioStaysAsGiven() {
+    Scenario given = scenarioFrom(oneActor(R"({"kind":"constant","rate_per_s":10})", 40));
+    given.maxSamples = 8;
+    ScenarioRunner runner(given, policySet({tokenBucket("api", 5, 1.0)}));
+    runner.runToEnd();
+    QCOMPARE(runner.sampleInterval(), 8 * kSecond);
+    QCOMPARE(runner.samples().size(), std::size_t(5));
+    QCOMPARE(runner.duration(), 40 * kSecond);
+    const Scenario& kept = runner.scenario();
+    QCOMPARE(kept.sampleInterval, kSecond);
+    QCOMPARE(kept.duration, 40 * kSecond);
+    QCOMPARE(kept.maxSamples, std::int64_t(8));
+    QCOMPARE(kept.endsWithTraffic, false);
+    QCOMPARE(QString::fromStdString(scenarioJson(kept)), QString::fromStdString(scenarioJson(given)));
 }
 
 QTEST_APPLESS_MAIN(TestScenarioRunner)
