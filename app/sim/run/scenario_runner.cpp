@@ -134,9 +134,8 @@ void ScenarioRunner::Impl::build() {
     // Replicas with a store each (or faults of their own) decide their own requests one at a
     // time, in order; replicas that share one store undecorated are the same limiter, so one of
     // them decides every batch. On the memory store a batch of 16 keeps a batch's requests,
-    // checks and calls in the first-level cache (64 did not: the IPv4 stream of 10^4 clients was
-    // 7 % slower, its time in the limiter's walk stalled on them); on Redis one pipeline per
-    // batch wants more.
+    // checks and calls in the first-level cache; on Redis one pipeline per batch wants more
+    // (docs/BENCHMARKS.md, "Why the code is as it is").
     const std::shared_ptr<Store>& shared = options.store;
     batchSize = options.batchSize > 0                 ? options.batchSize
                 : shared && shared->kind() == "redis" ? 256

@@ -3,9 +3,9 @@
 // The simulator's random bits: std::mt19937_64's sequence, bit for bit, without its cost.
 //
 // Why not std::mt19937_64 itself: libstdc++ 12 refills the state with a branch on each word's
-// low bit, a coin flip the CPU mispredicts half the time. Here that was 5.6 ns a draw against
-// 1.7 ns for the same words computed without the branch, and a rotating-Authorization scenario
-// draws twice a request (ratelab-bench --benchmark_filter=BM_Rng shows both side by side).
+// low bit, a coin flip the CPU mispredicts half the time, and a rotating-Authorization scenario
+// draws twice a request; here the same words are computed without the branch
+// (docs/BENCHMARKS.md, "Why the code is as it is").
 // Scenario streams and reports depend on every bit, so the sequence must stay the standard's;
 // tst_twister compares it with std::mt19937_64 draw for draw.
 

@@ -163,8 +163,8 @@ std::size_t renderHeaders(const PolicySet& policies, std::span<const CompiledPol
                      ";t=", resetSeconds(r));
     }
 
-    // Most checks ask for one style: the others' search for the expiring policy is skipped (a
-    // call each, 2 % of the full request path).
+    // Most checks ask for one style: the others' search for the expiring policy is skipped, since
+    // it is a call each on every request's path.
     const auto asked = [&](HeaderStyle style) {
         return (styles >> static_cast<unsigned>(style) & 1u) != 0;
     };

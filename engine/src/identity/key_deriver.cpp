@@ -84,8 +84,7 @@ std::string_view attributeValue(const RequestView& request, std::string_view nam
 }  // namespace
 
 std::size_t formatKeyAddress(const IpAddress& address, int ipv4Prefix, int ipv6Prefix, char* out) {
-    // Formatted from the caller's address: a copy of it made first (for the NAT64 case's sake)
-    // cost an IPv4 key about 8 % of its derivation.
+    // Formatted from the caller's address, never from a copy, since a key is derived per request.
     if (address.isV4()) {
         if (ipv4Prefix >= 32) return address.format(out);
         return appendPrefixLength(out, address.masked(ipv4Prefix).format(out), ipv4Prefix);
@@ -261,10 +260,9 @@ DeriveStatus KeyDeriver::derivePeer(RequestContext& context, DerivedKey& out) co
     const ClientAddress& client = context.client();
     if (client.status == ClientAddress::Status::Malformed) return DeriveStatus::ForwardedMalformed;
     if (client.status == ClientAddress::Status::None) return DeriveStatus::NoIdentity;
-    // "ip:<addr>", formatted straight into the key's kept capacity. Formatting on the stack and
-    // copying read the text back while its bytes were still in the store buffer: the copy's
-    // store-forwarding stall was a tenth of the IPv4 simulator's profile, and writing in place
-    // gained about 3 % (the zero fill of resize() costs less than the stall).
+    // "ip:<addr>", formatted straight into the key's kept capacity: formatting on the stack and
+    // copying would read the text back while its bytes are still in the store buffer, a stall
+    // that costs more than resize()'s zero fill (docs/BENCHMARKS.md, "Why the code is as it is").
     std::string& key = out.key;
     constexpr std::size_t prefix = kAddressKeyPrefix.size();
     key.resize(prefix + kMaxKeyAddressLength);

@@ -38,8 +38,8 @@ inline void appendJsonString(std::string& out, std::string_view text) {
 inline void appendInt(std::string& out, std::int64_t value) {
     char buffer[24];
     auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-    // (pointer, length): the iterator-pair append goes through a general replace, 3 % of the
-    // full request path when it rendered each header number.
+    // (pointer, length): the iterator-pair append goes through a general replace, and every
+    // header number of every request is appended here.
     out.append(buffer, static_cast<std::size_t>(end - buffer));
 }
 

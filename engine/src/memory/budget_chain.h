@@ -29,10 +29,9 @@ struct HashedRequest {
 /// A request's budget chain as its shard sees it: per level its scope (null until it holds a
 /// slot), and per candidate (the key, then each level's fallback) its bucket fingerprint.
 /// Only the first `levels` entries of the arrays, and the candidates up to the one charged (or
-/// tried last), are ever written or read: left uninitialised, since zeroing 170 bytes a request
-/// (a `rep stos`) was a quarter of the store's budgeted path under header rotation.
-/// choose() and record() inline into the store's locked path, as they did when they were its
-/// own: called out of line, they cost the rotating simulator stream about 1.5 %.
+/// tried last), are ever written or read: left uninitialised, since zeroing the whole chain on
+/// every request weighs on the store's budgeted path. choose() and record() inline into the
+/// store's locked path, which they are part of (docs/BENCHMARKS.md, "Why the code is as it is").
 struct BudgetChain {
     std::size_t levels = 0;
     std::array<const BucketBudget*, kMaxBudgetLevels> budget;

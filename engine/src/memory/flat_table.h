@@ -79,8 +79,9 @@ private:
 /// at 90). A table mostly asked about keys it lacks (a budget scope under rotation) wants both
 /// lower, since a miss walks the whole probe run.
 /// Where a table becomes large (`largeBytes`) is its owner's to say, on each call that sizes the
-/// table, not kept in it: a table stays three words (a word more in the memory store's shards
-/// cost its full path 4 %), and the memory store's bound depends on its shard count.
+/// table, not kept in it: a table stays three words, since the memory store's cache-line-aligned
+/// shards hold one beside their lock and limit (docs/BENCHMARKS.md, "Why the code is as it is"),
+/// and the store's bound depends on its shard count.
 template <class State, int kMaxLoadPercent = 50, int kLargeMaxLoadPercent = 90>
 class FlatTable {
     static_assert(std::is_trivially_copyable_v<State>);

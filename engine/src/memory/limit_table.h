@@ -35,9 +35,9 @@ namespace ratelab::memory {
 
 /// Shards per limit unless the store is told otherwise (MemoryStoreOptions::shards), as a power
 /// of two: enough that threads rarely meet on one lock (twice the hardware threads), few enough
-/// that each shard's table is large, because large tables get 2 MiB pages and a keyed check at a
-/// million keys is then one cache miss instead of a cache miss plus a page walk (90 -> 48 ns
-/// measured on the 2-core VM). At least 4, at most 64 (a run's shards fit one 64-bit mask).
+/// that each shard's table is large, since large tables get 2 MiB pages and spare a check at many
+/// keys the page walk (docs/BENCHMARKS.md, "Why the code is as it is"). At least 4, at most 64
+/// (a run's shards fit one 64-bit mask).
 inline constexpr unsigned kMinShardBits = 2;
 inline constexpr unsigned kMaxShardBits = 6;
 
@@ -53,14 +53,10 @@ inline unsigned shardBitsFor(unsigned shards) {
 
 /// Where a limit's bucket tables, all its shards together, stop running half full and run
 /// 80-90 % full (FlatTable's `largeBytes`): 1 MiB a shard with four shards, 64 KiB with 64.
-/// Below it a table is cache-resident (1 MiB is the L2 of the AMD VM these figures come from)
-/// and a check pays for each slot the probe walk looks at, mostly in the mispredicted end of the
-/// walk: a batch of 32 checks at 1,000 keys took 724-798 ns with small tables at most 90 % full,
-/// 563-570 at 80 % and 468-473 at 50 %. Bounded per limit, running them half full costs little
-/// memory however many shards there are: 10^5 keys take 52 bytes each instead of 33. Past the
-/// bound a check waits for memory, the walk mostly stays in the lines being fetched anyway, and
-/// the tables are what the store's memory is made of: 90 % full, 10^6 keys take 19 bytes each
-/// instead of 24.3.
+/// Below it a table stays in cache and a check pays for every slot its probe walk looks at, so a
+/// short walk is worth the memory, which the bound per limit keeps small; past it a check waits
+/// for memory whatever the walk, and the tables are what the store's memory is made of, so they
+/// run full (figures: docs/BENCHMARKS.md, "Why the code is as it is").
 inline constexpr std::size_t kLimitLargeBytes = std::size_t(4) << 20;
 
 /// kLimitLargeBytes's share of one shard's table, with 2^shardBits shards: where each of a
@@ -70,11 +66,9 @@ inline std::size_t shardLargeBytes(unsigned shardBits) {
 }
 
 /// How many slots past its cursor eviction looks at per new bucket (LimitTable::evictSome): two
-/// in a small table; four in a large one, which runs fuller (kLimitLargeBytes), so that
-/// idle buckets do not linger there and lengthen every miss's probe walk. With two, 10^6 clients
-/// each coming back to an idle bucket were simulated 18 % slower than before large tables ran
-/// fuller (2.42-2.51 -> 1.96-2.03 M requests/s); with four, as fast. With four in small tables
-/// too, the full path (10^4 such clients) was 8 % slower.
+/// in a small table, where more would cost every insert more than idle buckets cost the walks;
+/// four in a large one, which runs fuller (kLimitLargeBytes), so that idle buckets do not linger
+/// there and lengthen every miss's probe walk (docs/BENCHMARKS.md, "Why the code is as it is").
 inline constexpr int kEvictionsPerInsert = 2;
 inline constexpr int kEvictionsPerInsertLarge = 4;
 

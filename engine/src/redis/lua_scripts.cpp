@@ -25,7 +25,7 @@ constexpr std::string_view kShebang = "#!lua\n";
 // Each script includes only the helpers it uses, and the helpers reach library functions as
 // globals and capture nothing (out() captures fmt, nonneg() and atLeastOne() capture out): in
 // Redis' Lua every captured variable and every call costs on each run of the script (figures:
-// docs/BENCHMARKS.md, "The Redis scripts' Lua"). `s + 0` converts numeric text exactly as
+// docs/BENCHMARKS.md, "Why the code is as it is"). `s + 0` converts numeric text exactly as
 // tonumber(s) does, without the call.
 enum Helper : unsigned {
     kParse = 1u << 0,

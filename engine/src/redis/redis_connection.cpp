@@ -191,8 +191,8 @@ bool Connection::wait(short events, Deadline deadline) {
 
 void Connection::append(std::span<const std::string_view> args) {
     // RESP: *<argc>\r\n then $<length>\r\n<bytes>\r\n per argument. Written here rather than
-    // with redisFormatCommandArgv(), whose sprintf per argument was a fifth of the client's CPU
-    // in the pipelined benchmark (bench_redis.cpp); hiredis still parses every reply.
+    // with redisFormatCommandArgv(), which formats every argument with sprintf on each call
+    // (docs/BENCHMARKS.md, "Why the code is as it is"); hiredis still parses every reply.
     auto number = [this](char prefix, std::size_t n) {
         char buffer[24];
         buffer[0] = prefix;

@@ -3,8 +3,8 @@
 // Lowercase hexadecimal, the one spelling of bytes as text in keys (SHA-256 digests), key
 // names, script ids, reports, event key hashes and simulated tokens. The digest of a
 // credential is written on every request that carries one, so the bytes go 16 at a time
-// through SSE2 (part of every x86-64 CPU) where it is there: the table of digit pairs it
-// replaced was about 10 ns of the SHA-256 benchmark's 140 (perf), about 7 % of its samples.
+// through SSE2 (part of every x86-64 CPU) where it is there, with a table of digit pairs
+// elsewhere (docs/BENCHMARKS.md, "Why the code is as it is").
 
 #include <cstddef>
 #include <cstdint>
