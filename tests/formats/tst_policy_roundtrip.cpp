@@ -6,17 +6,15 @@
 #include <random>
 
 #include "fixtures/file_fixture.h"
+#include "fixtures/policy_text_fixture.h"
 #include "formats/policy_export.h"
 #include "ratelab/policy_file.h"
 
 using namespace ratelab;
 using ratelab::testing::readText;
+using ratelab::testing::dump;
 
 namespace {
-
-QString dump(const PolicyLoadResult& r) {
-    return QString::fromStdString(formatDiagnostics(r.diagnostics));
-}
 
 // A random policy set that validates without errors (warnings allowed).
 PolicySet randomSet(std::mt19937_64& rng) {

@@ -6,9 +6,11 @@
 
 #include <string>
 
+#include "fixtures/policy_text_fixture.h"
 #include "ratelab/policy_file.h"
 
 using namespace ratelab;
+using ratelab::testing::dump;
 
 namespace {
 
@@ -16,10 +18,6 @@ namespace {
 // start at column 15, after {"name": "p", .
 std::string onePolicy(const std::string& members) {
     return "{\"version\": 1, \"policies\": [\n{\"name\": \"p\", " + members + "}\n]}\n";
-}
-
-QString dump(const PolicyLoadResult& r) {
-    return QString::fromStdString(formatDiagnostics(r.diagnostics));
 }
 
 }  // namespace
