@@ -3,7 +3,8 @@
 // Each replay runs in a forked child, so its peak resident set is its own (getrusage of the
 // child) and nothing an earlier benchmark freed can flatter it. Baselines in the same run: the
 // same files only gunzipped and split into lines (the floor any replay pays), and the JSON lines
-// parsed by nlohmann-json's DOM (what the narrow scanner in app/sim/log/format/json_scanner.h replaces).
+// parsed by nlohmann-json's DOM (what the narrow scanner in app/sim/log/format/json_scanner.h
+// replaces).
 //
 // The logs are written at first use into $TMPDIR/ratelab-bench-logs (about 300 MiB of gzip) and
 // reused. Run: build/tests/bench/ratelab-bench --benchmark_filter=Replay
@@ -23,8 +24,8 @@
 #include <string>
 
 #include "bench/default_policy.h"
-#include "sim/log/recorded_traffic.h"
 #include "sim/log/line_reader.h"
+#include "sim/log/recorded_traffic.h"
 #include "sim/run/scenario_runner.h"
 
 namespace ratelab::bench {

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/default_policy.h"
+#include "bench/summary.h"
 #include "ratelab/limiter.h"
 #include "ratelab/memory_store.h"
 #include "sim/run/scenario_runner.h"
 #include "sim/traffic/twister.h"
-#include "bench/default_policy.h"
-#include "bench/summary.h"
 
 namespace ratelab::bench {
 namespace {
@@ -146,7 +146,8 @@ void BM_Check_Ipv4(benchmark::State& state) {
 BENCHMARK(BM_Check_RotatingAuthorization);
 BENCHMARK(BM_Check_Ipv4);
 
-// The traffic generator's random bits (sim/traffic/twister.h) against the standard engine they copy.
+// The traffic generator's random bits (sim/traffic/twister.h) against the standard engine they
+// copy.
 template <class Engine>
 void BM_Rng(benchmark::State& state) {
     Engine engine(1);

@@ -42,7 +42,7 @@ void TestCliReplay::replay() {
     const QString decisions = dir_.filePath("decisions.csv"), report = dir_.filePath("replay.json");
     const QString log = kRoot + "/tests/data/logs/sample_combined.log";
     CliRun r = runCli({"replay", log, "--policy", kRoot + "/resources/policies/default.json",
-                    "--decisions", decisions, "--json", report});
+                       "--decisions", decisions, "--json", report});
     QCOMPARE(r.exitCode, 0);
     // The detected format is named; every line not replayed is listed FILE:LINE:COLUMN.
     QVERIFY2(r.err.contains(log + ": format combined, detected"), qPrintable(r.err));
@@ -77,7 +77,7 @@ void TestCliReplay::replayProxiedKeysMatchCheck() {
     const QString policy = dir + "proxied-default.json";
     const QString decisions = dir_.filePath("proxied.csv");
     CliRun r = runCli({"replay", dir + "nginx-proxy.log.2.gz", dir + "nginx-proxy.log.1.gz",
-                    "--policy", policy, "--decisions", decisions, "--quiet"});
+                       "--policy", policy, "--decisions", decisions, "--quiet"});
     QCOMPARE(r.exitCode, 0);
     QVERIFY2(r.err.isEmpty(), qPrintable(r.err));
     QList<QByteArray> rows = readFile(decisions).trimmed().split('\n');
@@ -134,7 +134,7 @@ void TestCliReplay::replaySettlesWithTheLoggedStatus() {
         const QString decisions = dir_.filePath(name + ".csv"),
                       report = dir_.filePath(name + ".json");
         CliRun r = runCli({"replay", log, "--policy", kRoot + "/tests/data/logs/" + name + ".json",
-                        "--decisions", decisions, "--json", report, "--quiet"});
+                           "--decisions", decisions, "--json", report, "--quiet"});
         Counts c;
         if (r.exitCode != 0) {
             qWarning("%s", qPrintable(r.err));
@@ -184,7 +184,7 @@ void TestCliReplay::fit() {
     const QString dir = kRoot + "/tests/data/logs/";
     const QString out = dir_.filePath("fitted.json");
     CliRun r = runCli({"fit", dir + "fit-shape.log.gz", "-o", out, "--policy",
-                    dir + "fit-token-bucket.json", "--attacker-if", "rate>P97", "--top", "4"});
+                       dir + "fit-token-bucket.json", "--attacker-if", "rate>P97", "--top", "4"});
     QCOMPARE(r.exitCode, 0);
     QVERIFY2(r.out.contains("4127 requests of 47 clients over 120 s -> " + out + " (20 actors)"),
              qPrintable(r.out));
@@ -204,8 +204,8 @@ void TestCliReplay::fit() {
     QCOMPARE(report["classes"]["attacker"]["offered"], 1680);
 
     // Two rotated files and standard input: the same reading as replay.
-    CliRun rotated = runCli({"fit", dir + "nginx-proxy.log.2.gz", dir + "nginx-proxy.log.1.gz", "-o",
-                          "-", "--policy", dir + "proxied-default.json", "--quiet"});
+    CliRun rotated = runCli({"fit", dir + "nginx-proxy.log.2.gz", dir + "nginx-proxy.log.1.gz",
+                             "-o", "-", "--policy", dir + "proxied-default.json", "--quiet"});
     QCOMPARE(rotated.exitCode, 0);
     const auto fitted = nlohmann::json::parse(rotated.out.toStdString());
     QCOMPARE(fitted["name"], "fit-nginx-proxy.log.2.gz");

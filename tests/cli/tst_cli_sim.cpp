@@ -4,7 +4,6 @@
 
 #include <QtTest>
 
-
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -187,12 +186,12 @@ void TestCliSim::runExitCodes() {
     QVERIFY(pass.out.contains("PASS attacker.allowed_per_s"));
     QVERIFY(pass.out.contains("3 of 3 expectations met"));
     CliRun fail = runCli({"run", shippedScenarioPath("header-rotation"), "--policy",
-                       kRoot + "/tests/data/naive/header-rotation.json"});
+                          kRoot + "/tests/data/naive/header-rotation.json"});
     QCOMPARE(fail.exitCode, 1);
     QVERIFY(fail.out.contains("FAIL attacker.allowed_per_s = 200 (max 8)"));
     // Quiet, a failure still says which expectation, on stderr.
     CliRun quiet = runCli({"run", shippedScenarioPath("header-rotation"), "--quiet", "--policy",
-                        kRoot + "/tests/data/naive/header-rotation.json"});
+                           kRoot + "/tests/data/naive/header-rotation.json"});
     QCOMPARE(quiet.exitCode, 1);
     QCOMPARE(quiet.out, QString());
     QCOMPARE(quiet.err, shippedScenarioPath("header-rotation") +
@@ -213,9 +212,14 @@ void TestCliSim::quietWhenNotATerminal() {
 void TestCliSim::reportsAreDeterministic() {
     const QString a = dir_.filePath("a.json"), b = dir_.filePath("b.json");
     const QString c = dir_.filePath("c.json"), series = dir_.filePath("series.csv");
-    QCOMPARE(runCli({"run", shippedScenarioPath("store-outage"), "--json", a, "--csv", series}).exitCode, 0);
-    QCOMPARE(runCli({"run", shippedScenarioPath("store-outage"), "--json", b, "--quiet"}).exitCode, 0);
-    QCOMPARE(runCli({"run", shippedScenarioPath("store-outage"), "--json", c, "--seed", "42"}).exitCode, 0);
+    QCOMPARE(
+        runCli({"run", shippedScenarioPath("store-outage"), "--json", a, "--csv", series}).exitCode,
+        0);
+    QCOMPARE(runCli({"run", shippedScenarioPath("store-outage"), "--json", b, "--quiet"}).exitCode,
+             0);
+    QCOMPARE(
+        runCli({"run", shippedScenarioPath("store-outage"), "--json", c, "--seed", "42"}).exitCode,
+        0);
     nlohmann::ordered_json ja = readJson(a), jb = readJson(b), jc = readJson(c);
     QVERIFY(ja.contains("timing") && ja["timing"].contains("wall_s"));
     QVERIFY(ja["timing"]["requests_per_s"].get<double>() > 0);
@@ -242,7 +246,8 @@ void TestCliSim::reportsAreDeterministic() {
 // --validated-policy writes the policy with this run embedded as its validation record.
 void TestCliSim::validatedPolicy() {
     const QString out = dir_.filePath("validated.json");
-    CliRun r = runCli({"run", shippedScenarioPath("header-rotation"), "--validated-policy", out, "--quiet"});
+    CliRun r = runCli(
+        {"run", shippedScenarioPath("header-rotation"), "--validated-policy", out, "--quiet"});
     QCOMPARE(r.exitCode, 0);
     nlohmann::ordered_json j = readJson(out);
     QCOMPARE(j["policies"][0]["name"], "api");
@@ -253,16 +258,16 @@ void TestCliSim::validatedPolicy() {
     QCOMPARE(run["expectations"].size(), std::size_t(3));
     QVERIFY(j["validation"]["generator"].get<std::string>().starts_with("ratelab "));
     // The validated file is a valid policy: validating it again adds to the same record.
-    CliRun again =
-        runCli({"run", shippedScenarioPath("page-load"), "--policy", out, "--validated-policy", out, "--quiet"});
+    CliRun again = runCli({"run", shippedScenarioPath("page-load"), "--policy", out,
+                           "--validated-policy", out, "--quiet"});
     QCOMPARE(again.exitCode, 0);
     QCOMPARE(readJson(out)["validation"]["runs"].size(), std::size_t(2));
 }
 
 void TestCliSim::sweep() {
     const QString out = dir_.filePath("sweep.csv");
-    CliRun r = runCli({"sweep", shippedScenarioPath("replicas-shared"), "--vary", "capacity=4:16:4", "--vary",
-                    "refill=1.25:5:3.75", "--csv", out});
+    CliRun r = runCli({"sweep", shippedScenarioPath("replicas-shared"), "--vary", "capacity=4:16:4",
+                       "--vary", "refill=1.25:5:3.75", "--csv", out});
     QCOMPARE(r.exitCode, 0);
     const QList<QByteArray> rows = readFile(out).trimmed().split('\n');
     QCOMPARE(rows.size(), 9);  // the header and 4 x 2 cells
@@ -278,8 +283,8 @@ void TestCliSim::sweep() {
     QVERIFY2(r.out.contains("best of"), qPrintable(r.out));
     // Threads do not change the results.
     const QString single = dir_.filePath("single.csv");
-    QCOMPARE(runCli({"sweep", shippedScenarioPath("replicas-shared"), "--vary", "capacity=4:16:4", "--vary",
-                  "refill=1.25:5:3.75", "--csv", single, "--threads", "1", "--quiet"})
+    QCOMPARE(runCli({"sweep", shippedScenarioPath("replicas-shared"), "--vary", "capacity=4:16:4",
+                     "--vary", "refill=1.25:5:3.75", "--csv", single, "--threads", "1", "--quiet"})
                  .exitCode,
              0);
     QCOMPARE(readFile(single), readFile(out));

@@ -6,8 +6,8 @@
 #include <QRegularExpression>
 #include <QtTest>
 
-#include "formats/export/export_targets.h"
 #include "fixtures/policy_export_fixture.h"
+#include "formats/export/export_targets.h"
 #include "formats/policy_export.h"
 #include "ratelab/policy_file.h"
 
@@ -41,12 +41,14 @@ private slots:
         QFETCH(QString, policy);
         QFETCH(QString, target);
         QFETCH(QString, golden);
-        formats::ExportResult result =
-            formats::exportPolicySet(load(policy), *formats::parseExportTarget(target.toStdString()));
+        formats::ExportResult result = formats::exportPolicySet(
+            load(policy), *formats::parseExportTarget(target.toStdString()));
         QVERIFY(result.ok());
         QCOMPARE(QString::fromStdString(result.text), QString::fromStdString(readText(golden)));
         // Deterministic: the same set gives the same bytes.
-        QCOMPARE(formats::exportPolicySet(load(policy), *formats::parseExportTarget(target.toStdString())).text,
+        QCOMPARE(formats::exportPolicySet(load(policy),
+                                          *formats::parseExportTarget(target.toStdString()))
+                     .text,
                  result.text);
     }
     // The nginx-compatible policy is reproduced exactly: no approximation at all.
@@ -63,7 +65,7 @@ private slots:
     void shippedExportableToNginx() {
         for (const char* f : {"default", "nginx-compatible"}) {
             QVERIFY(formats::exportPolicySet(load(kRoot + "resources/policies/" + f + ".json"),
-                                    formats::ExportTarget::Nginx)
+                                             formats::ExportTarget::Nginx)
                         .ok());
         }
     }
@@ -205,8 +207,10 @@ private slots:
         QFETCH(QString, message);
         PolicySet set = parse(file.toStdString());
         for (formats::ExportTarget target :
-             {formats::ExportTarget::Nginx, formats::ExportTarget::Envoy, formats::ExportTarget::Haproxy}) {
-            const QString name = QString::fromStdString(std::string(formats::exportTargetName(target)));
+             {formats::ExportTarget::Nginx, formats::ExportTarget::Envoy,
+              formats::ExportTarget::Haproxy}) {
+            const QString name =
+                QString::fromStdString(std::string(formats::exportTargetName(target)));
             formats::ExportResult result = formats::exportPolicySet(set, target);
             bool refused = false;
             for (const formats::ExportNote& note : result.notes) {
@@ -227,14 +231,14 @@ private slots:
     // What `ratelab-cli export` prints and the workbench shows: a refusal is an error, an
     // approximation a warning, each with the note's pointer and message, at the given position.
     void notesAsDiagnostics() {
-        const formats::ExportNote refused{formats::ExportNote::Kind::Refused, "/policies/0/algorithm",
-                                 "nginx: policy \"p\" refused"};
+        const formats::ExportNote refused{formats::ExportNote::Kind::Refused,
+                                          "/policies/0/algorithm", "nginx: policy \"p\" refused"};
         const Diagnostic error = formats::exportNoteDiagnostic(refused, "p.json", 7, 18);
         QCOMPARE(formatDiagnostic(error),
                  std::string("p.json:7:18: error: nginx: policy \"p\" refused (at "
                              "/policies/0/algorithm)"));
-        const formats::ExportNote approximated{formats::ExportNote::Kind::Approximated, "/policies/0/capacity",
-                                      "nginx: burst"};
+        const formats::ExportNote approximated{formats::ExportNote::Kind::Approximated,
+                                               "/policies/0/capacity", "nginx: burst"};
         const Diagnostic warning = formats::exportNoteDiagnostic(approximated, "p.json");
         QCOMPARE(warning.severity, Diagnostic::Severity::Warning);
         QCOMPARE(formatDiagnostic(warning),

@@ -11,8 +11,8 @@
 #include "ratelab/policy_file.h"
 
 using namespace ratelab;
-using ratelab::testing::readText;
 using ratelab::testing::dump;
+using ratelab::testing::readText;
 
 namespace {
 

@@ -1,5 +1,5 @@
-// Compare mode in the workbench (app/gui/session/workbench_compare.cpp, compare_*.cpp, the worker's two
-// lanes): A and B drawn per class with B dashed, the actor table's A, B and delta columns
+// Compare mode in the workbench (app/gui/session/workbench_compare.cpp, compare_*.cpp, the worker's
+// two lanes): A and B drawn per class with B dashed, the actor table's A, B and delta columns
 // against two separate runs, the flips tab, live tuning of B with A fixed, leaving the mode,
 // and a bad B file.
 
@@ -11,20 +11,20 @@
 #include <QTableView>
 #include <QtTest>
 
-#include "gui/plot/charts_panel.h"
+#include "fixtures/gui_fixture.h"
+#include "fixtures/window_fixture.h"
 #include "gui/compare/compare_actor_model.h"
 #include "gui/compare/compare_flips_model.h"
-#include "fixtures/gui_fixture.h"
-#include "gui/window/launch_options.h"
-#include "gui/window/main_window.h"
+#include "gui/plot/charts_panel.h"
 #include "gui/plot/time_plot.h"
 #include "gui/policy/policy_editor.h"
 #include "gui/policy/policy_text_fields.h"
-#include "ratelab/policy_file.h"
-#include "gui/window/run_controls.h"
-#include "sim/run/scenario_runner.h"
-#include "fixtures/window_fixture.h"
 #include "gui/session/workbench.h"
+#include "gui/window/launch_options.h"
+#include "gui/window/main_window.h"
+#include "gui/window/run_controls.h"
+#include "ratelab/policy_file.h"
+#include "sim/run/scenario_runner.h"
 
 using namespace ratelab;
 using namespace ratelab::gui;

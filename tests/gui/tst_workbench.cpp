@@ -9,19 +9,19 @@
 #include <QTableView>
 #include <QtTest>
 
-#include "gui/plot/charts_panel.h"
 #include "fixtures/gui_fixture.h"
-#include "gui/window/launch_options.h"
-#include "gui/window/main_window.h"
+#include "fixtures/window_fixture.h"
+#include "gui/plot/charts_panel.h"
 #include "gui/plot/time_plot.h"
 #include "gui/policy/policy_editor.h"
 #include "gui/policy/policy_text_fields.h"
-#include "gui/window/resource_locator.h"
-#include "gui/window/run_controls.h"
 #include "gui/scenario/scenario_panel.h"
 #include "gui/scenario/timeline_widget.h"
-#include "fixtures/window_fixture.h"
 #include "gui/session/workbench.h"
+#include "gui/window/launch_options.h"
+#include "gui/window/main_window.h"
+#include "gui/window/resource_locator.h"
+#include "gui/window/run_controls.h"
 
 using namespace ratelab;
 using namespace ratelab::gui;

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "policy/policy_fields.h"
 #include "formats/policy_export.h"
+#include "policy/policy_fields.h"
 
 namespace ratelab::formats {
 

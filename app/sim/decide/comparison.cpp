@@ -5,8 +5,8 @@
 #include <cstdlib>
 
 #include "ratelab/number_text.h"
-#include "sim/log/recorded_traffic.h"  // replayInfo()
 #include "sim/log/record_stream.h"
+#include "sim/log/recorded_traffic.h"  // replayInfo()
 #include "sim/log/replay_source.h"
 #include "sim/report/report_json.h"
 

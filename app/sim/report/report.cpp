@@ -371,8 +371,8 @@ std::string reportText(const Report& report) {
         out += "  " + expectationText(e) + "\n";
         met += e.pass ? 1 : 0;
     }
-    std::snprintf(line, sizeof line, "%d of %zu expectations met; %s s wall, %s requests/s\n",
-                  met, report.expectations.size(), fixedText(report.timing.wallSeconds, 3).c_str(),
+    std::snprintf(line, sizeof line, "%d of %zu expectations met; %s s wall, %s requests/s\n", met,
+                  report.expectations.size(), fixedText(report.timing.wallSeconds, 3).c_str(),
                   formatNumber(std::round(report.timing.requestsPerSecond)).c_str());
     out += line;
     return out;

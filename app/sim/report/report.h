@@ -13,8 +13,8 @@
 
 #include "ratelab/policy.h"
 #include "sim/report/counters.h"
-#include "sim/scenario/scenario.h"
 #include "sim/run/scenario_runner.h"
+#include "sim/scenario/scenario.h"
 
 namespace ratelab::sim {
 

@@ -104,7 +104,8 @@ void Lane::decide(const RequestBatch& batch, bool together,
             // The service answers at once, with the status the actor's model drew (a replay:
             // the logged one; a line without one stays charged as decided).
             const int status = batch.slots[j].status;
-            if (settles_ && check.allowed && status != 0) limiter.settle(check, status, batch.times[j]);
+            if (settles_ && check.allowed && status != 0)
+                limiter.settle(check, status, batch.times[j]);
         }
     }
     eventActors_ = nullptr;

@@ -23,7 +23,9 @@ Nanos steadyNanos() {
 // Scenario::maxSamples is reached, and a streamed replay's duration ends with its last request.
 struct RunSettings {
     explicit RunSettings(const Scenario& s)
-        : duration(s.duration), sampleInterval(s.sampleInterval), endsWithTraffic(s.endsWithTraffic) {}
+        : duration(s.duration)
+        , sampleInterval(s.sampleInterval)
+        , endsWithTraffic(s.endsWithTraffic) {}
 
     Nanos duration;
     Nanos sampleInterval;
@@ -228,9 +230,9 @@ std::int64_t ScenarioRunner::Impl::decideBatch(Nanos before, std::int64_t room) 
         shares[n] = share;
         ++n;
     }
-    const RequestBatch batch{std::span(views).first(n),    std::span(times).first(n),
-                             std::span(actors).first(n),   std::span(replicaOf).first(n),
-                             std::span(slots).first(n),    std::span(shares).first(n)};
+    const RequestBatch batch{std::span(views).first(n),  std::span(times).first(n),
+                             std::span(actors).first(n), std::span(replicaOf).first(n),
+                             std::span(slots).first(n),  std::span(shares).first(n)};
     for (auto& lane : lanes)
         lane->decide(batch, replicasInterchangeable, engineClock);
     for (const auto& lane : lanes) {

@@ -26,13 +26,13 @@ struct Attribute {
 
 /// The small view of a request the engine needs. Borrowed: it must outlive the call only.
 struct RequestView {
-    std::string_view method;             ///< "GET"
-    std::string_view path;               ///< "/api/items", without the query
-    std::span<const Header> headers;     ///< in arrival order
-    const IpAddress* peer = nullptr;     ///< the TCP peer, when the server knows it
-    std::string_view principal;          ///< a verified principal; empty when none
+    std::string_view method;          ///< "GET"
+    std::string_view path;            ///< "/api/items", without the query
+    std::span<const Header> headers;  ///< in arrival order
+    const IpAddress* peer = nullptr;  ///< the TCP peer, when the server knows it
+    std::string_view principal;       ///< a verified principal; empty when none
     std::span<const Attribute> attributes;
-    std::int64_t cost = 0;               ///< weighted cost; 0 uses each policy's own cost
+    std::int64_t cost = 0;  ///< weighted cost; 0 uses each policy's own cost
 };
 
 /// A request that owns what a RequestView borrows, for callers that make one request at a time

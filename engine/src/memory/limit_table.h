@@ -81,8 +81,8 @@ public:
     LimitTableBase(Algorithm algorithm, bool stamped) : algorithm_(algorithm), stamped_(stamped) {}
     virtual ~LimitTableBase() = default;
     Algorithm algorithm() const { return algorithm_; }
-    /// Whether buckets keep a settle stamp (algorithms::keepsStamp): a table serves only limits that
-    /// agree, since the layout of its buckets differs.
+    /// Whether buckets keep a settle stamp (algorithms::keepsStamp): a table serves only limits
+    /// that agree, since the layout of its buckets differs.
     bool stamped() const { return stamped_; }
     bool serves(const Limit& limit) const {
         return algorithm_ == limit.algorithm && stamped_ == algorithms::keepsStamp(limit);

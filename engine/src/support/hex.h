@@ -46,7 +46,8 @@ inline void writeHex(const unsigned char* bytes, std::size_t n, char* out) {
         const __m128i low = lowNibbles(v);
         // Each byte's high digit comes first.
         _mm_storeu_si128(reinterpret_cast<__m128i*>(out), digits(_mm_unpacklo_epi8(high, low)));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16), digits(_mm_unpackhi_epi8(high, low)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16),
+                         digits(_mm_unpackhi_epi8(high, low)));
     }
 #endif
     static constexpr char kDigits[] = "0123456789abcdef";

@@ -1,5 +1,5 @@
-// A/B comparison (app/sim/decide/comparison.cpp) and the runner's lanes it rests on: a policy against
-// itself flips nothing; against another, each lane equals a separate run, and the flips in
+// A/B comparison (app/sim/decide/comparison.cpp) and the runner's lanes it rests on: a policy
+// against itself flips nothing; against another, each lane equals a separate run, and the flips in
 // each direction net to the difference in allowed requests; collateral and fairness figures;
 // replayed logs; the flips file.
 
@@ -7,12 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/log/recorded_traffic.h"
-#include "sim/decide/comparison.h"
-#include "sim/report/report.h"
-#include "sim/run/scenario_runner.h"
 #include "fixtures/recorded_log.h"
 #include "fixtures/sim_fixture.h"
+#include "sim/decide/comparison.h"
+#include "sim/log/recorded_traffic.h"
+#include "sim/report/report.h"
+#include "sim/run/scenario_runner.h"
 
 using namespace ratelab;
 using namespace ratelab::sim;

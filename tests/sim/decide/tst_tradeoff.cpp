@@ -1,6 +1,6 @@
 // Reading a sweep as a decision (app/sim/decide/tradeoff.cpp) and tuning to a tolerance on a log
-// (app/sim/decide/log_tuning.cpp): the frontier, the pick and its tie-breaks, cells whose policy does
-// not validate, a pick that meets every expectation when run alone, and a tolerance that holds
+// (app/sim/decide/log_tuning.cpp): the frontier, the pick and its tie-breaks, cells whose policy
+// does not validate, a pick that meets every expectation when run alone, and a tolerance that holds
 // when the log is replayed with the numbers it chose.
 
 #include <QTemporaryDir>
@@ -11,15 +11,15 @@
 #include <nlohmann/json.hpp>
 
 #include "fixtures/clients_log.h"
-#include "ratelab/number_text.h"
 #include "fixtures/recorded_log.h"
-#include "sim/log/recorded_traffic.h"
+#include "fixtures/sim_fixture.h"
+#include "ratelab/number_text.h"
 #include "sim/decide/log_tuning.h"
-#include "sim/report/report.h"
-#include "sim/run/scenario_runner.h"
 #include "sim/decide/sweep.h"
 #include "sim/decide/tradeoff.h"
-#include "fixtures/sim_fixture.h"
+#include "sim/log/recorded_traffic.h"
+#include "sim/report/report.h"
+#include "sim/run/scenario_runner.h"
 
 using namespace ratelab;
 using namespace ratelab::sim;

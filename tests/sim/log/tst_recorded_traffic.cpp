@@ -1,7 +1,7 @@
-// Access-log replay (app/sim/log/record_stream.cpp, recorded_traffic.cpp) on the fixtures in tests/data/logs
-// and on logs written here: each format's sample, identity through the policy's own key rules,
-// and what a policy decides for each line. Logs as they are stored (rotated, gzipped, out of
-// order, damaged) are tst_log_reading's.
+// Access-log replay (app/sim/log/record_stream.cpp, recorded_traffic.cpp) on the fixtures in
+// tests/data/logs and on logs written here: each format's sample, identity through the policy's own
+// key rules, and what a policy decides for each line. Logs as they are stored (rotated, gzipped,
+// out of order, damaged) are tst_log_reading's.
 
 #include <QtTest>
 
@@ -9,10 +9,10 @@
 #include <set>
 
 #include "fixtures/access_log_fixture.h"
+#include "fixtures/sim_fixture.h"
 #include "ratelab/limiter.h"
 #include "ratelab/memory_store.h"
 #include "sim/report/report.h"
-#include "fixtures/sim_fixture.h"
 
 using namespace ratelab;
 using namespace ratelab::sim;

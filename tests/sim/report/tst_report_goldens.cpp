@@ -22,10 +22,10 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "fixtures/sim_fixture.h"
 #include "identity/sha256.h"
 #include "sim/report/report.h"
 #include "sim/run/scenario_runner.h"
-#include "fixtures/sim_fixture.h"
 
 using namespace ratelab;
 using namespace ratelab::sim;

@@ -5,9 +5,9 @@
 
 #include <map>
 
+#include "fixtures/sim_fixture.h"
 #include "sim/run/scenario_runner.h"
 #include "sim/scenario/scenario_writer.h"
-#include "fixtures/sim_fixture.h"
 
 using namespace ratelab;
 using namespace ratelab::sim;
@@ -543,7 +543,8 @@ void TestScenarioRunner::scenarioStaysAsGiven() {
     QCOMPARE(kept.duration, 40 * kSecond);
     QCOMPARE(kept.maxSamples, std::int64_t(8));
     QCOMPARE(kept.endsWithTraffic, false);
-    QCOMPARE(QString::fromStdString(scenarioJson(kept)), QString::fromStdString(scenarioJson(given)));
+    QCOMPARE(QString::fromStdString(scenarioJson(kept)),
+             QString::fromStdString(scenarioJson(given)));
 }
 
 QTEST_APPLESS_MAIN(TestScenarioRunner)

@@ -1,5 +1,5 @@
-// The scenario writer (sim/scenario/scenario_writer.h) against the reader: every shipped scenario, and one
-// that uses every arrival, peer, forwarding and event kind, writes a file that loads into a
+// The scenario writer (sim/scenario/scenario_writer.h) against the reader: every shipped scenario,
+// and one that uses every arrival, peer, forwarding and event kind, writes a file that loads into a
 // scenario which writes the same bytes and runs to the same report; an edit (what the
 // workbench's scenario editor does) survives the round trip, and a value out of range is
 // written, so that reloadScenario() refuses it where the loader would.
@@ -11,11 +11,11 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "sim/report/report.h"
-#include "sim/scenario/scenario_writer.h"
-#include "sim/run/scenario_runner.h"
 #include "fixtures/file_fixture.h"
 #include "fixtures/sim_fixture.h"
+#include "sim/report/report.h"
+#include "sim/run/scenario_runner.h"
+#include "sim/scenario/scenario_writer.h"
 
 using namespace ratelab;
 using namespace ratelab::sim;

@@ -6,9 +6,9 @@
 
 #include <QDir>
 
+#include "fixtures/sim_fixture.h"
 #include "sim/report/report.h"
 #include "sim/run/scenario_runner.h"
-#include "fixtures/sim_fixture.h"
 
 using namespace ratelab;
 using namespace ratelab::sim;
