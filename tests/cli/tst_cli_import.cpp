@@ -66,12 +66,12 @@ private slots:
         const CliRun valid = runCli({"validate", out});
         QCOMPARE(valid.exitCode, 0);
         QVERIFY2(valid.out.contains("valid (0 errors"), qPrintable(valid.out + valid.err));
-        QVERIFY2(readFile(out).find("\"name\": \"" + policy.toStdString()) != std::string::npos,
-                 readFile(out).c_str());
+        QVERIFY2(readText(out).find("\"name\": \"" + policy.toStdString()) != std::string::npos,
+                 readText(out).c_str());
         // Without -o the file goes to standard output, the same bytes.
         const CliRun toStdout = runCli({"import", "--from", kind, kData + file});
         QCOMPARE(toStdout.exitCode, 0);
-        QCOMPARE(toStdout.out.toStdString(), readFile(out));
+        QCOMPARE(toStdout.out.toStdString(), readText(out));
     }
 
     // 2: a file that is not KIND's (nothing written), 74: one that cannot be opened, 64: the

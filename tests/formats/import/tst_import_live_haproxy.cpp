@@ -23,7 +23,7 @@ namespace {
 const char* const kHaproxy = "/usr/sbin/haproxy";
 
 std::string installConfig(const QTemporaryDir& dir) {
-    std::string text = readFile(kRoot + "tests/data/import/live/haproxy/haproxy.cfg");
+    std::string text = readText(kRoot + "tests/data/import/live/haproxy/haproxy.cfg");
     for (std::size_t at; (at = text.find("@DIR@")) != std::string::npos;)
         text.replace(at, 5, dir.path().toStdString());
     writeFile(dir.filePath("haproxy.cfg"), text);

@@ -32,7 +32,7 @@ void installConfig(const QTemporaryDir& dir) {
         writeFile(path, "ok\n");
     }
     for (const char* file : {"nginx.conf", "zones/limits.conf"}) {
-        std::string text = readFile(source + file);
+        std::string text = readText(source + file);
         for (std::size_t at; (at = text.find("@DIR@")) != std::string::npos;)
             text.replace(at, 5, dir.path().toStdString());
         writeFile(dir.filePath(file), text);
@@ -124,7 +124,7 @@ private slots:
                              {"-p", dir.path(), "-c", dir.filePath("nginx.conf"), "-e",
                               dir.filePath("error.log")},
                              dir.path(), "nginx.pid"),
-                 readFile(dir.filePath("error.log")).c_str());
+                 readText(dir.filePath("error.log")).c_str());
         const std::vector<PlannedRequest> requests = trace();
         const std::vector<int> statuses =
             sendPaced(dir.filePath("nginx.sock").toStdString(), requests);
@@ -138,7 +138,7 @@ private slots:
                                     .arg(statuses[i])));
 
         // nginx's verdicts, by log line.
-        const std::string log = readFile(dir.filePath("access.log"));
+        const std::string log = readText(dir.filePath("access.log"));
         std::vector<std::string> verdicts{""};
         for (std::size_t at = 0; at < log.size();) {
             const std::size_t end = log.find('\n', at);
