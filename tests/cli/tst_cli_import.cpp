@@ -43,13 +43,13 @@ private slots:
                                       << "one.search" << 2;
         QTest::newRow("nginx api gateway") << "nginx"
                                            << "nginx/api-gateway.conf"
-                                           << "per_key.v1" << 6;
+                                           << "per_key.v1" << 3;
         QTest::newRow("haproxy src") << "haproxy"
                                      << "haproxy/basic-src-rate.cfg"
                                      << "www" << 2;
         QTest::newRow("haproxy header") << "haproxy"
                                         << "haproxy/api-key-table.cfg"
-                                        << "api_keys" << 5;
+                                        << "api_keys" << 4;
     }
     void importWritesAValidPolicyFile() {
         QFETCH(QString, kind);

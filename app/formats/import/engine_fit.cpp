@@ -5,75 +5,12 @@
 
 #include <string>
 
-#include "formats/import/path_regex.h"
-
 namespace ratelab::formats {
 
-namespace {
-
-bool routeMatches(const PolicyJson& match, const std::string& path) {
-    RouteMatch m;
-    if (match.contains("path_pattern")) {
-        m.pathPattern = match["path_pattern"].get<std::string>();
-        m.pathPrefix.clear();
-    } else {
-        m.pathPrefix = match.value("path_prefix", "/");
-    }
-    if (match.contains("methods") && !match["methods"].empty())
-        return m.matches(match["methods"][0].get<std::string>(), path);
-    return m.matches("GET", path);
-}
-
-PolicyJson routeOf(const PolicyJson& match) {
-    PolicyJson route = match;
-    route.erase("methods");
-    return route;
-}
-
-// A product that applies the limits of one route per request (nginx's location): the engine
-// charges every policy whose route matches, in file order.
-void warnOverlappingRoutes(const PolicyJson& policies, const std::vector<SourcePos>& at,
-                           const std::string& product, const std::string& route, ImportLog& log) {
-    for (std::size_t i = 0; i < policies.size(); ++i) {
-        const PolicyJson own = routeOf(policies[i]["match"]);
-        const std::string path = samplePath(own);
-        for (std::size_t j = 0; j < policies.size(); ++j) {
-            const PolicyJson other = routeOf(policies[j]["match"]);
-            if (j == i || other == own || !routeMatches(other, path)) continue;
-            log.warning(at[i], product + " applies only the limits of the " + route +
-                                   " a request is routed to; the engine charges every policy "
-                                   "whose route matches, so requests to " +
-                                   routeText(own) + " are also charged by policy \"" +
-                                   policies[j]["name"].get<std::string>() + "\" (" +
-                                   lineRef(log, at[j]) + ")");
-        }
-    }
-}
-
-// A key's when_missing: what the product does with a request without the key's header.
-void fitMissingKey(PolicyJson& key, SourcePos at, const std::string& product, ImportLog& log) {
-    if (!key.contains("when_missing")) return;
-    const std::string rule = key["when_missing"].get<std::string>();
-    key.erase("when_missing");
-    const std::string does =
-        rule == "shared" ? "counts every request without the key's header in one shared bucket"
-        : rule == "peer" ? "keys a request without the key's header by the client address alone"
-                         : "does not limit a request without the key's header";
-    log.warning(at, product + " " + does +
-                        "; the engine refuses such a request with 412 (no key to count it by)");
-}
-
-}  // namespace
-
 void fitNginxToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log) {
-    if (file.value("routing", "") == "most_specific") {
-        file.erase("routing");
-        warnOverlappingRoutes(file["policies"], at, "nginx", "location", log);
-    }
     PolicyJson fitted = PolicyJson::array();
     for (std::size_t i = 0; i < file["policies"].size(); ++i) {
         PolicyJson& policy = file["policies"][i];
-        fitMissingKey(policy["key"], at[i], "nginx", log);
         if (!policy.contains("limits")) {
             fitted.push_back(std::move(policy));
             continue;
@@ -106,35 +43,9 @@ void fitNginxToEngine(PolicyJson& file, const std::vector<SourcePos>& at, Import
     file["policies"] = std::move(fitted);
 }
 
-void fitTraefikToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log) {
-    if (file.value("routing", "") == "most_specific") {
-        file.erase("routing");
-        warnOverlappingRoutes(file["policies"], at, "Traefik", "router", log);
-    }
-    for (std::size_t i = 0; i < file["policies"].size(); ++i)
-        fitMissingKey(file["policies"][i]["key"], at[i], "Traefik", log);
-}
-
-void fitKongToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log) {
-    if (file.value("routing", "") == "most_specific") {
-        file.erase("routing");
-        warnOverlappingRoutes(file["policies"], at, "Kong", "route", log);
-    }
-    for (std::size_t i = 0; i < file["policies"].size(); ++i)
-        fitMissingKey(file["policies"][i]["key"], at[i], "Kong", log);
-}
-
-void fitEnvoyLocalToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log) {
-    if (file.value("routing", "") == "most_specific") {
-        file.erase("routing");
-        warnOverlappingRoutes(file["policies"], at, "Envoy", "route", log);
-    }
-}
-
 void fitHaproxyToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log) {
     for (std::size_t i = 0; i < file["policies"].size(); ++i) {
         PolicyJson& policy = file["policies"][i];
-        fitMissingKey(policy["key"], at[i], "HAProxy", log);
         if (policy.value("algorithm", "") != "haproxy_rate") continue;
         const std::int64_t window = policy["window_ms"].get<std::int64_t>();
         policy["algorithm"] = "sliding_window";

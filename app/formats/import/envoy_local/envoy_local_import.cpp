@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "formats/import/engine_fit.h"
 #include "formats/import/path_regex.h"
 
 namespace ratelab::formats::envoy_local {
@@ -319,10 +318,8 @@ private:
 };
 
 ImportResult finish(const YamlNode& root, ImportLog& log) {
-    std::vector<SourcePos> origins;
-    std::optional<PolicyJson> file =
-        log.hasErrors() ? std::nullopt : mapEnvoyLocalConfig(root, log, &origins);
-    if (file) fitEnvoyLocalToEngine(*file, origins, log);
+    const std::optional<PolicyJson> file =
+        log.hasErrors() ? std::nullopt : mapEnvoyLocalConfig(root, log);
     return finishImport(log, file, false);
 }
 

@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <map>
 
-#include "formats/import/engine_fit.h"
 #include "formats/import/path_regex.h"
 #include "ratelab/redis_url.h"
 
@@ -21,12 +20,12 @@ struct Period {
     const char* name;
     std::int64_t ms;
 };
-// Kong's periods and their nominal lengths (its counters' TTLs); a year is past the engine's
-// longest window.
+// Kong's periods and their nominal lengths (its counters' TTLs). Every period is aligned to the
+// UTC calendar; a month and a year are the engine's calendar units, not a fixed length.
 constexpr Period kPeriods[] = {{"second", 1'000},        {"minute", 60'000},
                                {"hour", 3'600'000},      {"day", 86'400'000},
                                {"month", 2'592'000'000}, {"year", 31'536'000'000}};
-constexpr std::int64_t kLongestWindowMs = 90LL * 86'400'000;
+constexpr std::int64_t kLongestFixedMs = 86'400'000;
 // The largest limit carried over: the largest capacity the policy loader takes.
 constexpr double kMaxLimit = 1e9;
 
@@ -401,18 +400,16 @@ private:
                                             std::to_string(static_cast<std::int64_t>(kMaxLimit)));
                 continue;
             }
-            if (period.ms > kLongestWindowMs) {
-                log_.warning(pos(*limit), std::string(period.name) +
-                                              ": ratelab's windows are at most 90 days; not "
-                                              "carried");
-                continue;
-            }
             ++periods;
-            log_.warning(pos(*limit),
-                         std::string(period.name) +
-                             ": Kong's windows are aligned to the UTC calendar (a " + period.name +
-                             " starts on the boundary); the engine's fixed window starts at the "
-                             "key's first request");
+            const bool calendarUnit = period.ms > kLongestFixedMs;
+            if (calendarUnit)
+                log_.warning(pos(*limit),
+                             std::string(period.name) + ": Kong's counter expires " +
+                                 std::to_string(period.ms / 86'400'000) +
+                                 " days after it is created, so a longer " + period.name +
+                                 " starts counting again before it ends; the engine counts the "
+                                 "whole calendar " +
+                                 period.name);
             if (!redis)
                 log_.warning(pos(*limit),
                              "policy local counts a request only when every period lets it "
@@ -425,11 +422,16 @@ private:
                     {"match", route},
                     {"algorithm", "fixed_window"},
                     {"capacity", static_cast<std::int64_t>(std::ceil(value))},
-                    {"window_ms", period.ms},
+                    {"align", "calendar"},
                     {"key", key},
                     {"budget", PolicyJson{{"enabled", false}}},
                     {"on_store_error", faultTolerant ? "fail_open_on_transport" : "deny"},
                     {"mode", "enforce"}};
+                if (calendarUnit) {
+                    policy["calendar_unit"] = period.name;
+                } else {
+                    policy["window_ms"] = period.ms;
+                }
                 if (envoy::scalarBool(field(&config, "hide_client_headers")
                                           ? *field(&config, "hide_client_headers")
                                           : YamlNode{})
@@ -468,10 +470,8 @@ private:
 };
 
 ImportResult finishKong(const envoy::YamlNode& root, ImportLog& log, bool unreadable) {
-    std::vector<SourcePos> origins;
-    std::optional<PolicyJson> file =
-        unreadable || log.hasErrors() ? std::nullopt : mapKongConfig(root, log, &origins);
-    if (file) fitKongToEngine(*file, origins, log);
+    const std::optional<PolicyJson> file =
+        unreadable || log.hasErrors() ? std::nullopt : mapKongConfig(root, log);
     return finishImport(log, file, unreadable);
 }
 

@@ -8,7 +8,6 @@
 
 #include <toml++/toml.h>
 
-#include "formats/import/engine_fit.h"
 #include "formats/import/path_regex.h"
 #include "formats/import/traefik/traefik_rule.h"
 #include "ratelab/ip_address.h"
@@ -480,9 +479,7 @@ private:
 };
 
 ImportResult finishTraefik(const TraefikConfig& config, ImportLog& log) {
-    std::vector<SourcePos> origins;
-    std::optional<PolicyJson> file = mapTraefikConfig(config, log, &origins);
-    if (file) fitTraefikToEngine(*file, origins, log);
+    const std::optional<PolicyJson> file = mapTraefikConfig(config, log);
     return finishImport(log, file, config.unreadable);
 }
 

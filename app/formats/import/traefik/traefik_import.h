@@ -27,9 +27,9 @@ TraefikConfig readTraefikFiles(const std::vector<std::string>& files, ImportLog&
 void parseTraefikText(std::string_view text, const std::string& name, bool toml,
                       TraefikConfig& config, ImportLog& log);
 
-/// The policy file in Traefik's semantics (fitTraefikToEngine writes it in the loader's
-/// fields), or nullopt when the files have errors or no rate limit; each policy's middleware
-/// position goes to `origins` when given. Thread-safe.
+/// The policy file (in the loader's fields; Traefik's semantics need no fitting), or nullopt when
+/// the files have errors or no rate limit; each policy's middleware position goes to `origins` when
+/// given. Thread-safe.
 std::optional<PolicyJson> mapTraefikConfig(const TraefikConfig& config, ImportLog& log,
                                            std::vector<SourcePos>* origins = nullptr);
 
