@@ -64,6 +64,13 @@ void fitHaproxyToEngine(PolicyJson& file, const std::vector<SourcePos>& at, Impo
         // `gt X` lets X + 1 through, where the sliding window's capacity counts the request.
         if (!policy.value("count_refused", true))
             policy["capacity"] = policy["capacity"].get<std::int64_t>() + 1;
+        if (policy["capacity"].get<std::int64_t>() < 1) {
+            log.warning(at[i],
+                        "a threshold of 0 refuses every request the counter has counted; "
+                        "ratelab's limits hold at least one request a window, so the import "
+                        "lets the first through");
+            policy["capacity"] = 1;
+        }
         policy.erase("count_refused");
         if (policy.contains("expire_ms")) {
             const std::int64_t expire = policy["expire_ms"].get<std::int64_t>();

@@ -1,5 +1,7 @@
 #include "formats/import/path_regex.h"
 
+#include <algorithm>
+
 #include <cctype>
 
 namespace ratelab::formats {
@@ -243,8 +245,13 @@ bool hasLetters(std::string_view text) {
 
 }  // namespace
 
+bool isRoutePath(std::string_view path) {
+    return !path.empty() && path.front() == '/' && path.size() <= 2048 &&
+           std::all_of(path.begin(), path.end(), [](char c) { return c > ' ' && c < 0x7f; });
+}
+
 std::optional<PolicyJson> exactRoute(std::string_view path) {
-    if (path.size() < 2 || path.front() != '/' || path.back() == '/' ||
+    if (!isRoutePath(path) || path.size() < 2 || path.front() != '/' || path.back() == '/' ||
         path.find('*') != std::string_view::npos || path.find("//") != std::string_view::npos)
         return std::nullopt;
     return PolicyJson{{"path_pattern", std::string(path)}};
@@ -360,6 +367,10 @@ std::optional<RegexRoutes> routesFromRegex(std::string_view regex, bool caseless
             continue;
         }
         if (!wildcard) {
+            if (!isRoutePath(pattern)) {
+                why = "the prefix \"" + pattern + "\" is not a path a route can hold";
+                return std::nullopt;
+            }
             std::string approximation;
             routes.matches.push_back(prefixRoute(pattern, approximation));
             if (!approximation.empty()) routes.approximations.push_back(approximation);

@@ -148,6 +148,12 @@ private:
     std::optional<PolicyJson> routeMatch(const YamlNode& route) {
         const YamlNode* match = field(&route, "match");
         if (const YamlNode* prefix = field(match, "prefix")) {
+            if (!isRoutePath(text(prefix))) {
+                log_.warning(pos(*prefix), "the prefix \"" + text(prefix) +
+                                               "\" is not a path a route can hold: its local "
+                                               "rate limit is not imported");
+                return std::nullopt;
+            }
             std::string approximation;
             PolicyJson out = prefixRoute(text(prefix), approximation);
             if (!approximation.empty()) log_.warning(pos(*prefix), "Envoy " + approximation);

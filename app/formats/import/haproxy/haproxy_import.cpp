@@ -8,6 +8,7 @@
 
 #include "formats/import/engine_fit.h"
 #include "formats/import/path_regex.h"
+#include "ratelab/ip_address.h"
 
 namespace ratelab::formats::haproxy {
 
@@ -211,6 +212,8 @@ private:
             std::vector<PolicyJson> routes;
             for (const std::string& v : t.values) {
                 if (match == "beg" || match == "dir") {
+                    if (!isRoutePath(v))
+                        return dropped(t, "the path \"" + v + "\", which no route can hold");
                     std::string approximation;
                     routes.push_back(prefixRoute(v, approximation));
                     if (match == "dir" || !approximation.empty())
@@ -260,9 +263,9 @@ private:
         if (fetch == "src") {
             if (!t.negated) return dropped(t, "a condition that only some clients meet");
             for (const std::string& v : t.values) {
-                out.bypass.push_back(v.find('/') == std::string::npos
-                                         ? v + (v.find(':') == std::string::npos ? "/32" : "/128")
-                                         : v);
+                const std::optional<Cidr> cidr = Cidr::parse(v);
+                if (!cidr) return dropped(t, "\"" + v + "\", which is not an address or a CIDR");
+                out.bypass.push_back(cidr->toString());  // the network, host bits cleared
             }
             return true;
         }
@@ -465,6 +468,13 @@ private:
         warnStatus(deny);
     }
 
+    void warnThresholdZero(const RateTerm& rate) {
+        log_.warning(rate.at,
+                     "a threshold of 0 refuses every request the counter has counted; "
+                     "ratelab's limits hold at least one request a window, so the "
+                     "import lets the first through");
+    }
+
     void limitFields(PolicyJson& policy, const Table& table, const RateTerm& rate,
                      std::int64_t period, bool countRefused) {
         if (rate.counter == "http_req_rate" || rate.counter == "conn_rate") {
@@ -484,7 +494,8 @@ private:
         const std::int64_t window = table.expireMs.value_or(86'400'000LL * 90);
         policy["algorithm"] = "fixed_window";
         policy["window_ms"] = std::max<std::int64_t>(1, window);
-        policy["capacity"] = rate.limit;
+        policy["capacity"] = std::max<std::int64_t>(1, rate.limit);
+        if (rate.limit < 1) warnThresholdZero(rate);
         log_.warning(rate.at,
                      rate.counter + " only grows until the entry expires (" +
                          (table.expireMs ? std::to_string(*table.expireMs) + " ms after its "

@@ -51,6 +51,10 @@ std::optional<PolicyJson> trackedKey(const Sample& sample, SourcePos at, const T
             return std::nullopt;
         }
         const std::string& name = sample.args[0];
+        if (!isHeaderName(name)) {
+            log.error(at, "'" + sample.text + "': \"" + name + "\" is not a header name");
+            return std::nullopt;
+        }
         key = PolicyJson{{"source", "header"}, {"header", name}, {"when_missing", "skip"}};
         if (f != "req.fhdr")
             notes.push_back(f + "(" + name +

@@ -9,6 +9,7 @@
 #include "formats/import/engine_fit.h"
 #include "formats/import/nginx/nginx_model.h"
 #include "formats/import/path_regex.h"
+#include "ratelab/ip_address.h"
 
 namespace ratelab::formats::nginx {
 
@@ -181,7 +182,7 @@ private:
         switch (loc.match) {
             case LocationMatch::Prefix:
             case LocationMatch::PrefixNoRegex:
-                if (loc.uri.empty() || loc.uri.front() != '/') {
+                if (!isRoutePath(loc.uri)) {
                     unroutable("no route says the prefix \"" + loc.uri + "\"");
                     return;
                 }
@@ -328,7 +329,8 @@ private:
                 for (const auto& group : groups) {
                     std::string name;
                     const PolicyJson body = policyFor(s, route, group, name);
-                    const std::string id = body.dump();
+                    const std::string id =
+                        body.dump(-1, ' ', false, PolicyJson::error_handler_t::replace);
                     if (written.count(id)) continue;
                     written[id] = 1;
                     PolicyJson policy{{"name", names_.unique(name)}};
@@ -446,9 +448,14 @@ private:
                              "ratelab does not see; not carried over");
                 continue;
             }
-            cidrs.push_back(from.find('/') == std::string::npos
-                                ? from + (from.find(':') == std::string::npos ? "/32" : "/128")
-                                : from);
+            const std::optional<Cidr> cidr = Cidr::parse(from);
+            if (!cidr) {
+                log_.error(model_.realIpAt, "set_real_ip_from \"" + from +
+                                                "\" is not an address or a CIDR (nginx -t "
+                                                "refuses it too)");
+                continue;
+            }
+            cidrs.push_back(cidr->toString());  // the network, host bits cleared
         }
         std::string header = model_.realIpHeader.empty() ? "X-Real-IP" : model_.realIpHeader;
         std::string lower;

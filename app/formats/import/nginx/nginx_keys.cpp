@@ -5,6 +5,7 @@
 #include <map>
 
 #include "formats/import/nginx/nginx_model.h"
+#include "ratelab/ip_address.h"
 
 namespace ratelab::formats::nginx {
 
@@ -222,9 +223,10 @@ std::optional<AllowList> allowListOf(const NginxDirective& map,
     for (const auto& [cidr, value] : entries) {
         const std::string r = resultOf(value);
         if (r.empty()) {
-            out.cidrs.push_back(cidr.find('/') == std::string::npos
-                                    ? cidr + (cidr.find(':') == std::string::npos ? "/32" : "/128")
-                                    : cidr);
+            // An entry nginx's geo would refuse leaves the key unrecognised, not half-read.
+            const std::optional<Cidr> network = Cidr::parse(cidr);
+            if (!network) return std::nullopt;
+            out.cidrs.push_back(network->toString());
         } else if (r != limitedBy) {
             return std::nullopt;
         }
@@ -358,7 +360,7 @@ std::optional<ZoneKey> zoneKey(const NginxWord& word, const NginxConfig& config,
         log.warning(word.at, note);
     PolicyJson signature = out.key;
     signature["bypass"] = out.bypassCidrs;
-    out.signature = signature.dump();
+    out.signature = signature.dump(-1, ' ', false, PolicyJson::error_handler_t::replace);
     return out;
 }
 
