@@ -286,7 +286,14 @@ void TestCompare::leavingRestoresOneLaneAndTheToggleFollows() {
     auto* toggle = b.window.findChild<QAction*>("compareToggle");
     QVERIFY(toggle && !toggle->isChecked());
     auto* tabs = b.window.findChild<QTabWidget*>("resultTabs");
-    QCOMPARE(tabs->count(), 2);
+    // The tabs a user sees (a replayed log's Clients tab stays hidden for a scenario).
+    auto shown = [tabs] {
+        int n = 0;
+        for (int i = 0; i < tabs->count(); ++i)
+            n += tabs->isTabVisible(i) ? 1 : 0;
+        return n;
+    };
+    QCOMPARE(shown(), 2);
     // In no tab, the flips page is not drawn at all (it used to cover the actor table's corner).
     QWidget* flipsPage = b.window.findChild<QTableView*>("flipsTable")->parentWidget();
     QVERIFY(b.window.isVisible() && !flipsPage->isVisible());
@@ -294,14 +301,14 @@ void TestCompare::leavingRestoresOneLaneAndTheToggleFollows() {
     toggle->trigger();
     QVERIFY(b.workbench.isComparing());
     QVERIFY(toggle->isChecked());
-    QCOMPARE(tabs->count(), 3);
+    QCOMPARE(shown(), 3);
     QVERIFY(loaded.wait(10000));
     QVERIFY(b.workbench.series().comparing());
 
     b.window.findChild<QAction*>("leaveCompareAction")->trigger();
     QVERIFY(!b.workbench.isComparing());
     QVERIFY(!toggle->isChecked());
-    QCOMPARE(tabs->count(), 2);
+    QCOMPARE(shown(), 2);
     QVERIFY(!flipsPage->isVisible());
     QCOMPARE(b.window.findChild<QTableView*>("actorTable")->model(),
              static_cast<QAbstractItemModel*>(&b.workbench.actors()));
