@@ -175,7 +175,9 @@ struct LogStream::Impl {
     std::optional<std::int64_t> fileFirst;
     std::optional<std::int64_t> previousFileFirst;
 
-    std::vector<Slot> slots;
+    // A deque: a slot never moves once made, so the views of the lines handed out (into its
+    // strings, short ones held inline) stay valid while later lines take new slots.
+    std::deque<Slot> slots;
     std::vector<std::uint32_t> freeSlots;
     // Lines in time order wait in `inOrder`, a queue: logs are nearly ordered, so most lines
     // are no earlier than the one before and cost a push and a pop. The rest wait in `heap`.

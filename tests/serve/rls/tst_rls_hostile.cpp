@@ -73,12 +73,13 @@ public:
     ~StreamFlood() {
         for (auto& context : contexts_)
             context->TryCancel();
-        calls_.clear();
+        // The queue hands back every pending operation before the calls they belong to go.
         queue_.Shutdown();
         void* tag;
         bool ok;
         while (queue_.Next(&tag, &ok)) {
         }
+        calls_.clear();
     }
     /// Waits until `n` streams have started (the server took them; a stream over its limit
     /// waits on the client), `ms` at most. How many did.
