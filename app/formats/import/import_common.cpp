@@ -112,6 +112,25 @@ std::optional<PolicySet> loadImportedPolicies(const PolicyJson& file, ImportLog&
     return loaded.policies;
 }
 
+std::optional<std::string> readSingleImportFile(const std::vector<std::string>& files,
+                                                std::string_view oneFile, ImportLog& log,
+                                                ImportResult& failed) {
+    if (files.size() != 1) {
+        log.addFile(files.empty() ? "" : files.front());
+        log.error(SourcePos{0, 0, 0}, std::string(oneFile));
+        failed = finishImport(log, std::nullopt, false);
+        return std::nullopt;
+    }
+    log.addFile(files.front());
+    std::string error;
+    std::optional<std::string> text = readImportFile(files.front(), error);
+    if (!text) {
+        log.error(SourcePos{0, 0, 0}, error);
+        failed = finishImport(log, std::nullopt, true);
+    }
+    return text;
+}
+
 ImportResult finishImport(ImportLog& log, const std::optional<PolicyJson>& file, bool unreadable) {
     ImportResult result;
     result.unreadable = unreadable;

@@ -85,6 +85,13 @@ std::optional<PolicySet> loadImportedPolicies(const PolicyJson& file, ImportLog&
 /// An import's result: the policy set `file` describes when the log holds no error (loaded by
 /// loadImportedPolicies), and the log's diagnostics.
 struct ImportResult;
+/// The text of the one file an import of this kind reads, with the file added to `log`; nullopt
+/// when `files` is not one file (`oneFile` says what the kind reads) or it cannot be read, and
+/// then `failed` is the import's answer.
+std::optional<std::string> readSingleImportFile(const std::vector<std::string>& files,
+                                                std::string_view oneFile, ImportLog& log,
+                                                ImportResult& failed);
+
 ImportResult finishImport(ImportLog& log, const std::optional<PolicyJson>& file, bool unreadable);
 
 /// Reads `path` whole for an import (at most 16 MiB): nullopt with the reason in `error`.

@@ -72,8 +72,6 @@ public:
         return file;
     }
 
-    const std::vector<SourcePos>& origins() const { return origins_; }
-
 private:
     // Every map with http_filters is an HTTP connection manager, wherever the file nests it
     // (a bootstrap, a listener, a list of listeners).
@@ -309,7 +307,6 @@ private:
                           {"budget", PolicyJson{{"enabled", false}}},
                           {"mode", enforced == 0 ? "shadow" : "enforce"}};
         policies_.push_back(std::move(policy));
-        origins_.push_back(at);
     }
 
     static bool scalarBoolField(const YamlNode& map, std::string_view name) {
@@ -319,7 +316,6 @@ private:
 
     ImportLog& log_;
     PolicyJson policies_ = PolicyJson::array();
-    std::vector<SourcePos> origins_;
     PolicyNames names_;
 };
 
@@ -338,30 +334,20 @@ YamlNode parse(std::string_view text, ImportLog& log) {
 
 }  // namespace
 
-std::optional<PolicyJson> mapEnvoyLocalConfig(const YamlNode& root, ImportLog& log,
-                                              std::vector<SourcePos>* origins) {
+std::optional<PolicyJson> mapEnvoyLocalConfig(const YamlNode& root, ImportLog& log) {
     if (log.hasErrors()) return std::nullopt;
     Mapper mapper(log);
     std::optional<PolicyJson> file = mapper.map(root);
     if (log.hasErrors()) return std::nullopt;
-    if (origins) *origins = mapper.origins();
     return file;
 }
 
 ImportResult importEnvoyLocal(const std::vector<std::string>& files) {
     ImportLog log;
-    if (files.size() != 1) {
-        log.addFile(files.empty() ? "" : files.front());
-        log.error(SourcePos{0, 0, 0}, "envoy-local reads one Envoy configuration file");
-        return finishImport(log, std::nullopt, false);
-    }
-    log.addFile(files.front());
-    std::string error;
-    const std::optional<std::string> text = readImportFile(files.front(), error);
-    if (!text) {
-        log.error(SourcePos{0, 0, 0}, error);
-        return finishImport(log, std::nullopt, true);
-    }
+    ImportResult failed;
+    const std::optional<std::string> text =
+        readSingleImportFile(files, "envoy-local reads one Envoy configuration file", log, failed);
+    if (!text) return failed;
     return finish(parse(*text, log), log);
 }
 

@@ -18,10 +18,8 @@
 namespace ratelab::formats::envoy_local {
 
 /// The policy file for the Envoy configuration `root` (file 0 of `log`), or nullopt when it
-/// has errors or no enabled local rate limit; each policy's source position goes to `origins`
-/// when given. Thread-safe.
-std::optional<PolicyJson> mapEnvoyLocalConfig(const envoy::YamlNode& root, ImportLog& log,
-                                              std::vector<SourcePos>* origins = nullptr);
+/// has errors or no enabled local rate limit. Thread-safe.
+std::optional<PolicyJson> mapEnvoyLocalConfig(const envoy::YamlNode& root, ImportLog& log);
 
 /// importPolicies for envoy-local: one Envoy YAML file.
 ImportResult importEnvoyLocal(const std::vector<std::string>& files);

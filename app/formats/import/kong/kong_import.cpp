@@ -66,8 +66,6 @@ class Mapper {
 public:
     Mapper(const YamlNode& root, ImportLog& log) : root_(root), log_(log) {}
 
-    const std::vector<SourcePos>& origins() const { return origins_; }
-
     std::optional<PolicyJson> map() {
         if (!root_.isMap()) {
             log_.error(SourcePos{0, root_.at.line, root_.at.column},
@@ -438,7 +436,6 @@ private:
                         .value_or(false))
                     policy["headers"] = "none";
                 policies.push_back(std::move(policy));
-                origins_.push_back(p.at);
             }
         }
         if (periods == 0 && !log_.hasErrors())
@@ -465,7 +462,6 @@ private:
     const Plugin* global_ = nullptr;
     std::map<const Plugin*, int> uses_;  // routes a plugin applies to, so far
     PolicyJson store_;
-    std::vector<SourcePos> origins_;
     PolicyNames names_;
 };
 
@@ -484,30 +480,20 @@ envoy::YamlNode parse(std::string_view text, ImportLog& log) {
 
 }  // namespace
 
-std::optional<PolicyJson> mapKongConfig(const envoy::YamlNode& root, ImportLog& log,
-                                        std::vector<SourcePos>* origins) {
+std::optional<PolicyJson> mapKongConfig(const envoy::YamlNode& root, ImportLog& log) {
     if (log.hasErrors()) return std::nullopt;
     Mapper mapper(root, log);
     std::optional<PolicyJson> file = mapper.map();
     if (log.hasErrors()) return std::nullopt;
-    if (origins) *origins = mapper.origins();
     return file;
 }
 
 ImportResult importKong(const std::vector<std::string>& files) {
     ImportLog log;
-    if (files.size() != 1) {
-        log.addFile(files.empty() ? "" : files.front());
-        log.error(SourcePos{0, 0, 0}, "Kong reads one declarative configuration file");
-        return finishImport(log, std::nullopt, false);
-    }
-    log.addFile(files.front());
-    std::string error;
-    const std::optional<std::string> text = readImportFile(files.front(), error);
-    if (!text) {
-        log.error(SourcePos{0, 0, 0}, error);
-        return finishImport(log, std::nullopt, true);
-    }
+    ImportResult failed;
+    const std::optional<std::string> text =
+        readSingleImportFile(files, "Kong reads one declarative configuration file", log, failed);
+    if (!text) return failed;
     const envoy::YamlNode root = parse(*text, log);
     return finishKong(root, log, false);
 }

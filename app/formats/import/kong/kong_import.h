@@ -17,9 +17,8 @@ namespace ratelab::formats::kong {
 
 /// The policy file for the declarative configuration `root` (file 0 of `log`) in Kong's
 /// semantics (in the loader's fields; none needs fitting), or nullopt when it has errors
-/// or no rate limit; each policy's plugin position goes to `origins` when given. Thread-safe.
-std::optional<PolicyJson> mapKongConfig(const envoy::YamlNode& root, ImportLog& log,
-                                        std::vector<SourcePos>* origins = nullptr);
+/// or no rate limit. Thread-safe.
+std::optional<PolicyJson> mapKongConfig(const envoy::YamlNode& root, ImportLog& log);
 
 /// importPolicies for Kong: one declarative configuration file.
 ImportResult importKong(const std::vector<std::string>& files);

@@ -149,8 +149,6 @@ class Mapper {
 public:
     Mapper(const TraefikConfig& config, ImportLog& log) : config_(config), log_(log) {}
 
-    const std::vector<SourcePos>& origins() const { return origins_; }
-
     std::optional<PolicyJson> map() {
         for (std::size_t f = 0; f < config_.roots.size(); ++f)
             readMiddlewares(static_cast<int>(f));
@@ -446,7 +444,6 @@ private:
                 {"budget", PolicyJson{{"enabled", false}}},
                 {"mode", "enforce"}};
             policies.push_back(std::move(policy));
-            origins_.push_back(r.at);
         }
     }
 
@@ -474,7 +471,6 @@ private:
     ImportLog& log_;
     std::map<std::string, Middleware> middlewares_;
     PolicyJson trusted_;  // from excludedIPs; null: none
-    std::vector<SourcePos> origins_;
     PolicyNames names_;
 };
 
@@ -528,13 +524,11 @@ TraefikConfig readTraefikFiles(const std::vector<std::string>& files, ImportLog&
     return config;
 }
 
-std::optional<PolicyJson> mapTraefikConfig(const TraefikConfig& config, ImportLog& log,
-                                           std::vector<SourcePos>* origins) {
+std::optional<PolicyJson> mapTraefikConfig(const TraefikConfig& config, ImportLog& log) {
     if (log.hasErrors()) return std::nullopt;
     Mapper mapper(config, log);
     std::optional<PolicyJson> file = mapper.map();
     if (log.hasErrors()) return std::nullopt;
-    if (origins) *origins = mapper.origins();
     return file;
 }
 

@@ -28,10 +28,8 @@ void parseTraefikText(std::string_view text, const std::string& name, bool toml,
                       TraefikConfig& config, ImportLog& log);
 
 /// The policy file (in the loader's fields; Traefik's semantics need no fitting), or nullopt when
-/// the files have errors or no rate limit; each policy's middleware position goes to `origins` when
-/// given. Thread-safe.
-std::optional<PolicyJson> mapTraefikConfig(const TraefikConfig& config, ImportLog& log,
-                                           std::vector<SourcePos>* origins = nullptr);
+/// the files have errors or no rate limit. Thread-safe.
+std::optional<PolicyJson> mapTraefikConfig(const TraefikConfig& config, ImportLog& log);
 
 /// importPolicies for Traefik: the files merged, as the file provider merges a directory.
 ImportResult importTraefik(const std::vector<std::string>& files);
