@@ -1,33 +1,14 @@
-// HAProxy configuration text: lines, sections, tables, ACLs and rules mapped to policies. Every
-// diagnostic has a message and, if it has a line, a line of the text; the same text gives the
-// same diagnostics and policies; and a configuration that maps to policies gives a set the
-// policy loader accepts.
-
-#include <algorithm>
+// HAProxy configuration text: lines, sections, tables, ACLs and rules mapped to policies.
+// The properties checked are every importer's: fuzz/fuzz_import_check.h.
 
 #include "formats/import/haproxy/haproxy_import.h"
-#include "formats/import/import_common.h"
-#include "fuzz/fuzz_check.h"
-#include "ratelab/policy_file.h"
+#include "fuzz/fuzz_import_check.h"
 
 using namespace ratelab;
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
-    constexpr const char* kHarness = "fuzz_import_haproxy";
     const std::string_view text = fuzz::text(data, size);
-    const formats::ImportResult first = formats::haproxy::importHaproxyText(text, "fuzz.cfg");
-    const int lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
-    for (const Diagnostic& d : first.diagnostics) {
-        fuzz::require(!d.message.empty(), kHarness, "a diagnostic without a message");
-        fuzz::require(d.line <= lines, kHarness, "a diagnostic after the text's last line");
-        fuzz::require(!d.message.starts_with(formats::kImportedPoliciesDoNotLoad), kHarness,
-                      "the policies an import wrote do not load: " + d.message);
-    }
-    fuzz::require(first.policies.has_value() != hasErrors(first.diagnostics), kHarness,
-                  "policies alongside an error, or neither");
-    const formats::ImportResult second = formats::haproxy::importHaproxyText(text, "fuzz.cfg");
-    fuzz::require(formatDiagnostics(first.diagnostics) == formatDiagnostics(second.diagnostics),
-                  kHarness, "the same text gave other diagnostics");
-    fuzz::require(first.policies == second.policies, kHarness, "the same text gave other policies");
+    fuzz::checkImport("fuzz_import_haproxy", text,
+                      [&] { return formats::haproxy::importHaproxyText(text, "fuzz.cfg"); });
     return 0;
 }

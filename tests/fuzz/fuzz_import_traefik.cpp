@@ -1,38 +1,20 @@
 // Traefik dynamic configuration text, read both as YAML and as TOML and mapped to policies
-// (routers, rule expressions, rateLimit and chain middlewares). For each reading: every
-// diagnostic has a message and, if it has a line, a line of the text; the same text gives the
-// same diagnostics and policies; policies come exactly when there is no error, and the policy
-// loader accepts them.
+// (routers, rule expressions, rateLimit and chain middlewares).
+// The properties checked, for each reading, are every importer's: fuzz/fuzz_import_check.h.
 
-#include <algorithm>
+#include <string>
 
 #include "formats/import/traefik/traefik_import.h"
-#include "formats/import/import_common.h"
-#include "fuzz/fuzz_check.h"
-#include "ratelab/policy_file.h"
+#include "fuzz/fuzz_import_check.h"
 
 using namespace ratelab;
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t size) {
-    constexpr const char* kHarness = "fuzz_import_traefik";
     const std::string_view text = fuzz::text(data, size);
-    const int lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
     for (const bool toml : {false, true}) {
         const std::string name = toml ? "fuzz.toml" : "fuzz.yaml";
-        const formats::ImportResult first = formats::traefik::importTraefikText(text, name, toml);
-        for (const Diagnostic& d : first.diagnostics) {
-            fuzz::require(!d.message.empty(), kHarness, "a diagnostic without a message");
-            fuzz::require(d.line <= lines, kHarness, "a diagnostic after the text's last line");
-            fuzz::require(!d.message.starts_with(formats::kImportedPoliciesDoNotLoad), kHarness,
-                          "the policies an import wrote do not load: " + d.message);
-        }
-        fuzz::require(first.policies.has_value() != hasErrors(first.diagnostics), kHarness,
-                      "policies alongside an error, or neither");
-        const formats::ImportResult second = formats::traefik::importTraefikText(text, name, toml);
-        fuzz::require(formatDiagnostics(first.diagnostics) == formatDiagnostics(second.diagnostics),
-                      kHarness, "the same text gave other diagnostics");
-        fuzz::require(first.policies == second.policies, kHarness,
-                      "the same text gave other policies");
+        fuzz::checkImport("fuzz_import_traefik", text,
+                          [&] { return formats::traefik::importTraefikText(text, name, toml); });
     }
     return 0;
 }
