@@ -20,6 +20,7 @@
 
 #include "fixtures/redis_fixture.h"
 #include "fixtures/serve_fixture.h"
+#include "fixtures/store_pause_drill.h"
 #include "ratelab/batching_store.h"
 #include "ratelab/redis_store.h"
 
@@ -215,11 +216,7 @@ private slots:
                            [](serve::SidecarOptions& o) { o.storeTimeout = 15 * kNanosPerMilli; });
         QVERIFY2(s.sidecar, s.error.c_str());
         constexpr int kConnections = 4;
-        constexpr int kBefore = 40;
-        constexpr int kAfter = 40;
-        constexpr auto kStopped = std::chrono::milliseconds(1500);
         const char* paths[] = {"/open", "/deny", "/local"};
-        enum Phase { kRunning, kStopping, kStoppedPhase, kContinued };
         struct Seen {
             std::int64_t micros = 0;
             int status = 0;
@@ -228,65 +225,26 @@ private slots:
             std::string ratelimit;
             std::string body;
         };
-        std::vector<std::vector<Seen>> seen(kConnections);
-        std::atomic<int> phase{kRunning};
-        std::atomic<int> ready{0};
-        std::atomic<int> done{0};
-        SteadyClock::time_point stoppedAt;
-        std::vector<std::thread> threads;
-        for (int c = 0; c < kConnections; ++c) {
-            threads.emplace_back([&, c] {
-                RawClient client(s.port());
-                auto one = [&](int i, int during) {
-                    Seen x;
-                    x.phase = during;
-                    x.path = paths[(c + i) % 3];
-                    const auto start = SteadyClock::now();
-                    client.send(get(x.path));
-                    const HttpAnswer a = client.read(10'000);
-                    x.micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                                   SteadyClock::now() - start)
-                                   .count();
-                    x.status = a.status;
-                    x.ratelimit = a.header("ratelimit");
-                    x.body = a.body;
-                    seen[c].push_back(std::move(x));
-                };
-                int i = 0;
-                for (; i < kBefore; ++i)
-                    one(i, kRunning);
-                ++ready;
-                while (phase.load() < kStoppedPhase)
-                    std::this_thread::yield();
-                while (phase.load() == kStoppedPhase && SteadyClock::now() - stoppedAt < kStopped)
-                    one(i++, kStoppedPhase);
-                ++done;
-                while (phase.load() < kContinued)
-                    std::this_thread::yield();
-                for (int k = 0; k < kAfter; ++k)
-                    one(i++, kContinued);
-            });
-        }
-        auto waitFor = [](std::atomic<int>& count, int n) {
-            const auto deadline = SteadyClock::now() + std::chrono::seconds(30);
-            while (count < n && SteadyClock::now() < deadline)
-                std::this_thread::yield();
-            return count >= n;
-        };
-        const bool allReady = waitFor(ready, kConnections);
-        redis_.pause();
-        stoppedAt = SteadyClock::now();
-        phase = kStoppedPhase;
-        const bool allDone = waitFor(done, kConnections);
-        const auto stoppedFor = SteadyClock::now() - stoppedAt;
-        redis_.resume();
-        const auto continuedAt = SteadyClock::now();
-        phase = kContinued;
-        for (std::thread& t : threads)
-            t.join();
-        QVERIFY(allReady && allDone);
+        const StorePauseDrill drill{kConnections, 40, std::chrono::milliseconds(1500), 40};
+        std::vector<std::vector<Seen>> seen;
+        const DrillTimes times = runStorePauseDrill(
+            drill, redis_, [&](int) { return RawClient(s.port()); },
+            [&](RawClient& client, int c, int i) {
+                Seen x;
+                x.path = paths[(c + i) % 3];
+                client.send(get(x.path));
+                const HttpAnswer a = client.read(10'000);
+                x.status = a.status;
+                x.ratelimit = a.header("ratelimit");
+                x.body = a.body;
+                return x;
+            },
+            &seen);
+        QVERIFY(times.allReady && times.allDone);
+        const auto stoppedFor = times.stoppedFor;
+        const auto continuedAt = times.continuedAt;
 
-        std::int64_t slowest[4] = {0, 0, 0, 0};
+        std::int64_t slowest[kDrillPhases] = {0, 0, 0};
         int failedOpen = 0, denied = 0, localPasses = 0, localRefusals = 0, localAsked = 0;
         for (int c = 0; c < kConnections; ++c) {
             for (const Seen& one : seen[c]) {

@@ -19,6 +19,7 @@
 
 #include "fixtures/redis_fixture.h"
 #include "fixtures/rls_fixture.h"
+#include "fixtures/store_pause_drill.h"
 #include "ratelab/batching_store.h"
 #include "ratelab/redis_store.h"
 #include "rls_configs.h"
@@ -382,10 +383,8 @@ private slots:
             o.storeTimeout = 15 * kNanosPerMilli;
         });
         QVERIFY2(server.sidecar, server.error.c_str());
-        constexpr int kClients = 4, kBefore = 30, kAfter = 30;
-        constexpr auto kStopped = std::chrono::milliseconds(1500);
+        constexpr int kClients = 4;
         const char* keys[] = {"open", "deny", "fail"};
-        enum Phase { kRunning, kStoppedPhase, kContinued };
         struct Seen {
             std::int64_t micros = 0;
             int phase = kRunning;
@@ -394,68 +393,35 @@ private slots:
             int code = 0;
             std::uint32_t remaining = 0;
         };
-        std::vector<std::vector<Seen>> seen(kClients);
-        std::atomic<int> phase{kRunning}, ready{0}, done{0};
-        SteadyClock::time_point stoppedAt;
-        std::vector<std::thread> threads;
-        for (int c = 0; c < kClients; ++c) {
-            threads.emplace_back([&, c] {
-                RlsClient client(server.port());
-                client.health("");  // the connection is made before any call is timed
-                auto one = [&](int i, int during) {
-                    Seen x;
-                    x.phase = during;
-                    x.key = keys[(c + i) % 3];
-                    const auto start = SteadyClock::now();
-                    const auto a = client.ask("drill", {{{x.key, "c" + std::to_string(c)}}});
-                    x.micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                                   SteadyClock::now() - start)
-                                   .count();
-                    x.grpcCode = a.status.error_code();
-                    if (a.status.ok()) {
-                        x.code = a.response.overall_code();
-                        x.remaining = a.response.statuses(0).limit_remaining();
-                    }
-                    seen[c].push_back(std::move(x));
-                };
-                int i = 0;
-                for (; i < kBefore; ++i)
-                    one(i, kRunning);
-                ++ready;
-                while (phase.load() < kStoppedPhase)
-                    std::this_thread::yield();
-                while (phase.load() == kStoppedPhase && SteadyClock::now() - stoppedAt < kStopped)
-                    one(i++, kStoppedPhase);
-                ++done;
-                while (phase.load() < kContinued)
-                    std::this_thread::yield();
-                for (int k = 0; k < kAfter; ++k)
-                    one(i++, kContinued);
-            });
-        }
-        auto waitFor = [](std::atomic<int>& count, int n) {
-            const auto deadline = SteadyClock::now() + std::chrono::seconds(30);
-            while (count < n && SteadyClock::now() < deadline)
-                std::this_thread::yield();
-            return count >= n;
-        };
-        const bool allReady = waitFor(ready, kClients);
-        redis_.pause();
-        stoppedAt = SteadyClock::now();
-        phase = kStoppedPhase;
-        const bool allDone = waitFor(done, kClients);
-        redis_.resume();
-        const auto continuedAt = SteadyClock::now();
-        phase = kContinued;
-        for (std::thread& t : threads)
-            t.join();
-        QVERIFY(allReady && allDone);
+        const StorePauseDrill drill{kClients, 30, std::chrono::milliseconds(1500), 30};
+        std::vector<std::vector<Seen>> seen;
+        const DrillTimes times = runStorePauseDrill(
+            drill, redis_,
+            [&](int) {
+                auto client = std::make_unique<RlsClient>(server.port());
+                client->health("");  // the connection is made before any call is timed
+                return client;
+            },
+            [&](std::unique_ptr<RlsClient>& client, int c, int i) {
+                Seen x;
+                x.key = keys[(c + i) % 3];
+                const auto a = client->ask("drill", {{{x.key, "c" + std::to_string(c)}}});
+                x.grpcCode = a.status.error_code();
+                if (a.status.ok()) {
+                    x.code = a.response.overall_code();
+                    x.remaining = a.response.statuses(0).limit_remaining();
+                }
+                return x;
+            },
+            &seen);
+        QVERIFY(times.allReady && times.allDone);
+        const auto continuedAt = times.continuedAt;
 
         // Each answer is Redis' decision or the rule's answer to a store error, never anything
         // else; while Redis is stopped, only the latter. (While it runs, a call of a busy
         // machine may still pass the 15 ms bound: the rule answers it too, and it is counted.)
-        std::int64_t slowest[3] = {0, 0, 0};
-        int decided[3] = {0, 0, 0}, storeErrors[3] = {0, 0, 0};
+        std::int64_t slowest[kDrillPhases] = {0, 0, 0};
+        int decided[kDrillPhases] = {0, 0, 0}, storeErrors[kDrillPhases] = {0, 0, 0};
         int failedOpen = 0, denied = 0, unavailable = 0;
         for (int c = 0; c < kClients; ++c) {
             for (const Seen& one : seen[c]) {
@@ -505,7 +471,7 @@ private slots:
             "Redis stopped %lld ms; slowest call before %.1f ms, while stopped %.1f ms, after "
             "%.1f ms; while stopped: %d failed open, %d denied, %d unavailable; Redis decided "
             "again %lld ms after SIGCONT",
-            static_cast<long long>(kStopped.count()), slowest[kRunning] / 1000.0,
+            static_cast<long long>(drill.stopped.count()), slowest[kRunning] / 1000.0,
             slowest[kStoppedPhase] / 1000.0, slowest[kContinued] / 1000.0, failedOpen, denied,
             unavailable,
             static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
