@@ -1,8 +1,9 @@
 #include "formats/import/path_regex.h"
 
 #include <algorithm>
-
 #include <cctype>
+
+#include "policy/policy_names.h"
 
 namespace ratelab::formats {
 
@@ -245,14 +246,10 @@ bool hasLetters(std::string_view text) {
 
 }  // namespace
 
-bool isRoutePath(std::string_view path) {
-    return !path.empty() && path.front() == '/' && path.size() <= 2048 &&
-           std::all_of(path.begin(), path.end(), [](char c) { return c > ' ' && c < 0x7f; });
-}
-
 std::optional<PolicyJson> exactRoute(std::string_view path) {
-    if (!isRoutePath(path) || path.size() < 2 || path.front() != '/' || path.back() == '/' ||
-        path.find('*') != std::string_view::npos || path.find("//") != std::string_view::npos)
+    if (!policy::isValidRoutePath(path) || path.size() < 2 || path.front() != '/' ||
+        path.back() == '/' || path.find('*') != std::string_view::npos ||
+        path.find("//") != std::string_view::npos)
         return std::nullopt;
     return PolicyJson{{"path_pattern", std::string(path)}};
 }
@@ -367,7 +364,7 @@ std::optional<RegexRoutes> routesFromRegex(std::string_view regex, bool caseless
             continue;
         }
         if (!wildcard) {
-            if (!isRoutePath(pattern)) {
+            if (!policy::isValidRoutePath(pattern)) {
                 why = "the prefix \"" + pattern + "\" is not a path a route can hold";
                 return std::nullopt;
             }

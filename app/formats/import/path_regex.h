@@ -30,20 +30,15 @@ inline constexpr std::size_t kMaxRegexAlternatives = 16;
 /// nullopt with the reason in `why` ("it is not anchored at the start (\"^\")").
 std::optional<RegexRoutes> routesFromRegex(std::string_view regex, bool caseless, std::string& why);
 
-/// Whether `path` is text a policy's route may hold, as the policy loader checks it: it starts
-/// with "/", is at most 2048 bytes and is printable ASCII without spaces (other bytes
-/// percent-encoded). Every route the importers write passes it.
-bool isRoutePath(std::string_view path);
-
 /// A literal path as ratelab's exact route ({"path_pattern": path}), or nullopt when no pattern
-/// can say it ("/", a "*" or an empty segment in the path, or no isRoutePath()).
+/// can say it ("/", a "*" or an empty segment in the path, or not policy::isValidRoutePath(path)).
 std::optional<PolicyJson> exactRoute(std::string_view path);
 
 /// A literal path prefix as ratelab's prefix route. nginx and HAProxy compare prefixes byte by
 /// byte ("/api" matches "/apis"), ratelab on a segment boundary ("/api" matches "/api" and
 /// "/api/x"): `approximation` says so when that makes a difference (the prefix does not end in
 /// "/"), and is left empty otherwise.
-/// REQUIRES: isRoutePath(prefix), or an empty prefix (which is "/").
+/// REQUIRES: policy::isValidRoutePath(prefix), or an empty prefix (which is "/").
 PolicyJson prefixRoute(std::string_view prefix, std::string& approximation);
 
 /// A route's text for messages: its prefix or its pattern.

@@ -46,4 +46,13 @@ bool isValidToken(std::string_view token) {
            std::all_of(token.begin(), token.end(), isTokenChar);
 }
 
+bool isRouteChar(char c) {
+    return c > ' ' && c < 0x7f;
+}
+
+bool isValidRoutePath(std::string_view path) {
+    return !path.empty() && path.front() == '/' && path.size() <= kMaxRouteBytes &&
+           std::all_of(path.begin(), path.end(), isRouteChar);
+}
+
 }  // namespace ratelab::policy

@@ -105,5 +105,13 @@ bool isNameChar(char c);
 bool isValidName(std::string_view name);
 /// An HTTP header or attribute name in a key: 1..256 token characters.
 bool isValidToken(std::string_view token);
+/// True for the characters a route may hold: printable ASCII without the space (other bytes
+/// are percent-encoded).
+bool isRouteChar(char c);
+/// The longest route a policy may name, in bytes.
+inline constexpr std::size_t kMaxRouteBytes = 2048;
+/// A route a policy may name: it starts with "/", is at most kMaxRouteBytes long, and every
+/// character isRouteChar.
+bool isValidRoutePath(std::string_view path);
 
 }  // namespace ratelab::policy

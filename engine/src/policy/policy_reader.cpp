@@ -50,9 +50,9 @@ bool checkPath(Diagnostics& sink, const json::Value& v, std::string_view what) {
     std::string problem;
     if (path.empty() || path.front() != '/') {
         problem = " must start with \"/\"";
-    } else if (path.size() > 2048) {
-        problem = " is longer than 2048 characters";
-    } else if (!std::all_of(path.begin(), path.end(), [](char c) { return c > ' ' && c < 0x7f; })) {
+    } else if (path.size() > kMaxRouteBytes) {
+        problem = " is longer than " + std::to_string(kMaxRouteBytes) + " characters";
+    } else if (!std::all_of(path.begin(), path.end(), isRouteChar)) {
         problem = " must be printable ASCII without spaces (percent-encode other characters)";
     }
     if (problem.empty()) return true;

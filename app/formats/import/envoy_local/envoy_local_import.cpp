@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "formats/import/path_regex.h"
+#include "policy/policy_names.h"
 
 namespace ratelab::formats::envoy_local {
 
@@ -146,7 +147,7 @@ private:
     std::optional<PolicyJson> routeMatch(const YamlNode& route) {
         const YamlNode* match = field(&route, "match");
         if (const YamlNode* prefix = field(match, "prefix")) {
-            if (!isRoutePath(text(prefix))) {
+            if (!policy::isValidRoutePath(text(prefix))) {
                 log_.warning(pos(*prefix), "the prefix \"" + text(prefix) +
                                                "\" is not a path a route can hold: its local "
                                                "rate limit is not imported");

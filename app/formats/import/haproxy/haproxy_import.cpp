@@ -8,6 +8,7 @@
 
 #include "formats/import/engine_fit.h"
 #include "formats/import/path_regex.h"
+#include "policy/policy_names.h"
 #include "ratelab/ip_address.h"
 
 namespace ratelab::formats::haproxy {
@@ -212,7 +213,7 @@ private:
             std::vector<PolicyJson> routes;
             for (const std::string& v : t.values) {
                 if (match == "beg" || match == "dir") {
-                    if (!isRoutePath(v))
+                    if (!policy::isValidRoutePath(v))
                         return dropped(t, "the path \"" + v + "\", which no route can hold");
                     std::string approximation;
                     routes.push_back(prefixRoute(v, approximation));

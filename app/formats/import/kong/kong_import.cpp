@@ -8,6 +8,7 @@
 #include <map>
 
 #include "formats/import/path_regex.h"
+#include "policy/policy_names.h"
 #include "ratelab/redis_url.h"
 
 namespace ratelab::formats::kong {
@@ -246,8 +247,7 @@ private:
                                        "0123456789.-_~/%") == std::string::npos;
                 const bool regex = path.starts_with("~") || (legacyPaths_ && !plain);
                 if (path.starts_with("~")) path.erase(0, 1);
-                const bool routable = std::all_of(path.begin(), path.end(),
-                                                  [](char c) { return c > ' ' && c < 0x7f; });
+                const bool routable = std::all_of(path.begin(), path.end(), policy::isRouteChar);
                 if (!routable || (!regex && !path.starts_with("/"))) {
                     log_.warning(pos(p), "path \"" + p.text + "\" is not carried");
                     continue;

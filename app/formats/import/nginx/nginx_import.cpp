@@ -9,6 +9,7 @@
 #include "formats/import/engine_fit.h"
 #include "formats/import/nginx/nginx_model.h"
 #include "formats/import/path_regex.h"
+#include "policy/policy_names.h"
 #include "ratelab/ip_address.h"
 
 namespace ratelab::formats::nginx {
@@ -182,7 +183,7 @@ private:
         switch (loc.match) {
             case LocationMatch::Prefix:
             case LocationMatch::PrefixNoRegex:
-                if (!isRoutePath(loc.uri)) {
+                if (!policy::isValidRoutePath(loc.uri)) {
                     unroutable("no route says the prefix \"" + loc.uri + "\"");
                     return;
                 }

@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "formats/import/path_regex.h"
+#include "policy/policy_names.h"
 
 namespace ratelab::formats::traefik {
 
@@ -148,10 +149,8 @@ private:
     std::size_t errorAt_ = 0;
 };
 
-// What a route can hold: printable ASCII without spaces (other bytes percent-encoded), as the
-// policy loader wants it.
 bool routable(std::string_view s) {
-    return std::all_of(s.begin(), s.end(), [](char c) { return c > ' ' && c < 0x7f; });
+    return std::all_of(s.begin(), s.end(), policy::isRouteChar);
 }
 
 std::string written(const Matcher& m) {
