@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include "fixtures/import_fixture.h"
+#include "formats/export/export_targets.h"
 #include "formats/import/nginx/nginx_import.h"
 
 using namespace ratelab;
@@ -55,6 +56,33 @@ private slots:
             "b.b /b/ leaky_bucket capacity=0 refill_per_second=0.15 key=PEER\n"
             "c.c /c/ leaky_bucket capacity=4 refill_per_second=7 delay=2 key=PEER\n",
             ":2:18: " + ipv6 + ":3:18: " + ipv6 + ":4:18: " + ipv6);
+        row("a file included inside http (conf.d, sites-enabled)",
+            "limit_req_zone $binary_remote_addr zone=a:1m rate=2r/s;\n"
+            "limit_req_status 429;\n"
+            "server { location /api/ { limit_req zone=a burst=3; } }\n",
+            "a.api /api/ leaky_bucket capacity=3 refill_per_second=2 key=PEER\n",
+            ":1:1: warning: no http block: the file is read as the inside of one, as nginx reads "
+            "a file included there (conf.d/*.conf, sites-enabled/*)\n:1:16: " +
+                ipv6);
+        {
+            // The export's own map of $remote_addr to address groups reads back as the
+            // grouping it says; the limits of a file without servers reach its includers'.
+            std::string map = "map $remote_addr $grouped {\n";
+            for (const formats::NginxMapEntry& e : formats::nginxAddressMap(24, 48))
+                map += "  \"~" + e.pattern + "\" \"" + e.value + "\";\n";
+            map += "  default $remote_addr;\n}\n";
+            row("the export's address map, at the http level only",
+                map +
+                    "limit_req_zone $grouped zone=g:1m rate=5r/s;\nlimit_req zone=g;\n"
+                    "limit_req_status 429;\n",
+                "g / leaky_bucket capacity=0 refill_per_second=5 "
+                "key={\"source\":\"peer\",\"ipv4_prefix\":24,\"ipv6_prefix\":48}\n",
+                ":1:1: warning: no http block: the file is read as the inside of one, as nginx "
+                "reads a file included there (conf.d/*.conf, sites-enabled/*)\n"
+                ":1:1: warning: no server block: the limits are read as applying to every "
+                "request of the servers that include the file; a location there with "
+                "limit_req lines of its own would not inherit them\n");
+        }
         row("inheritance: a level with its own limit_req inherits none",
             "http {\n"
             "  limit_req_zone $binary_remote_addr zone=a:1m rate=1r/s;\n"

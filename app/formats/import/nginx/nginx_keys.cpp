@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 
+#include "formats/export/export_targets.h"
 #include "formats/import/nginx/nginx_model.h"
 #include "ratelab/ip_address.h"
 
@@ -234,6 +235,42 @@ std::optional<AllowList> allowListOf(const NginxDirective& map,
     return out;
 }
 
+// How a `map $remote_addr $k { ... default $remote_addr; }` groups client addresses, when its
+// entries are exactly those of nginxAddressMap (the export's own map: IPv4 by one prefix, IPv6
+// by another); nullopt for any other map.
+struct AddressGrouping {
+    int ipv4Prefix = 32;
+    int ipv6Prefix = 128;
+};
+
+std::optional<AddressGrouping> addressGroupingOf(const NginxDirective& map) {
+    if (map.name() != "map" || map.words[1].text != "$remote_addr") return std::nullopt;
+    std::vector<NginxMapEntry> entries;
+    bool defaultIsAddress = false;
+    for (const NginxDirective& e : map.children) {
+        if (e.words.size() != 2) return std::nullopt;
+        if (e.name() == "default") {
+            defaultIsAddress = e.words[1].text == "$remote_addr";
+        } else if (e.name().starts_with("~")) {
+            entries.push_back({e.name().substr(1), e.words[1].text});
+        } else {
+            return std::nullopt;
+        }
+    }
+    if (!defaultIsAddress) return std::nullopt;
+    for (int v4 = 8; v4 <= 32; v4 += 8) {
+        for (int v6 = 16; v6 <= 128; v6 += 16) {
+            const std::vector<NginxMapEntry> want = nginxAddressMap(v4, v6);
+            if (std::equal(entries.begin(), entries.end(), want.begin(), want.end(),
+                           [](const NginxMapEntry& a, const NginxMapEntry& b) {
+                               return a.pattern == b.pattern && a.value == b.value;
+                           }))
+                return AddressGrouping{v4, v6};
+        }
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ZoneKey> zoneKey(const NginxWord& word, const NginxConfig& config, ImportLog& log) {
@@ -248,6 +285,7 @@ std::optional<ZoneKey> zoneKey(const NginxWord& word, const NginxConfig& config,
     std::vector<std::string> notes;
     bool literal = false, peer = false;
     int headers = 0;
+    std::optional<AddressGrouping> grouping;
     auto addPart = [&parts](const std::string& p) {
         if (std::find(parts.begin(), parts.end(), p) == parts.end()) parts.push_back(p);
     };
@@ -271,7 +309,10 @@ std::optional<ZoneKey> zoneKey(const NginxWord& word, const NginxConfig& config,
                 return std::nullopt;
             }
             std::optional<AllowList> allow = allowListOf(*def, config.directives);
-            if (allow && builtinVariable(allow->variable)) {
+            if (std::optional<AddressGrouping> g = addressGroupingOf(*def)) {
+                grouping = g;
+                var = "remote_addr";
+            } else if (allow && builtinVariable(allow->variable)) {
                 notes.push_back("$" + var + " (" + def->name() + " at " + lineRef(log, def->at()) +
                                 ") gives $" + allow->variable +
                                 (allow->cidrs.empty()
@@ -327,6 +368,12 @@ std::optional<ZoneKey> zoneKey(const NginxWord& word, const NginxConfig& config,
     } else if (parts.size() == 1 && peer) {
         out.key = wholeAddressKey();
         out.description = "the client address";
+        if (grouping) {
+            out.key["ipv4_prefix"] = grouping->ipv4Prefix;
+            out.key["ipv6_prefix"] = grouping->ipv6Prefix;
+            out.description += " grouped by IPv4 /" + std::to_string(grouping->ipv4Prefix) +
+                               " and IPv6 /" + std::to_string(grouping->ipv6Prefix);
+        }
     } else if (parts.size() == 1 && headers == 1) {
         const std::string name = parts[0].substr(7);
         out.key = PolicyJson{
@@ -351,7 +398,11 @@ std::optional<ZoneKey> zoneKey(const NginxWord& word, const NginxConfig& config,
         for (const std::string& p : parts)
             out.description += " " + p;
     }
-    if (peer) {
+    if (peer && grouping && parts.size() > 1) {
+        out.key["ipv4_prefix"] = grouping->ipv4Prefix;
+        out.key["ipv6_prefix"] = grouping->ipv6Prefix;
+    }
+    if (peer && !grouping) {
         notes.push_back(
             "nginx keys each IPv6 address on its own; the import keeps that (ipv6_prefix 128), "
             "where ratelab would group a /64 that one client holds");

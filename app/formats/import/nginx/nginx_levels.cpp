@@ -45,16 +45,18 @@ public:
         : config_(config), log_(log), model_(model) {}
 
     void read() {
+        const std::vector<NginxDirective>& top = config_.directives;
+        if (std::none_of(top.begin(), top.end(),
+                         [](const NginxDirective& d) { return d.name() == "http"; })) {
+            readHttpSnippet();
+            return;
+        }
         bool sawHttp = false;
         // Zones first: a limit_req may name a zone declared further down.
-        for (const NginxDirective& d : config_.directives) {
-            if (d.name() == "http" && d.block) {
-                for (const NginxDirective& c : d.children) {
-                    if (c.name() == "limit_req_zone") zone(c);
-                }
-            }
+        for (const NginxDirective& d : top) {
+            if (d.name() == "http" && d.block) zones(d.children);
         }
-        for (const NginxDirective& d : config_.directives) {
+        for (const NginxDirective& d : top) {
             if (d.name() == "http" && d.block) {
                 if (sawHttp) {
                     log_.error(d.at(), "\"http\" directive is duplicate");
@@ -63,7 +65,7 @@ public:
                 sawHttp = true;
                 model_.http.kind = Level::Kind::Http;
                 model_.http.at = d.at();
-                body(d, model_.http);
+                body(d.children, model_.http);
             } else {
                 forbidLimits(d, "the main level");
             }
@@ -71,6 +73,40 @@ public:
     }
 
 private:
+    // A file without an http block holds what one would (conf.d/*.conf, sites-enabled/* and
+    // ratelab's own export are included inside http { }): its top level is read as http's.
+    void readHttpSnippet() {
+        const std::vector<NginxDirective>& top = config_.directives;
+        model_.http.kind = Level::Kind::Http;
+        model_.http.at = top.empty() ? SourcePos{0, 1, 1} : top.front().at();
+        if (!top.empty()) {
+            log_.warning(model_.http.at,
+                         "no http block: the file is read as the inside of one, as nginx reads "
+                         "a file included there (conf.d/*.conf, sites-enabled/*)");
+        }
+        zones(top);
+        body(top, model_.http);
+        if (model_.http.children.empty() && !model_.http.limits.empty()) {
+            // Its limits reach the servers of the file that includes it, unseen here: one
+            // server without locations stands for them.
+            Level server;
+            server.kind = Level::Kind::Server;
+            server.at = model_.http.at;
+            server.serverNames = "(the including configuration's servers)";
+            model_.http.children.push_back(std::move(server));
+            log_.warning(model_.http.at,
+                         "no server block: the limits are read as applying to every request "
+                         "of the servers that include the file; a location there with "
+                         "limit_req lines of its own would not inherit them");
+        }
+    }
+
+    void zones(const std::vector<NginxDirective>& httpBody) {
+        for (const NginxDirective& c : httpBody) {
+            if (c.name() == "limit_req_zone") zone(c);
+        }
+    }
+
     // Every limit_req directive in `d` or below: not allowed there.
     void forbidLimits(const NginxDirective& d, std::string_view where) {
         if (isLimitDirective(d.name())) {
@@ -260,8 +296,8 @@ private:
     }
 
     // The directives of an http, server or location block.
-    void body(const NginxDirective& block, Level& level) {
-        for (const NginxDirective& d : block.children) {
+    void body(const std::vector<NginxDirective>& directives, Level& level) {
+        for (const NginxDirective& d : directives) {
             const std::string& n = d.name();
             if (n == "limit_req_zone") {
                 if (level.kind != Level::Kind::Http)
@@ -286,7 +322,7 @@ private:
                         server.serverNames +=
                             (server.serverNames.empty() ? "" : " ") + c.words[i].text;
                 }
-                body(d, server);
+                body(d.children, server);
                 level.children.push_back(std::move(server));
             } else if (n == "location" && d.block && level.kind != Level::Kind::Http) {
                 location(d, level);
@@ -394,7 +430,7 @@ private:
                 return;
             }
         }
-        body(d, loc);
+        body(d.children, loc);
         parent.children.push_back(std::move(loc));
     }
 
