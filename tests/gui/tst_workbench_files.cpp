@@ -7,11 +7,15 @@
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QSpinBox>
+#include <QTableWidget>
 #include <QtTest>
 
 #include "fixtures/cli_fixture.h"
+#include "fixtures/file_fixture.h"
 #include "fixtures/gui_fixture.h"
 #include "fixtures/window_fixture.h"
+#include "formats/import/policy_import.h"
+#include "gui/policy/import_warnings_dialog.h"
 #include "gui/policy/policy_editor.h"
 #include "gui/session/workbench.h"
 #include "gui/window/main_window.h"
@@ -51,6 +55,7 @@ private slots:
     void theRealDialogShowsTheDiagnostic();
     void importLimits_data();
     void importLimits();
+    void importWarningsPointAtTheirLines();
     void unsavedEditsAreNotDiscardedSilently();
     void saveWritesWhatTheEditorShows();
     void closingAsksAboutUnsavedEdits();
@@ -204,11 +209,45 @@ void TestWorkbenchFiles::importLimits() {
         return;
     }
     QVERIFY(b.ui.errors.isEmpty());
-    QCOMPARE(b.ui.information.size(), 1);
-    QVERIFY2(b.ui.information[0].text.contains(message), qPrintable(b.ui.information[0].text));
+    QCOMPARE(b.ui.importWarnings.size(), 1);
+    QCOMPARE(b.ui.importWarnings[0].first, answer.isEmpty() ? QString("nginx") : answer);
+    const QString warnings =
+        QString::fromStdString(formatDiagnostics(b.ui.importWarnings[0].second));
+    QVERIFY2(warnings.contains(message), qPrintable(warnings));
     QCOMPARE(b.workbench.document().path(), QString());
     QCOMPARE(QString::fromStdString(b.workbench.document().policies().policies[0].name), policy);
     QCOMPARE(b.workbench.document().policies().policies[0].capacity, std::int64_t(5));
+    // The imported set is the editor's "as loaded": compare mode runs it as A.
+    QVERIFY(b.workbench.compareWithLoaded());
+    QVERIFY(b.workbench.isComparing());
+}
+
+// The real warnings dialog lists each warning and shows the configuration's lines around the
+// selected one, that line marked.
+void TestWorkbenchFiles::importWarningsPointAtTheirLines() {
+    const QString path =
+        QStringLiteral(RATELAB_SOURCE_DIR) + "/tests/data/import/nginx/basic-per-ip.conf";
+    const formats::ImportResult imported =
+        formats::importPolicies(formats::ImportKind::Nginx, {path.toStdString()});
+    QVERIFY(imported.policies && imported.diagnostics.size() >= 2);
+    gui::ImportWarningsDialog dialog("nginx", imported.diagnostics);
+    auto* table = dialog.findChild<QTableWidget*>("importWarnings");
+    QVERIFY(table);
+    QCOMPARE(table->rowCount(), static_cast<int>(imported.diagnostics.size()));
+    const QStringList lines = QString::fromUtf8(testing::readFile(path)).split('\n');
+    for (int row = 0; row < table->rowCount(); ++row) {
+        const Diagnostic& d = imported.diagnostics[row];
+        QCOMPARE(table->item(row, 1)->text(), QString::fromStdString(d.message));
+        QVERIFY(table->item(row, 0)->text().endsWith(
+            QStringLiteral(":%1:%2").arg(d.line).arg(d.column)));
+        dialog.showWarning(row);
+        QCOMPARE(table->currentRow(), row);
+        const QString marked = QStringLiteral("> %1| %2").arg(d.line).arg(lines[d.line - 1]);
+        QVERIFY2(dialog.excerpt().contains(marked), qPrintable(dialog.excerpt()));
+    }
+    QCOMPARE(gui::sourceExcerpt(path, 2, 1),
+             QStringLiteral("  1| %1\n> 2| %2\n  3| %3\n").arg(lines[0], lines[1], lines[2]));
+    QVERIFY(gui::sourceExcerpt(path + ".missing", 3).contains("cannot be read"));
 }
 
 void TestWorkbenchFiles::malformedScenarioNamesLineAndColumn() {

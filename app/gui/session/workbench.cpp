@@ -255,10 +255,7 @@ bool Workbench::importLimits(const QString& path) {
                                diagnosticsText(imported.diagnostics)));
         return false;
     }
-    if (!imported.diagnostics.empty())
-        ui_.showInformation(tr("Imported with warnings"),
-                            tr("What %1 does that the imported policies do differently:\n\n%2")
-                                .arg(kinds[chosen], diagnosticsText(imported.diagnostics)));
+    if (!imported.diagnostics.empty()) ui_.showImportWarnings(kinds[chosen], imported.diagnostics);
     document_.reset(std::move(*imported.policies), QString());
     policyChosen_ = true;
     emit statusMessage(tr("Imported %1 limits from %2 (not saved yet)")

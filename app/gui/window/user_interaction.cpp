@@ -13,6 +13,8 @@
 #include <QMessageBox>
 #include <QUrl>
 
+#include "gui/policy/import_warnings_dialog.h"
+
 namespace ratelab::gui {
 
 void DialogInteraction::showError(const QString& title, const QString& text) {
@@ -113,6 +115,12 @@ bool DialogInteraction::chooseImportKind(const QString& path, const QStringList&
     if (!ok) return false;
     chosen = static_cast<int>(kinds.indexOf(kind));
     return chosen >= 0;
+}
+
+void DialogInteraction::showImportWarnings(const QString& kind,
+                                           const std::vector<Diagnostic>& warnings) {
+    ImportWarningsDialog dialog(kind, warnings, parent_);
+    dialog.exec();
 }
 
 bool DialogInteraction::chooseLogFormat(const QString& path, LogFormatChoice& choice) {

@@ -5,8 +5,10 @@
 
 #include <QString>
 #include <QStringList>
+#include <vector>
 
 #include "gui/session/log_format_choice.h"
+#include "ratelab/diagnostic.h"
 
 class QUrl;
 class QWidget;
@@ -47,6 +49,10 @@ public:
     /// `chosen` holds the detected index on entry (-1: none detected) and the choice on return;
     /// false when the user cancelled.
     virtual bool chooseImportKind(const QString& path, const QStringList& kinds, int& chosen) = 0;
+    /// What an import from `kind` ("nginx") carried over differently: `warnings`, each at
+    /// FILE:LINE:COLUMN of a file it read, listed beside the lines they are about.
+    virtual void showImportWarnings(const QString& kind,
+                                    const std::vector<Diagnostic>& warnings) = 0;
 };
 
 /// The real thing: QMessageBox, QFileDialog and QDesktopServices, parented to `parent` (may be
@@ -68,6 +74,7 @@ public:
     bool chooseLogFormat(const QString& path, LogFormatChoice& choice) override;
     bool confirmFit(const QString& log, const QStringList& rows) override;
     bool chooseImportKind(const QString& path, const QStringList& kinds, int& chosen) override;
+    void showImportWarnings(const QString& kind, const std::vector<Diagnostic>& warnings) override;
 
 private:
     QWidget* parent_;
