@@ -180,8 +180,7 @@ Command fitCommand() {
         Option::input("check-policy", "P.json",
                       "After fitting, replay the logs and run the fitted scenario under this "
                       "policy, and print per class the requests, throttled requests, clients and "
-                      "throttled clients of both (keys as this policy derives them). "
-                      "Repeatable.")
+                      "throttled clients of both (keys as this policy derives them).")
             .asRepeated(),
         Option::value("scale", "N",
                       "The crowds' instances are N times the clients (0.001 to 1000, default 1): "
