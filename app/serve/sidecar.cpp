@@ -291,6 +291,12 @@ std::string Sidecar::metricsText() {
     if (admin_) s.admin = admin_->stats();
     s.keyspace = store().keyspace();
     s.storeKind = store().kind();
+    const Store* counted = &store();
+    if (const auto* batching = dynamic_cast<const BatchingStore*>(counted)) {
+        s.batching = batching->counters();
+        counted = &batching->inner();
+    }
+    if (const auto* redis = dynamic_cast<const RedisStore*>(counted)) s.redis = redis->counters();
     if (runtime_) {
         s.policies =
             static_cast<std::int64_t>(runtime_->current()->limiter->policies().policies.size());

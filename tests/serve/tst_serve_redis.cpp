@@ -70,6 +70,40 @@ private slots:
         QVERIFY2(redis_.start(&error), error.c_str());
     }
 
+    // /metrics reports the Redis store's own counters and the batching in front of it: every
+    // decision reached Redis as one script call of some batch, nothing failed, one or more
+    // connections were made, and no failover happened.
+    void metricsCountRedisCalls() {
+        SidecarUnderTest s(policies(redis_.url()));
+        QVERIFY2(s.sidecar, s.error.c_str());
+        constexpr int kRequests = 20;
+        RawClient client(s.port());
+        for (int i = 0; i < kRequests; ++i) {
+            QVERIFY(client.send(clientRequest(i % 4)));
+            QVERIFY(client.read().status != 0);
+        }
+        RawClient admin(s.adminPort());
+        QVERIFY(admin.send(get("/metrics")));
+        const HttpAnswer metrics = admin.read();
+        QCOMPARE(metrics.status, 200);
+        auto sample = [&](const std::string& name) -> std::int64_t {
+            const std::size_t at = metrics.body.find("\n" + name + " ");
+            if (at == std::string::npos) return -1;
+            return std::stoll(metrics.body.substr(at + name.size() + 2));
+        };
+        QVERIFY2(sample("ratelab_redis_commands_total") >= kRequests, metrics.body.c_str());
+        QVERIFY(sample("ratelab_redis_connects_total") >= 1);
+        QCOMPARE(sample("ratelab_redis_connect_failures_total"), std::int64_t(0));
+        QCOMPARE(sample("ratelab_redis_transport_errors_total"), std::int64_t(0));
+        QCOMPARE(sample("ratelab_redis_refusals_total"), std::int64_t(0));
+        QCOMPARE(sample("ratelab_redis_failovers_total"), std::int64_t(0));
+        QCOMPARE(sample("ratelab_store_batched_consumptions_total"), std::int64_t(kRequests));
+        const std::int64_t batches = sample("ratelab_store_batches_total");
+        QVERIFY(batches >= 1 && batches <= kRequests);
+        QCOMPARE(sample("ratelab_store_batch_timeouts_total"), std::int64_t(0));
+        QVERIFY(sample("ratelab_store_largest_batch") >= 1);
+    }
+
     // Six connections, three clients, every request pipelined at once: the loops decide them
     // in batches, yet each client gets exactly its capacity of passes, their remaining counts
     // 4 to 0 once each, and every other request 429.

@@ -120,6 +120,49 @@ void SidecarMetrics::countReload(bool succeeded, Nanos wallTime) {
     if (succeeded) lastReload_.store(wallTime, std::memory_order_relaxed);
 }
 
+namespace {
+
+void counter(std::string& out, std::string_view name, std::string_view help, std::int64_t v) {
+    family(out, name, "counter", help);
+    Sample(out, name).value(v);
+}
+
+void renderRedis(std::string& out, const RedisStoreCounters& r) {
+    counter(out, "ratelab_redis_commands_total",
+            "Scripts sent to Redis, retries included (a pipeline counts each of its calls).",
+            r.commands);
+    counter(out, "ratelab_redis_connects_total", "Connections to Redis established.", r.connects);
+    counter(out, "ratelab_redis_connect_failures_total",
+            "Connection attempts to Redis that failed (backoff bounds them).", r.connectFailures);
+    counter(out, "ratelab_redis_script_loads_total",
+            "Rounds of calls resent with the script's text after NOSCRIPT.", r.scriptLoads);
+    counter(out, "ratelab_redis_redirects_total",
+            "Cluster ASK answers, and MOVED answers that changed the slot map.", r.redirects);
+    counter(out, "ratelab_redis_transport_errors_total",
+            "Redis calls that ended unreachable or too slow.", r.transportErrors);
+    counter(out, "ratelab_redis_refusals_total",
+            "Redis calls the server refused (READONLY, OOM, a script error, ...).", r.refusals);
+    counter(out, "ratelab_redis_failovers_total",
+            "Sentinel: times the sentinels named a new master.", r.failovers);
+    counter(out, "ratelab_redis_cache_hits_total",
+            "Consumptions the over-limit cache answered without Redis.", r.cacheHits);
+}
+
+void renderBatching(std::string& out, const BatchingStoreCounters& b) {
+    counter(out, "ratelab_store_batches_total",
+            "Batches the decision loops' store calls were coalesced into.", b.batches);
+    counter(out, "ratelab_store_batched_consumptions_total",
+            "Consumptions sent to the store in those batches.", b.consumptions);
+    counter(out, "ratelab_store_batch_timeouts_total",
+            "Store calls answered unavailable because their timeout passed before a batch "
+            "could carry them.",
+            b.timedOut);
+    family(out, "ratelab_store_largest_batch", "gauge", "Most consumptions one batch carried.");
+    Sample(out, "ratelab_store_largest_batch").value(b.largestBatch);
+}
+
+}  // namespace
+
 std::string SidecarMetrics::render(const MetricsSnapshot& s) const {
     std::vector<std::string> names;
     {
@@ -231,6 +274,9 @@ std::string SidecarMetrics::render(const MetricsSnapshot& s) const {
             .label("store", s.storeKind)
             .value(s.keyspace.maxBuckets);
     }
+
+    if (s.redis) renderRedis(out, *s.redis);
+    if (s.batching) renderBatching(out, *s.batching);
 
     family(out, "ratelab_policy_reloads_total", "counter",
            "Policy file reloads (SIGHUP or POST /-/reload), by result; a failed reload keeps "

@@ -14,8 +14,12 @@
 #include <string_view>
 #include <vector>
 
+#include <optional>
+
+#include "ratelab/batching_store.h"
 #include "ratelab/limit.h"
 #include "ratelab/limit_observer.h"
+#include "ratelab/redis_store.h"
 #include "ratelab/store.h"
 #include "serve/http/http_server.h"
 
@@ -27,6 +31,9 @@ struct MetricsSnapshot {
     HttpServerStats admin;
     KeyspaceStats keyspace;
     std::string_view storeKind;
+    /// A Redis store's counters, and the batching in front of it, when the service has them.
+    std::optional<RedisStoreCounters> redis;
+    std::optional<BatchingStoreCounters> batching;
     std::int64_t policies = 0;  ///< policies in the running file
     bool ready = false;
     bool draining = false;
