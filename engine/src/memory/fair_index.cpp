@@ -4,7 +4,7 @@ namespace ratelab::memory {
 
 namespace {
 
-// Index tables stay small next to the buckets' own: never "large" (FlatTable).
+// The node table's load does not depend on its size (fair_index.h): never "large" (FlatTable).
 constexpr std::size_t kIndexLargeBytes = std::size_t(1) << 40;
 
 }  // namespace
@@ -50,10 +50,7 @@ void FairIndex::freeNode(std::uint32_t n) {
     }
     if (node.nextSibling != kNone) nodes_[node.nextSibling].prevSibling = node.prevSibling;
     --p.kids;
-    if (p.densest == n) {
-        p.densest = kNone;
-        p.densestKnown = p.kids == 0;
-    }
+    if (p.densest == n) p.densest = p.kids == 0 ? kNone : kUnknown;
     nodeOf_.erase(nodeOf_.find(node.id));
     node.id = 0;
     freeNodes_.push_back(n);
@@ -71,7 +68,7 @@ std::int64_t FairIndex::countOf(std::uint32_t parent, std::uint32_t child) const
 
 std::uint32_t FairIndex::densest(std::uint32_t n) {
     Node& node = nodes_[n];
-    if (!node.densestKnown) {
+    if (node.densest == kUnknown) {
         std::uint32_t best = kNone;
         for (std::uint32_t c = node.firstChild; c != kNone; c = nodes_[c].nextSibling) {
             const Node& child = nodes_[c];
@@ -81,11 +78,11 @@ std::uint32_t FairIndex::densest(std::uint32_t n) {
             }
         }
         node.densest = best;
-        node.densestKnown = true;
     }
     // Its own buckets are a child of id 0: they win only with strictly more buckets.
     if (n != kRoot && node.own > 0 &&
-        (node.densest == kNone || node.own > nodes_[node.densest].count)) {
+        (node.densest == kNone ||
+         static_cast<std::int64_t>(node.own) > nodes_[node.densest].count)) {
         return kOwnGroup;
     }
     return node.densest;
@@ -94,7 +91,7 @@ std::uint32_t FairIndex::densest(std::uint32_t n) {
 // A child's count went up by one.
 void FairIndex::grew(std::uint32_t parent, std::uint32_t child) {
     Node& p = nodes_[parent];
-    if (!p.densestKnown) return;
+    if (p.densest == kUnknown) return;
     const Node& c = nodes_[child];
     if (p.densest == kNone || c.count > nodes_[p.densest].count ||
         (c.count == nodes_[p.densest].count && c.id > nodes_[p.densest].id)) {
@@ -105,11 +102,11 @@ void FairIndex::grew(std::uint32_t parent, std::uint32_t child) {
 // A child's count went down by one (it may be gone since).
 void FairIndex::shrank(std::uint32_t parent, std::uint32_t child) {
     Node& p = nodes_[parent];
-    if (p.densest == child) p.densestKnown = false;
+    if (p.densest == child) p.densest = kUnknown;
 }
 
-void FairIndex::add(const store::FairPath& path, std::uint32_t limit, std::uint64_t partition,
-                    std::uint64_t fingerprint) {
+std::uint32_t FairIndex::add(const store::FairPath& path, std::uint32_t limit, unsigned shard,
+                            std::uint64_t fingerprint) {
     std::uint32_t n = kRoot;
     ++nodes_[kRoot].count;
     for (std::size_t i = 0; i < path.depth; ++i) {
@@ -128,19 +125,15 @@ void FairIndex::add(const store::FairPath& path, std::uint32_t limit, std::uint6
         owns_.emplace_back();
     }
     Node& leaf = nodes_[n];
-    owns_[o] = Own{fingerprint, partition, path.order, limit, n, kNone, leaf.firstOwn,
-                   path.orderTag};
+    owns_[o] = Own{fingerprint, path.order, limit, n, kNone, leaf.firstOwn,
+                   static_cast<std::uint8_t>(shard), path.orderTag};
     if (leaf.firstOwn != kNone) owns_[leaf.firstOwn].prev = o;
     leaf.firstOwn = o;
     ++leaf.own;
-    ownOf_.insert(ownKey(limit, fingerprint), o, kIndexLargeBytes);
+    return o;
 }
 
-bool FairIndex::remove(std::uint32_t limit, std::uint64_t fingerprint) {
-    auto* slot = ownOf_.find(ownKey(limit, fingerprint));
-    if (!slot) return false;
-    const std::uint32_t o = slot->state;
-    ownOf_.erase(slot);
+void FairIndex::remove(std::uint32_t o) {
     const Own own = owns_[o];
     Node& leaf = nodes_[own.node];
     if (own.prev != kNone) {
@@ -159,7 +152,15 @@ bool FairIndex::remove(std::uint32_t limit, std::uint64_t fingerprint) {
         n = parent;
     }
     --nodes_[kRoot].count;
-    return true;
+}
+
+void FairIndex::clear() {
+    FairIndex empty;
+    std::swap(nodes_, empty.nodes_);
+    std::swap(freeNodes_, empty.freeNodes_);
+    std::swap(owns_, empty.owns_);
+    std::swap(freeOwns_, empty.freeOwns_);
+    std::swap(nodeOf_, empty.nodeOf_);
 }
 
 std::uint32_t FairIndex::densestLeaf(std::uint32_t parent, std::uint32_t child) {
@@ -258,7 +259,7 @@ double FairIndex::shareOf(const store::FairPath& path, std::size_t level) {
 std::size_t FairIndex::bytes() const {
     return nodes_.capacity() * sizeof(Node) + owns_.capacity() * sizeof(Own) +
            (freeNodes_.capacity() + freeOwns_.capacity()) * sizeof(std::uint32_t) +
-           nodeOf_.bytes() + ownOf_.bytes();
+           nodeOf_.bytes();
 }
 
 }  // namespace ratelab::memory

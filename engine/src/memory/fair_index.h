@@ -5,16 +5,39 @@
 // count, the densest child of each node, and per node its own buckets (those whose innermost
 // aggregate it is), so that a full store can tell which networks are over their share and find
 // the buckets of the densest. It holds only buckets placed among networks
-// (ConsumeRequest::place); the rest of the store never reads it on a request for a bucket that
-// exists. Not thread-safe: the store guards it with a mutex taken after any shard lock.
+// (ConsumeRequest::place), and only while the store is live (StoreAccounts::fairLive): each
+// shard keeps a BucketPlace beside every placed bucket, and the index is built from those in one
+// pass when the store first has no room, then kept up to date until the store has room again.
+// Not thread-safe: the store guards it with a mutex taken after any shard lock.
 
 #include <cstdint>
 #include <vector>
 
 #include "memory/flat_table.h"
+#include "ratelab/ip_address.h"
 #include "store/fair_share.h"
 
 namespace ratelab::memory {
+
+/// What a shard keeps of a bucket placed among networks, in a table beside its buckets under
+/// the same fingerprint: enough to compute the bucket's FairPath when the index is built, and
+/// its entry in the index while the index is live.
+struct BucketPlace {
+    IpAddress address;           ///< as KeyPlace::address
+    std::uint64_t order = 0;     ///< store::keyOrder of a key within a peer
+    std::uint32_t own = 0;       ///< its FairIndex::Own while the index is live
+    std::uint8_t prefix = 0;     ///< as KeyPlace::prefix
+    bool withinPeer = false;     ///< as KeyPlace::withinPeer
+};
+
+/// The bucket's FairPath, as store::keyPath or store::networkPath gave it.
+inline void pathOf(const BucketPlace& place, store::FairPath& out) {
+    if (place.withinPeer) {
+        store::peerPath(place.address, place.prefix, place.order, out);
+    } else {
+        store::networkPath(place.address, place.prefix, out);
+    }
+}
 
 class FairIndex {
 public:
@@ -23,12 +46,12 @@ public:
     /// One bucket, in its node's list of own buckets.
     struct Own {
         std::uint64_t fingerprint;  ///< the bucket's, in its limit's table
-        std::uint64_t partition;    ///< its partition's hash: which shard holds it
         std::uint64_t order;        ///< FairPath::order, for ties of last use
         std::uint32_t limit;
         std::uint32_t node;
         std::uint32_t prev;
         std::uint32_t next;
+        std::uint8_t shard;  ///< which of its limit's shards holds it
         std::uint8_t orderTag;
     };
 
@@ -46,11 +69,14 @@ public:
 
     FairIndex();
 
-    /// Records a new bucket. REQUIRES: path.depth > 0; (limit, fingerprint) not held.
-    void add(const store::FairPath& path, std::uint32_t limit, std::uint64_t partition,
-             std::uint64_t fingerprint);
-    /// Forgets a bucket that went; false when the index does not hold it.
-    bool remove(std::uint32_t limit, std::uint64_t fingerprint);
+    /// Records a new bucket and returns its entry, for remove().
+    /// REQUIRES: path.depth > 0; (limit, fingerprint) not held.
+    std::uint32_t add(const store::FairPath& path, std::uint32_t limit, unsigned shard,
+                      std::uint64_t fingerprint);
+    /// Forgets the bucket of entry `own` (add's result), which went.
+    void remove(std::uint32_t own);
+    /// Forgets every bucket and returns the memory.
+    void clear();
     /// Whether the index holds any bucket.
     bool empty() const { return nodes_[kRoot].count == 0; }
 
@@ -78,18 +104,20 @@ private:
     /// The densest of a node's children may be its own buckets, named by this.
     static constexpr std::uint32_t kOwnGroup = 0xfffffffeu;
 
+    /// Node::densest when the densest child must be found again.
+    static constexpr std::uint32_t kUnknown = 0xfffffffdu;
+
     struct Node {
         std::uint64_t id = 0;
         std::int64_t count = 0;  ///< buckets under it: its own and its children's
-        std::int64_t own = 0;
+        std::uint32_t own = 0;
         std::uint32_t parent = kNone;
         std::uint32_t kids = 0;  ///< child nodes; each holds at least one bucket
         std::uint32_t firstChild = kNone;
         std::uint32_t prevSibling = kNone;
         std::uint32_t nextSibling = kNone;
         std::uint32_t firstOwn = kNone;
-        std::uint32_t densest = kNone;  ///< cached densest child node, when densestKnown
-        bool densestKnown = true;
+        std::uint32_t densest = kNone;  ///< the densest child node, or kUnknown
     };
 
     std::uint32_t findNode(std::uint64_t id);
@@ -107,17 +135,14 @@ private:
     void grew(std::uint32_t parent, std::uint32_t child);
     void shrank(std::uint32_t parent, std::uint32_t child);
 
-    static std::uint64_t ownKey(std::uint32_t limit, std::uint64_t fingerprint) {
-        const std::uint64_t k = fingerprint ^ (std::uint64_t{limit} * 0x9E3779B97F4A7C15ULL);
-        return k != 0 ? k : 1;
-    }
-
     std::vector<Node> nodes_;
     std::vector<std::uint32_t> freeNodes_;
     std::vector<Own> owns_;
     std::vector<std::uint32_t> freeOwns_;
-    FlatTable<std::uint32_t> nodeOf_;  ///< node id -> index
-    FlatTable<std::uint32_t> ownOf_;   ///< ownKey(limit, fingerprint) -> index
+    /// Node id -> index. The index is live only while the store is full, where its memory
+    /// counts against the buckets': it runs 60-75 % full rather than FlatTable's 40-50 %, and a
+    /// lookup of a new node (a miss) still ends within a few cache lines.
+    FlatTable<std::uint32_t, 75, 75> nodeOf_;
 };
 
 }  // namespace ratelab::memory

@@ -99,16 +99,17 @@ public:
     /// The fair-share rule's decision of `request` (fair_index.h) and what follows from it.
     virtual void consumeFullLocked(StoreAccounts& store, const ConsumeRequest& request,
                                    const HashedRequest& h, ConsumeResult& out) = 0;
-    /// When the bucket `fingerprint` of the partition hashed `partition` is fresh again; false
-    /// when the table does not hold it.
-    virtual bool idleAtLocked(std::uint64_t partition, std::uint64_t fingerprint, Nanos& at) = 0;
+    /// When the bucket `fingerprint` of shard `shard` is fresh again; false when the table does
+    /// not hold it.
+    virtual bool idleAtLocked(unsigned shard, std::uint64_t fingerprint, Nanos& at) = 0;
     /// Takes the bucket out of the table and the store's count (not out of the index).
-    virtual void evictLocked(StoreAccounts& store, std::uint64_t partition,
-                             std::uint64_t fingerprint) = 0;
+    virtual void evictLocked(StoreAccounts& store, unsigned shard, std::uint64_t fingerprint) = 0;
+    /// Adds every placed bucket the table holds to `index`, as the index goes live.
+    virtual void indexPlacesLocked(FairIndex& index) = 0;
 
 protected:
     /// Whether the table ever held a bucket placed among networks: only then does an eviction
-    /// look for its bucket in the fair-share index. Set under a shard lock and the index's mutex.
+    /// look for its BucketPlace. Set under a shard lock.
     std::atomic<bool> placed_{false};
 
 private:
@@ -121,6 +122,7 @@ class LimitTable final : public LimitTableBase {
     using State = typename Algo::State;
     using Table = FlatTable<State>;
     using Slot = typename Table::Slot;
+    using Places = FlatTable<BucketPlace>;
 
 public:
     /// `shardBits`: 2^shardBits shards (shardBitsFor()); `limitId` the limit it serves.
@@ -244,7 +246,7 @@ public:
     void addStats(KeyspaceStats& stats) override {
         for (Shard& shard : std::span(shards_.get(), shardCount_)) {
             std::lock_guard<SpinLock> lock(shard.lock);
-            stats.bytes += static_cast<std::int64_t>(shard.buckets.bytes());
+            stats.bytes += static_cast<std::int64_t>(shard.buckets.bytes() + shard.places.bytes());
             shard.scopes.addStats(stats);
         }
     }
@@ -264,8 +266,8 @@ public:
         BudgetChain chain;
         chain.choose<Algo>(shard.scopes, request, h, store.seed());
         store::FairPath path;
-        const bool placed = candidatePath(request, chain, path);
-        if (!placed) path.depth = 0;
+        BucketPlace place;
+        if (placeOf(request, chain, place)) pathOf(place, path);
         const FairIndex::Verdict verdict = store.fairIndex().decide(path);
         switch (verdict.kind) {
             case FairIndex::Verdict::Kind::Admit:
@@ -283,23 +285,36 @@ public:
         refuseFull(store, out);
     }
 
-    bool idleAtLocked(std::uint64_t partition, std::uint64_t fingerprint, Nanos& at) override {
-        Shard& shard = shards_[partition >> shardShift_];
+    bool idleAtLocked(unsigned shardIndex, std::uint64_t fingerprint, Nanos& at) override {
+        Shard& shard = shards_[shardIndex];
         Slot* slot = shard.buckets.find(fingerprint);
         if (!slot) return false;
         at = Algo::idleAt(slot->state, shard.limit);
         return true;
     }
 
-    void evictLocked(StoreAccounts& store, std::uint64_t partition,
+    void evictLocked(StoreAccounts& store, unsigned shardIndex,
                      std::uint64_t fingerprint) override {
-        Shard& shard = shards_[partition >> shardShift_];
+        Shard& shard = shards_[shardIndex];
         Slot* slot = shard.buckets.find(fingerprint);
         if (!slot) return;
         addOwnedBytes(store, -static_cast<std::int64_t>(Algo::ownedBytes(slot->state)));
         Algo::release(slot->state);
         shard.buckets.erase(slot);
         store.releaseBuckets(1);
+        if (auto* place = shard.places.find(fingerprint)) shard.places.erase(place);
+    }
+
+    void indexPlacesLocked(FairIndex& index) override {
+        if (!placed_.load(std::memory_order_relaxed)) return;
+        for (unsigned s = 0; s < shardCount_; ++s) {
+            shards_[s].places.forEach([&](typename Places::Slot& slot) {
+                store::FairPath path;
+                pathOf(slot.state, path);
+                slot.state.own = path.depth > 0 ? index.add(path, limitId_, s, slot.fingerprint)
+                                                : FairIndex::kNone;
+            });
+        }
     }
 
 private:
@@ -307,6 +322,8 @@ private:
         SpinLock lock;
         Limit limit;
         Table buckets;
+        /// The place of each of `buckets` placed among networks, under its fingerprint.
+        Places places;
         BudgetScopes scopes;
         std::uint64_t evictCursor = 0;
     };
@@ -439,9 +456,9 @@ private:
                 Algo::release(fresh);
                 return refuseOutOfMemory(out);
             }
-            store::FairPath path;
-            if (candidatePath(request, chain, path)) {
-                indexBucket(store, path, h.partition, chain.candidate[chain.charged], indexHeld);
+            BucketPlace place;
+            if (placeOf(request, chain, place)) {
+                recordPlace(store, shard, chain.candidate[chain.charged], place, indexHeld);
             }
             addOwnedBytes(store, static_cast<std::int64_t>(Algo::ownedBytes(fresh)));
             store.noteIdleAt(Algo::idleAt(fresh, limit));
@@ -497,7 +514,8 @@ private:
         const int looks =
             shard.buckets.large(largeBytes()) ? kEvictionsPerInsertLarge : kEvictionsPerInsert;
         const bool placed = placed_.load(std::memory_order_relaxed);
-        std::vector<std::uint64_t>& gone = evictedScratch();
+        const bool live = store.fairLive();
+        std::vector<std::uint32_t>& gone = evictedScratch();
         for (int i = 0; i < looks; ++i) {
             Slot* s = shard.buckets.occupiedFrom(shard.evictCursor);
             if (!s) break;
@@ -506,7 +524,7 @@ private:
                 auto evict = [&](Slot& slot) {
                     freed += static_cast<std::int64_t>(Algo::ownedBytes(slot.state));
                     Algo::release(slot.state);
-                    if (placed) gone.push_back(slot.fingerprint);
+                    if (placed) forgetPlace(shard, slot.fingerprint, live, gone);
                 };
                 evict(*s);
                 const std::uint64_t evicted = shard.buckets.eraseRun(s, [&](Slot& slot) {
@@ -536,7 +554,8 @@ private:
         std::int64_t evicted = 0;
         std::int64_t freed = 0;
         const bool placed = placed_.load(std::memory_order_relaxed);
-        std::vector<std::uint64_t>& gone = evictedScratch();
+        const bool live = store.fairLive();
+        std::vector<std::uint32_t>& gone = evictedScratch();
         shard.buckets.rebuild(capacity, largeBytes(), [&](const Slot& s) {
             const Nanos idle = Algo::idleAt(s.state, shard.limit);
             if (idle > now) {
@@ -546,7 +565,7 @@ private:
             State dropped = s.state;
             freed += static_cast<std::int64_t>(Algo::ownedBytes(dropped));
             Algo::release(dropped);
-            if (placed) gone.push_back(s.fingerprint);
+            if (placed) forgetPlace(shard, s.fingerprint, live, gone);
             ++evicted;
             return false;
         });
@@ -557,45 +576,68 @@ private:
     }
 
     // The fair-share place of the bucket the chain charges: the key's, or a network fallback's.
-    // False when it has none (the fair-share rule does not place it).
-    static bool candidatePath(const ConsumeRequest& request, const BudgetChain& chain,
-                              store::FairPath& path) {
+    // False when it has none (the fair-share rule does not place it). Its FairPath is computed
+    // only when the index needs it (pathOf), so a store with room never hashes its levels.
+    static bool placeOf(const ConsumeRequest& request, const BudgetChain& chain,
+                        BucketPlace& place) {
         if (!request.place) return false;
+        place.address = request.place->address;
         if (chain.charged == 0) {
-            store::keyPath(*request.place, request.key, path);
+            place.prefix = request.place->prefix;
+            place.withinPeer = request.place->withinPeer;
+            place.order = place.withinPeer ? store::keyOrder(request.key) : 0;
         } else {
-            const std::uint8_t prefix = chain.budget[chain.charged - 1]->fallbackPrefix;
-            if (prefix == 0) return false;
-            store::networkPath(request.place->address, prefix, path);
+            place.prefix = chain.budget[chain.charged - 1]->fallbackPrefix;
+            if (place.prefix == 0) return false;
+            place.withinPeer = false;
+            place.order = 0;
         }
-        return path.depth > 0;
+        return true;
     }
 
-    void indexBucket(StoreAccounts& store, const store::FairPath& path, std::uint64_t partition,
-                     std::uint64_t fingerprint, bool indexHeld) {
+    // Keeps the place of a new bucket beside it in its shard, and adds the bucket to the index
+    // while the index is live. REQUIRES: the shard's lock held.
+    void recordPlace(StoreAccounts& store, Shard& shard, std::uint64_t fingerprint,
+                     BucketPlace place, bool indexHeld) {
         placed_.store(true, std::memory_order_relaxed);
-        if (indexHeld) {
-            store.fairIndex().add(path, limitId_, partition, fingerprint);
-            return;
+        place.own = FairIndex::kNone;
+        auto* slot = shard.places.insert(fingerprint, place, largeBytes());
+        if (!slot || !store.fairLive()) return;
+        store::FairPath path;
+        pathOf(place, path);
+        if (path.depth == 0) return;
+        const auto shardIndex = static_cast<unsigned>(&shard - shards_.get());
+        std::unique_lock<std::mutex> lock(store.fairMutex(), std::defer_lock);
+        if (!indexHeld) lock.lock();
+        if (store.fairLive()) {
+            slot->state.own = store.fairIndex().add(path, limitId_, shardIndex, fingerprint);
         }
-        std::lock_guard<std::mutex> lock(store.fairMutex());
-        store.fairIndex().add(path, limitId_, partition, fingerprint);
     }
 
-    // Evicted buckets of a table that ever held placed ones: out of the index too.
-    static std::vector<std::uint64_t>& evictedScratch() {
-        thread_local std::vector<std::uint64_t> gone;
+    // A placed bucket went: its place goes, and its index entry is kept in `gone` for
+    // forgetEvicted when the index was live. REQUIRES: the shard's lock held.
+    static void forgetPlace(Shard& shard, std::uint64_t fingerprint, bool live,
+                            std::vector<std::uint32_t>& gone) {
+        auto* place = shard.places.find(fingerprint);
+        if (!place) return;
+        if (live && place->state.own != FairIndex::kNone) gone.push_back(place->state.own);
+        shard.places.erase(place);
+    }
+
+    // The index entries of evicted buckets, kept by forgetPlace: out of the index, unless it
+    // stopped since (it cannot have been built again: that takes this shard's lock).
+    static std::vector<std::uint32_t>& evictedScratch() {
+        thread_local std::vector<std::uint32_t> gone;
         return gone;
     }
-    void forgetEvicted(StoreAccounts& store, std::vector<std::uint64_t>& gone, bool indexHeld) {
+    void forgetEvicted(StoreAccounts& store, std::vector<std::uint32_t>& gone, bool indexHeld) {
         if (gone.empty()) return;
-        if (indexHeld) {
-            for (std::uint64_t fp : gone)
-                store.fairIndex().remove(limitId_, fp);
-        } else {
-            std::lock_guard<std::mutex> lock(store.fairMutex());
-            for (std::uint64_t fp : gone)
-                store.fairIndex().remove(limitId_, fp);
+        std::unique_lock<std::mutex> lock(store.fairMutex(), std::defer_lock);
+        if (!indexHeld) lock.lock();
+        if (store.fairLive()) {
+            for (std::uint32_t own : gone)
+                store.fairIndex().remove(own);
+            if (!indexHeld) store.dropFairIndexIfRoomy();
         }
         gone.clear();
     }
@@ -656,9 +698,10 @@ private:
         store.noteIdleAt(Algo::idleAt(fresh, *request.limit));
         out.stamp = Algo::stamp(fresh);
         charged();
-        store::FairPath own;
-        store::networkPath(request.place->address, prefix, own);
-        if (own.depth > 0) indexBucket(store, own, a.partition, a.key, true);
+        BucketPlace place;
+        place.address = request.place->address;
+        place.prefix = static_cast<std::uint8_t>(prefix);
+        recordPlace(store, shard, a.key, place, /*indexHeld=*/true);
     }
 
     static constexpr State kFreshState{};

@@ -85,8 +85,10 @@ private:
         out.error = "limit id out of range or reused with another algorithm";
     }
 
-    // Every shard lock of every table, in the order tables were made, then the fair-share
-    // index's mutex: a full store's path. Returns the tables locked.
+    // The mutex that orders installs, every shard lock of every table in the order tables were
+    // made, then the fair-share index's mutex: a full store's path, during which no table is
+    // made (so that every table's buckets are in the index it builds). Returns the tables
+    // locked.
     std::vector<LimitTableBase*> lockWorld();
     void unlockWorld(const std::vector<LimitTableBase*>& locked);
     // During consumeFull: the table of `limit` when it is among those locked, else null.
@@ -201,11 +203,8 @@ LimitTableBase* MemoryStoreImpl::install(const ConsumeRequest& request) {
 }
 
 std::vector<LimitTableBase*> MemoryStoreImpl::lockWorld() {
-    std::vector<LimitTableBase*> locked;
-    {
-        std::lock_guard<std::mutex> guard(installedMutex_);
-        locked = installed_;
-    }
+    installedMutex_.lock();
+    std::vector<LimitTableBase*> locked = installed_;
     for (LimitTableBase* t : locked)
         t->lockAll();
     fairMutex().lock();
@@ -216,12 +215,19 @@ void MemoryStoreImpl::unlockWorld(const std::vector<LimitTableBase*>& locked) {
     fairMutex().unlock();
     for (auto it = locked.rbegin(); it != locked.rend(); ++it)
         (*it)->unlockAll();
+    installedMutex_.unlock();
 }
 
 void MemoryStoreImpl::consumeFull(LimitTableBase& table, const ConsumeRequest& request,
                                   const HashedRequest& h, ConsumeResult& out) {
     const std::vector<LimitTableBase*> locked = lockWorld();
-    // A table made after the snapshot is not locked: its buckets are never taken here.
+    // The index is kept only while the store may be full: built here, from every placed
+    // bucket's BucketPlace, the first time the store has no room since it last had plenty.
+    if (!fairLive()) {
+        for (LimitTableBase* t : locked)
+            t->indexPlacesLocked(fairIndex());
+        setFairLive();
+    }
     lockedTables_ = &locked;
     table.consumeFullLocked(*this, request, h, out);
     lockedTables_ = nullptr;
@@ -241,7 +247,7 @@ bool MemoryStoreImpl::evictOwnOf(std::uint32_t node) {
             const FairIndex::Own& own = index.own(o);
             LimitTableBase* t = lockedTable(own.limit);
             Nanos at = 0;
-            if (!t || !t->idleAtLocked(own.partition, own.fingerprint, at)) continue;
+            if (!t || !t->idleAtLocked(own.shard, own.fingerprint, at)) continue;
             const FairIndex::Own* b = best == FairIndex::kNone ? nullptr : &index.own(best);
             if (!b || at < bestAt ||
                 (at == bestAt && (own.order < b->order ||
@@ -254,8 +260,8 @@ bool MemoryStoreImpl::evictOwnOf(std::uint32_t node) {
         }
         if (best == FairIndex::kNone) return false;
         const FairIndex::Own victim = index.own(best);
-        lockedTable(victim.limit)->evictLocked(*this, victim.partition, victim.fingerprint);
-        index.remove(victim.limit, victim.fingerprint);
+        lockedTable(victim.limit)->evictLocked(*this, victim.shard, victim.fingerprint);
+        index.remove(best);
         return true;
     }
 }

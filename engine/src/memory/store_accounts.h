@@ -57,8 +57,8 @@ public:
     /// (LimitTableBase::consumeFullLocked). REQUIRES: the caller holds no shard lock.
     virtual void consumeFull(LimitTableBase& table, const ConsumeRequest& request,
                              const HashedRequest& h, ConsumeResult& out) = 0;
-    /// Under consumeFull's locks: takes the least recently used of `node`'s own buckets out of
-    /// the store (the one fresh again soonest; ties by FairPath order, then limit). False when
+    /// Under consumeFull's locks, with the index live: takes the least recently used of
+    /// `node`'s own buckets out of the store (the one fresh again soonest; ties by FairPath order, then limit). False when
     /// the node holds none.
     virtual bool evictOwnOf(std::uint32_t node) = 0;
 
@@ -66,6 +66,23 @@ public:
     /// never before one.
     FairIndex& fairIndex() { return fairIndex_; }
     std::mutex& fairMutex() { return fairMutex_; }
+
+    /// Whether the index is live: it holds every placed bucket and each new or evicted one
+    /// must update it. It goes live only under every shard lock and the index's mutex (a full
+    /// store's path builds it from the shards' BucketPlaces), and stops only under the mutex:
+    /// a shard lock's holder that reads false may leave the index alone until it lets go; one
+    /// that reads true reads it again under the mutex.
+    bool fairLive() const { return fairLive_.load(std::memory_order_relaxed); }
+    void setFairLive() { fairLive_.store(true, std::memory_order_relaxed); }
+    /// Drops the index once the store is back under a quarter's room, so that a store that was
+    /// full once pays its upkeep only while it may be full again. REQUIRES: fairMutex() held,
+    /// outside a full store's path.
+    void dropFairIndexIfRoomy() {
+        if (fairLive() && liveBuckets() < maxBuckets_ - maxBuckets_ / 4) {
+            fairIndex_.clear();
+            fairLive_.store(false, std::memory_order_relaxed);
+        }
+    }
 
 protected:
     Nanos nextSweep() const { return nextSweep_.load(std::memory_order_relaxed); }
@@ -79,6 +96,7 @@ private:
     std::atomic<Nanos> nextSweep_{std::numeric_limits<Nanos>::min()};
     std::mutex fairMutex_;
     FairIndex fairIndex_;
+    std::atomic<bool> fairLive_{false};
 };
 
 }  // namespace ratelab::memory

@@ -19,15 +19,16 @@ constexpr std::uint8_t kNetwork = 1;
 constexpr std::uint8_t kPeer = 2;
 constexpr std::uint8_t kIpv6 = 4;
 
-// Bits [from, to) of the address, in its family's own numbering, as an integer (to - from <= 64).
+// Bits [from, to) of the address, in its family's own numbering, as an integer (to - from <= 64):
+// the address as one 128-bit number, shifted, rather than a loop over bits.
 std::uint64_t bitsOf(const IpAddress& address, int from, int to) {
+    if (to <= from) return 0;
     const int offset = address.isV4() ? 96 : 0;
-    std::uint64_t value = 0;
-    for (int bit = from + offset; bit < to + offset; ++bit) {
-        const int b = (address.bytes()[static_cast<std::size_t>(bit / 8)] >> (7 - bit % 8)) & 1;
-        value = (value << 1) | static_cast<std::uint64_t>(b);
-    }
-    return value;
+    unsigned __int128 value = 0;
+    for (std::uint8_t byte : address.bytes())
+        value = (value << 8) | byte;
+    value <<= from + offset;
+    return static_cast<std::uint64_t>(value >> (128 - (to - from)));
 }
 
 // A child's id: its parent's (0 for the root), its kind and network, hashed.
@@ -68,30 +69,40 @@ void networkPath(const IpAddress& address, int prefix, FairPath& out) {
     out.orderTag = static_cast<std::uint8_t>(prefix);
 }
 
+void peerPath(const IpAddress& address, int prefix, std::uint64_t order, FairPath& out) {
+    const int from = networkLevels(address, prefix, out);
+    const std::uint8_t family = address.isV4() ? 0 : kIpv6;
+    const std::uint64_t parent = out.depth > 0 ? out.node[out.depth - 1] : 0;
+    out.node[out.depth] = childId(parent, kPeer | family, prefix, bitsOf(address, from, prefix));
+    out.prefix[out.depth] = static_cast<std::uint8_t>(prefix);
+    ++out.depth;
+    out.order = order;
+    out.orderTag = 0;
+}
+
+std::uint64_t keyOrder(std::string_view key) {
+    // Keys made within a peer end in a digest's hex ("auth:<sha256>", "comp:/x:<sha256>"). Every
+    // digit is decoded and checked without a branch, since every new bucket of such a key asks.
+    if (key.size() < 16) return 0;
+    const char* tail = key.data() + key.size() - 16;
+    std::uint64_t order = 0;
+    bool hex = true;
+    for (int i = 0; i < 16; ++i) {
+        const auto c = static_cast<unsigned char>(tail[i]);
+        const bool decimal = static_cast<unsigned>(c - '0') < 10u;
+        const bool letter = static_cast<unsigned>(c - 'a') < 6u;
+        hex &= decimal | letter;
+        order = (order << 4) | ((c & 0xfu) + (letter ? 9u : 0u));
+    }
+    return hex ? order : 0;
+}
+
 void keyPath(const KeyPlace& place, std::string_view key, FairPath& out) {
     if (!place.withinPeer) {
         networkPath(place.address, place.prefix, out);
         return;
     }
-    const int from = networkLevels(place.address, place.prefix, out);
-    const std::uint8_t family = place.address.isV4() ? 0 : kIpv6;
-    const std::uint64_t parent = out.depth > 0 ? out.node[out.depth - 1] : 0;
-    out.node[out.depth] = childId(parent, kPeer | family, place.prefix,
-                                  bitsOf(place.address, from, place.prefix));
-    out.prefix[out.depth] = place.prefix;
-    ++out.depth;
-    // Keys made within a peer end in a digest's hex ("auth:<sha256>", "comp:/x:<sha256>").
-    out.order = 0;
-    out.orderTag = 0;
-    if (key.size() < 16) return;
-    for (char c : key.substr(key.size() - 16)) {
-        const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (digit < 0) {
-            out.order = 0;
-            return;
-        }
-        out.order = (out.order << 4) | static_cast<std::uint64_t>(digit);
-    }
+    peerPath(place.address, place.prefix, keyOrder(key), out);
 }
 
 std::string networkKey(const IpAddress& address, int prefix) {

@@ -41,6 +41,15 @@ struct FairPath {
 /// within a peer).
 void keyPath(const KeyPlace& place, std::string_view key, FairPath& out);
 
+/// The aggregates of a key made within the peer address/prefix whose place among the peer's
+/// keys is `order` (keyOrder of its text): keyPath for a key within a peer, from what the
+/// memory store keeps of it.
+void peerPath(const IpAddress& address, int prefix, std::uint64_t order, FairPath& out);
+
+/// The order of a key made within a peer among the peer's keys: the last 16 hex digits of its
+/// text (the digest's), 0 when it does not end in them.
+std::uint64_t keyOrder(std::string_view key);
+
 /// The aggregates of the network bucket "ip:<address/prefix>" (a budget level's fallback, or
 /// the bucket of an aggregate over its share).
 void networkPath(const IpAddress& address, int prefix, FairPath& out);

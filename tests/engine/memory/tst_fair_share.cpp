@@ -1,7 +1,8 @@
 // The memory store's fair-share rule when it is full (docs/RELIABILITY.md): a new key from an
 // aggregate over its share is charged to the aggregate's bucket, a new key from an aggregate
 // under its share takes the place of the densest aggregate's least recently used bucket, and
-// store_full comes only when no aggregate is over its share; under eight threads too.
+// store_full comes only when no aggregate is over its share; under eight threads too, and again
+// when the store fills after it had room.
 
 #include <QtTest>
 
@@ -240,6 +241,62 @@ private slots:
         QCOMPARE(minters.chargedPassed, 20);  // the /16's bucket, 20 at once
         QCOMPARE(users.own, 1600);
         QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(2000));
+    }
+
+    // The index of aggregates is kept only while the store may be full: built when the store
+    // first has no room, dropped (its memory returned) once evictions take the store under
+    // three quarters of its cap, and built again from every bucket held when it is full again,
+    // with the rule deciding as the first time.
+    void theRuleHoldsWhenTheStoreFillsAgainAfterItHadRoom() {
+        MemoryStoreOptions options;
+        options.maxBuckets = 1000;
+        Limiter limiter(policySet({slowPolicy()}), makeMemoryStore(options));
+        TestRequest request;
+        Check check;
+        for (unsigned i = 0; i < 1001; ++i) {  // the last one finds the store full
+            request.from(minted(i));
+            limiter.check(request.view(), kSecond, check);
+        }
+        const std::int64_t fullBytes = limiter.store().keyspace().bytes;
+
+        // 100 s later every bucket is fresh again (one token per 100 s): users' new buckets
+        // evict idle ones as they go, until the store has room for a quarter of its cap.
+        Nanos t = 1000 * kSecond;
+        unsigned u = 0;
+        Outcome users;
+        while (limiter.store().keyspace().buckets >= 750 && u < 1000) {
+            request.from(user(u++));
+            limiter.check(request.view(), t, check);
+            count(check, users);
+        }
+        QVERIFY(limiter.store().keyspace().buckets < 750);
+        QCOMPARE(users.own, static_cast<int>(u));
+        QVERIFY(limiter.store().keyspace().bytes < fullBytes);  // the index is gone
+
+        // A minter fills the store again at once, and then the same as the first time: users
+        // take the place of its buckets, and its further keys are charged to its aggregate.
+        Outcome minter;
+        for (unsigned i = 5000; limiter.store().keyspace().buckets < 1000 && i < 7000; ++i) {
+            request.from(minted(i));
+            limiter.check(request.view(), t, check);
+            count(check, minter);
+        }
+        QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(1000));
+        QCOMPARE(minter.full + minter.charged() + minter.other, 0);
+        Outcome later;
+        for (unsigned n = 0; n < 100; ++n) {
+            request.from(user(500 + n));
+            limiter.check(request.view(), t + kSecond, check);
+            count(check, later);
+            request.from(minted(8000 + n));
+            limiter.check(request.view(), t + kSecond, check);
+            count(check, minter);
+        }
+        QCOMPARE(later.own, 100);
+        QCOMPARE(later.full + later.charged() + later.other, 0);
+        QCOMPARE(minter.full, 0);
+        QCOMPARE(minter.charged(), 100);
+        QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(1000));
     }
 };
 
