@@ -322,10 +322,11 @@ private:
         SpinLock lock;
         Limit limit;
         Table buckets;
-        /// The place of each of `buckets` placed among networks, under its fingerprint.
-        Places places;
         BudgetScopes scopes;
         std::uint64_t evictCursor = 0;
+        /// The place of each of `buckets` placed among networks, under its fingerprint. Last,
+        /// so that the fields every request reads keep their cache lines.
+        Places places;
     };
 
     std::size_t largeBytes() const { return shardLargeBytes(64 - shardShift_); }
