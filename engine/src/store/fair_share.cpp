@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <bit>
 #include <cstring>
 
 #include "identity/key_deriver.h"
@@ -29,6 +30,30 @@ std::uint64_t bitsOf(const IpAddress& address, int from, int to) {
         value = (value << 8) | byte;
     value <<= from + offset;
     return static_cast<std::uint64_t>(value >> (128 - (to - from)));
+}
+
+// Eight lowercase hex digits, loaded as one word (the first digit in the lowest byte), to their
+// value; false when one is not [0-9a-f]. Each range test adds to the low seven bits of every
+// byte, so no byte carries into the next.
+bool hexWord(std::uint64_t x, std::uint32_t& out) {
+    static_assert(std::endian::native == std::endian::little);
+    constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+    constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+    const std::uint64_t ascii = ~x & kHigh;
+    const std::uint64_t low = x & ~kHigh;
+    const std::uint64_t atLeast0 = (low + (0x80 - '0') * kOnes) & kHigh;
+    const std::uint64_t atMost9 = ~(low + (0x80 - '9' - 1) * kOnes) & kHigh;
+    const std::uint64_t atLeastA = (low + (0x80 - 'a') * kOnes) & kHigh;
+    const std::uint64_t atMostF = ~(low + (0x80 - 'f' - 1) * kOnes) & kHigh;
+    if ((ascii & ((atLeast0 & atMost9) | (atLeastA & atMostF))) != kHigh) return false;
+    const std::uint64_t letter = (x >> 6) & kOnes;  // 'a'-'f' have bit 6 set, digits do not
+    std::uint64_t v = (x & 0x0f0f0f0f0f0f0f0fULL) + letter * 9;
+    // The nibbles, the first digit most significant.
+    v = ((v << 4) | (v >> 8)) & 0x00ff00ff00ff00ffULL;
+    v = ((v << 8) | (v >> 16)) & 0x0000ffff0000ffffULL;
+    v = ((v << 16) | (v >> 32)) & 0x00000000ffffffffULL;
+    out = static_cast<std::uint32_t>(v);
+    return true;
 }
 
 // A child's id: its parent's (0 for the root), its kind and network, hashed.
@@ -81,20 +106,15 @@ void peerPath(const IpAddress& address, int prefix, std::uint64_t order, FairPat
 }
 
 std::uint64_t keyOrder(std::string_view key) {
-    // Keys made within a peer end in a digest's hex ("auth:<sha256>", "comp:/x:<sha256>"). Every
-    // digit is decoded and checked without a branch, since every new bucket of such a key asks.
+    // Keys made within a peer end in a digest's hex ("auth:<sha256>", "comp:/x:<sha256>"):
+    // decoded eight digits at a time, since every new bucket of such a key asks.
     if (key.size() < 16) return 0;
-    const char* tail = key.data() + key.size() - 16;
-    std::uint64_t order = 0;
-    bool hex = true;
-    for (int i = 0; i < 16; ++i) {
-        const auto c = static_cast<unsigned char>(tail[i]);
-        const bool decimal = static_cast<unsigned>(c - '0') < 10u;
-        const bool letter = static_cast<unsigned>(c - 'a') < 6u;
-        hex &= decimal | letter;
-        order = (order << 4) | ((c & 0xfu) + (letter ? 9u : 0u));
-    }
-    return hex ? order : 0;
+    std::uint64_t first, second;
+    std::memcpy(&first, key.data() + key.size() - 16, 8);
+    std::memcpy(&second, key.data() + key.size() - 8, 8);
+    std::uint32_t high, low;
+    if (!hexWord(first, high) || !hexWord(second, low)) return 0;
+    return (std::uint64_t{high} << 32) | low;
 }
 
 void keyPath(const KeyPlace& place, std::string_view key, FairPath& out) {

@@ -11,6 +11,7 @@
 
 #include "fixtures/limiter_fixture.h"
 #include "ratelab/memory_store.h"
+#include "store/fair_share.h"
 
 using namespace ratelab;
 using namespace ratelab::testing;
@@ -76,6 +77,30 @@ class TestFairShare : public QObject {
     Q_OBJECT
 
 private slots:
+    // A key made within a peer is ordered among the peer's keys by the last 16 hex digits of
+    // its text (its digest's); a key not ending in 16 lowercase hex digits is ordered first.
+    void keyOrderReadsTheDigestsLastSixteenDigits_data() {
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<quint64>("order");
+        const QString digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        QTest::newRow("auth") << "auth:" + digest << quint64(0xd15d6c15b0f00a08ULL);
+        QTest::newRow("composite") << "comp:/x:" + digest << quint64(0xd15d6c15b0f00a08ULL);
+        QTest::newRow("every digit") << "auth:0123456789abcdef" << quint64(0x0123456789abcdefULL);
+        QTest::newRow("all f") << "ffffffffffffffff" << quint64(0xffffffffffffffffULL);
+        QTest::newRow("uppercase") << "auth:0123456789ABCDEF" << quint64(0);
+        QTest::newRow("a letter past f") << "auth:0123456789abcdeg" << quint64(0);
+        QTest::newRow("a colon among them") << "auth:01234567:9abcdef" << quint64(0);
+        QTest::newRow("fifteen digits") << "0123456789abcde" << quint64(0);
+        QTest::newRow("a byte past ASCII") << QString::fromLatin1("auth:0123456789abcd\xe5" "f")
+                                           << quint64(0);
+    }
+    void keyOrderReadsTheDigestsLastSixteenDigits() {
+        QFETCH(QString, key);
+        QFETCH(quint64, order);
+        const QByteArray text = key.toLatin1();
+        QCOMPARE(quint64(store::keyOrder(std::string_view(text.constData(), text.size()))), order);
+    }
+
     // A minter alone fills the store: its aggregate holds the whole store, its share, so it is
     // over no share and its next keys are refused as full. A user from elsewhere is under its
     // share: it takes the place of one of the minter's buckets, and from then on the minter's
