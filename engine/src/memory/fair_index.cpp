@@ -106,7 +106,7 @@ void FairIndex::shrank(std::uint32_t parent, std::uint32_t child) {
 }
 
 std::uint32_t FairIndex::add(const store::FairPath& path, std::uint32_t limit, unsigned shard,
-                            std::uint64_t fingerprint) {
+                             std::uint64_t fingerprint) {
     std::uint32_t n = kRoot;
     ++nodes_[kRoot].count;
     for (std::size_t i = 0; i < path.depth; ++i) {
@@ -125,8 +125,9 @@ std::uint32_t FairIndex::add(const store::FairPath& path, std::uint32_t limit, u
         owns_.emplace_back();
     }
     Node& leaf = nodes_[n];
-    owns_[o] = Own{fingerprint, path.order, limit, n, kNone, leaf.firstOwn,
-                   static_cast<std::uint8_t>(shard), path.orderTag};
+    owns_[o] = Own{
+        fingerprint,  path.order, limit, n, kNone, leaf.firstOwn, static_cast<std::uint8_t>(shard),
+        path.orderTag};
     if (leaf.firstOwn != kNone) owns_[leaf.firstOwn].prev = o;
     leaf.firstOwn = o;
     ++leaf.own;
@@ -258,8 +259,7 @@ double FairIndex::shareOf(const store::FairPath& path, std::size_t level) {
 
 std::size_t FairIndex::bytes() const {
     return nodes_.capacity() * sizeof(Node) + owns_.capacity() * sizeof(Own) +
-           (freeNodes_.capacity() + freeOwns_.capacity()) * sizeof(std::uint32_t) +
-           nodeOf_.bytes();
+           (freeNodes_.capacity() + freeOwns_.capacity()) * sizeof(std::uint32_t) + nodeOf_.bytes();
 }
 
 }  // namespace ratelab::memory

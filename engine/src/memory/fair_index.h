@@ -23,11 +23,11 @@ namespace ratelab::memory {
 /// the same fingerprint: enough to compute the bucket's FairPath when the index is built, and
 /// its entry in the index while the index is live.
 struct BucketPlace {
-    IpAddress address;           ///< as KeyPlace::address
-    std::uint64_t order = 0;     ///< store::keyOrder of a key within a peer
-    std::uint32_t own = 0;       ///< its FairIndex::Own while the index is live
-    std::uint8_t prefix = 0;     ///< as KeyPlace::prefix
-    bool withinPeer = false;     ///< as KeyPlace::withinPeer
+    IpAddress address;        ///< as KeyPlace::address
+    std::uint64_t order = 0;  ///< store::keyOrder of a key within a peer
+    std::uint32_t own = 0;    ///< its FairIndex::Own while the index is live
+    std::uint8_t prefix = 0;  ///< as KeyPlace::prefix
+    bool withinPeer = false;  ///< as KeyPlace::withinPeer
 };
 
 /// The bucket's FairPath, as store::keyPath or store::networkPath gave it.

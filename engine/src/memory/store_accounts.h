@@ -58,8 +58,8 @@ public:
     virtual void consumeFull(LimitTableBase& table, const ConsumeRequest& request,
                              const HashedRequest& h, ConsumeResult& out) = 0;
     /// Under consumeFull's locks, with the index live: takes the least recently used of
-    /// `node`'s own buckets out of the store (the one fresh again soonest; ties by FairPath order, then limit). False when
-    /// the node holds none.
+    /// `node`'s own buckets out of the store (the one fresh again soonest; ties by FairPath order,
+    /// then limit). False when the node holds none.
     virtual bool evictOwnOf(std::uint32_t node) = 0;
 
     /// The fair-share index (fair_index.h), guarded by fairMutex(): taken after shard locks,

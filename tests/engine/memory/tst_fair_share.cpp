@@ -91,7 +91,9 @@ private slots:
         QTest::newRow("a letter past f") << "auth:0123456789abcdeg" << quint64(0);
         QTest::newRow("a colon among them") << "auth:01234567:9abcdef" << quint64(0);
         QTest::newRow("fifteen digits") << "0123456789abcde" << quint64(0);
-        QTest::newRow("a byte past ASCII") << QString::fromLatin1("auth:0123456789abcd\xe5" "f")
+        QTest::newRow("a byte past ASCII") << QString::fromLatin1(
+                                                  "auth:0123456789abcd\xe5"
+                                                  "f")
                                            << quint64(0);
     }
     void keyOrderReadsTheDigestsLastSixteenDigits() {
