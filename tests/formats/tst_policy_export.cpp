@@ -36,6 +36,7 @@ private slots:
         row("tests/data/policies/valid/nginx-features.json", "nginx");
         row("tests/data/policies/valid/envoy-features.json", "envoy");
         row("tests/data/policies/valid/haproxy-features.json", "haproxy");
+        row("tests/data/policies/valid/haproxy-rate.json", "haproxy");
     }
     void matchesGoldenFiles() {
         QFETCH(QString, policy);
@@ -51,6 +52,38 @@ private slots:
                      .text,
                  result.text);
     }
+    // haproxy_rate is HAProxy's own counter: exported without a note on the algorithm, with the
+    // table's expire, and read first (the deny before the track-sc) when refused requests do
+    // not count; nginx and Envoy refuse it.
+    void haproxyRateIsExported() {
+        const PolicySet set = load(kRoot + "tests/data/policies/valid/haproxy-rate.json");
+        const formats::ExportResult haproxy =
+            formats::exportPolicySet(set, formats::ExportTarget::Haproxy);
+        QVERIFY(haproxy.ok());
+        for (const formats::ExportNote& n : haproxy.notes)
+            QVERIFY2(n.pointer.find("/algorithm") == std::string::npos, n.message.c_str());
+        const std::string& text = haproxy.text;
+        QVERIFY(text.find("expire 60s store http_req_rate(10s)") != std::string::npos);
+        QVERIFY(text.find("size 1000000 store http_req_rate(10s)") != std::string::npos);
+        const std::size_t denyFirst = text.find(
+            "http-request deny deny_status 429 if ratelab_deny_then_track_route { "
+            "req.fhdr(X-Api-Key,1),sha1,table_http_req_rate(ratelab_deny_then_track) gt 5 }");
+        const std::size_t trackAfter = text.find("http-request track-sc1 req.fhdr(X-Api-Key,1)");
+        QVERIFY2(denyFirst != std::string::npos && trackAfter > denyFirst, text.c_str());
+        QVERIFY(text.find("{ sc_http_req_rate(0) gt 5 }") != std::string::npos);
+        for (formats::ExportTarget t :
+             {formats::ExportTarget::Nginx, formats::ExportTarget::Envoy}) {
+            const formats::ExportResult refused = formats::exportPolicySet(set, t);
+            QVERIFY(!refused.ok());
+            QVERIFY(std::any_of(refused.notes.begin(), refused.notes.end(),
+                                [](const formats::ExportNote& n) {
+                                    return n.kind == formats::ExportNote::Kind::Refused &&
+                                           n.pointer == "/policies/0/algorithm" &&
+                                           n.message.find("haproxy_rate") != std::string::npos;
+                                }));
+        }
+    }
+
     // The nginx-compatible policy is reproduced exactly: no approximation at all.
     void nginxCompatibleIsExact() {
         formats::ExportResult nginx = formats::exportPolicySet(

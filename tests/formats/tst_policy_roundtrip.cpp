@@ -42,11 +42,12 @@ PolicySet randomSet(std::mt19937_64& rng) {
 
     const Algorithm algorithms[] = {Algorithm::TokenBucket, Algorithm::Gcra,
                                     Algorithm::FixedWindow, Algorithm::SlidingWindow,
-                                    Algorithm::SlidingLog,  Algorithm::LeakyBucket};
+                                    Algorithm::SlidingLog,  Algorithm::LeakyBucket,
+                                    Algorithm::HaproxyRate};
     for (int i = 0, n = static_cast<int>(pick(1, 4)); i < n; ++i) {
         Policy& p = set.policies.emplace_back();
         p.name = "p" + std::to_string(i) + (chance(0.5) ? ".v-2" : "_x");
-        p.algorithm = algorithms[pick(0, 5)];
+        p.algorithm = algorithms[pick(0, 6)];
         const bool leaky = p.algorithm == Algorithm::LeakyBucket;
         p.capacity = pick(leaky ? 0 : 1, 1000);
         // Doubles with every kind of decimal expansion: the text must read back exactly.
@@ -57,6 +58,10 @@ PolicySet randomSet(std::mt19937_64& rng) {
         if (leaky) {
             p.nodelay = chance(0.5);
             if (!p.nodelay) p.delay = pick(0, 50);
+        }
+        if (p.algorithm == Algorithm::HaproxyRate) {
+            p.countRefused = chance(0.5);
+            p.expireMs = chance(0.5) ? 0 : pick(1, 2'147'483'647);
         }
         switch (pick(0, 4)) {
             case 0:
@@ -151,7 +156,7 @@ private slots:
         for (const char* f : {"minimal", "everything", "integral-doubles", "unix-socket",
                               "redis-auth", "redis-auth-file", "with-validation", "nginx-features",
                               "envoy-features", "haproxy-features", "charge-by-outcome",
-                              "calendar-windows", "when-missing", "most-specific"}) {
+                              "calendar-windows", "when-missing", "most-specific", "haproxy-rate"}) {
             QTest::newRow(f) << root + "tests/data/policies/valid/" + f + ".json"
                              << (std::string_view(f) == "with-validation");
         }

@@ -74,6 +74,7 @@ RequestNumbers requestNumbers(const Policy& p) {
         case Algorithm::FixedWindow:
         case Algorithm::SlidingWindow:
         case Algorithm::SlidingLog:
+        case Algorithm::HaproxyRate:
             n.atOnce = p.capacity / p.cost;
             n.ratePerSecond =
                 static_cast<double>(n.atOnce) * 1000.0 / static_cast<double>(n.windowMs);
@@ -350,6 +351,16 @@ bool anyRefused(const std::vector<ExportNote>& notes) {
 
 bool refuseSlidingWindow(const Policy& p, std::size_t index, ExportNotes& notes,
                          std::string_view bucket) {
+    if (p.algorithm == Algorithm::HaproxyRate) {
+        notes.refuse(index, "/algorithm",
+                     "it uses haproxy_rate, HAProxy's rate counter, which weighs the previous "
+                     "period into every decision; " +
+                         std::string(bucket) +
+                         " would admit up to twice the count within one period. Export it to "
+                         "HAProxy, or use token_bucket (capacity X, refill X per period) if that "
+                         "is acceptable");
+        return true;
+    }
     if (p.algorithm != Algorithm::SlidingWindow && p.algorithm != Algorithm::SlidingLog)
         return false;
     notes.refuse(index, "/algorithm",

@@ -94,9 +94,9 @@ std::vector<std::string> commonChecks(const PolicySet& set, std::size_t index, E
 /// True when the notes hold a refusal: the export then writes nothing.
 bool anyRefused(const std::vector<ExportNote>& notes);
 
-/// Refuses policy `index` when it is a sliding window or log and the target has only a bucket
-/// (named `bucket`, e.g. "nginx's leaky bucket"): a bucket would admit up to twice the quota
-/// within one window. Returns whether it refused.
+/// Refuses policy `index` when it is a sliding window or log, or HAProxy's rate counter, and the
+/// target has only a bucket (named `bucket`, e.g. "nginx's leaky bucket"): a bucket would admit
+/// up to twice the quota within one window. Returns whether it refused.
 bool refuseSlidingWindow(const Policy& p, std::size_t index, ExportNotes& notes,
                          std::string_view bucket);
 

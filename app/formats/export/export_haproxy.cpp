@@ -118,6 +118,9 @@ private:
                                      ? "; HAProxy cannot delay requests"
                                      : ""));
                 break;
+            case Algorithm::HaproxyRate:
+                periodMs = n.windowMs;  // HAProxy's own counter: nothing to approximate
+                break;
             case Algorithm::FixedWindow:
             case Algorithm::SlidingLog:
             case Algorithm::SlidingWindow:
@@ -138,7 +141,8 @@ private:
                           "HAProxy's finest period");
             return;
         }
-        if (2 * periodMs > kMaxMs) {
+        const bool own = p.algorithm == Algorithm::HaproxyRate;
+        if (!own && 2 * periodMs > kMaxMs) {
             notes_.refuse(i,
                           p.algorithm == Algorithm::FixedWindow ||
                                   p.algorithm == Algorithm::SlidingLog ||
@@ -206,11 +210,21 @@ private:
         }
         std::string condition = when.empty() ? "" : " if" + when;
 
+        // haproxy_rate carries the table's own expire (none: entries stay until the table is
+        // full); the others expire once their period's count has decayed.
+        const std::int64_t expireMs = own ? p.expireMs : 2 * periodMs;
         tables_ += "backend " + table + "\n    stick-table type " + type + " size " +
-                   std::to_string(set_.store.maxBuckets) + " expire " + duration(2 * periodMs) +
-                   " store http_req_rate(" + duration(periodMs) + ")\n";
+                   std::to_string(set_.store.maxBuckets) +
+                   (expireMs > 0 ? " expire " + duration(expireMs) : "") + " store http_req_rate(" +
+                   duration(periodMs) + ")\n";
 
-        std::string over = "{ sc_http_req_rate(" + sc + ") gt " + std::to_string(count) + " }";
+        // Counting refused requests, the deny reads the rate after track-sc counted the request;
+        // otherwise (count_refused false) it reads the entry before tracking, as the policy
+        // does.
+        const bool denyFirst = own && !p.countRefused;
+        std::string over = (denyFirst ? "{ " + key + ",table_http_req_rate(" + table + ")"
+                                      : "{ sc_http_req_rate(" + sc + ")") +
+                           " gt " + std::to_string(count) + " }";
         if (p.mode == PolicyMode::Shadow) {
             approximate("/mode", "shadow mode sets the variables txn." + table +
                                      "_over (and _nokey without a key) instead of refusing; log "
@@ -230,13 +244,16 @@ private:
                 "does.\n";
             out += "    http-request return status 412 if" + when + " " + missing + "\n";
         }
-        out += "    http-request track-sc" + sc + " " + key + " table " + table + condition + "\n";
+        const std::string track =
+            "    http-request track-sc" + sc + " " + key + " table " + table + condition + "\n";
+        if (!denyFirst) out += track;
         if (p.mode == PolicyMode::Shadow) {
             out += "    http-request set-var(txn." + table + "_over) bool(true) if" + when + " " +
                    over + "\n";
         } else {
             out += "    http-request deny deny_status 429 if" + when + " " + over + "\n";
         }
+        if (denyFirst) out += track;
         rules_ += out;
     }
 

@@ -36,7 +36,7 @@ Nanos untilReset(Nanos now, const Limit& limit) {
 // Algorithms that a zero-hit call (a check) can ask without charging anything.
 bool checksWithoutCharge(Algorithm a) {
     return a == Algorithm::FixedWindow || a == Algorithm::SlidingWindow ||
-           a == Algorithm::TokenBucket || a == Algorithm::Gcra;
+           a == Algorithm::TokenBucket || a == Algorithm::Gcra || a == Algorithm::HaproxyRate;
 }
 
 // A descriptor's remote_address: the client address alone, with the engine's prefixes and

@@ -22,6 +22,10 @@ std::string limitNameOf(const Limit& l) {
     // Windows on the calendar and windows from a key's first request never share a bucket.
     if (l.align == WindowAlign::Calendar) name += ".calendar";
     if (l.algorithm == Algorithm::LeakyBucket) name += "." + std::to_string(l.delay);
+    if (l.algorithm == Algorithm::HaproxyRate) {
+        name += std::string(l.countRefused ? ".counted." : ".read.") +
+                std::to_string(l.expire / kNanosPerMilli);
+    }
     return name;
 }
 

@@ -36,9 +36,11 @@ enum class Algorithm : std::uint8_t {
     SlidingWindow,  ///< approximate: previous window weighted by its overlap
     SlidingLog,     ///< exact: one timestamp per admitted unit
     LeakyBucket,    ///< nginx limit_req: rate, burst, nodelay / delay=N, millisecond arithmetic
+    HaproxyRate,    ///< HAProxy's stick-table rate counter (http_req_rate), read "gt capacity"
 };
 
-/// "token_bucket", "gcra", "fixed_window", "sliding_window", "sliding_log", "leaky_bucket".
+/// "token_bucket", "gcra", "fixed_window", "sliding_window", "sliding_log", "leaky_bucket",
+/// "haproxy_rate".
 std::string_view algorithmName(Algorithm algorithm);
 std::optional<Algorithm> parseAlgorithm(std::string_view name);
 
@@ -74,11 +76,13 @@ struct Limit {
     CalendarUnit calendarUnit = CalendarUnit::None;  ///< Calendar only: months or years
     /// Token bucket, GCRA: the burst in tokens (>= 1). Window algorithms: the quota per window in
     /// requests (>= 1). Leaky bucket: nginx's `burst`, requests held beyond the rate (>= 0).
+    /// HAProxy rate: the X of "gt X", the highest estimate admitted (>= 0).
     std::int64_t capacity = 1;
     /// Rate algorithms: nanoseconds per token (one request for the leaky bucket), >= 1.
     /// The policy's `refill_per_second` R becomes round(1e9 / R).
     Nanos emissionInterval = kNanosPerSecond;
     /// Window algorithms: the window length, >= 1 ms (a whole number of ms when aligned).
+    /// HAProxy rate: the counter's period, a whole number of ms.
     Nanos window = 60 * kNanosPerSecond;
     /// Calendar alignment: the Unix time, in ns, of `now` == 0 (LimiterOptions::unixTimeAtZero);
     /// 0 when `now` is Unix time. States and results stay in the caller's time.
@@ -94,6 +98,12 @@ struct Limit {
     /// last started owing (8 more bytes per bucket in memory, a second number in Redis), the
     /// stamp a settle must match. Token bucket, GCRA and fixed window only.
     bool settles = false;
+    /// HAProxy rate only: refused requests are counted too (its track-sc before its deny); false:
+    /// the estimate is read before counting and only admitted requests count.
+    bool countRefused = true;
+    /// HAProxy rate only: an entry unused this long (the table's `expire`, whole ms) is gone and
+    /// starts again from zero; 0: never.
+    Nanos expire = 0;
 
     friend bool operator==(const Limit&, const Limit&) = default;
 };

@@ -182,6 +182,8 @@ struct Policy {
     CalendarUnit calendarUnit = CalendarUnit::None;
     std::int64_t delay = 0;  ///< leaky bucket: nginx delay=N
     bool nodelay = false;    ///< leaky bucket: nginx nodelay
+    bool countRefused = true;  ///< haproxy_rate: refused requests count too (Limit::countRefused)
+    std::int64_t expireMs = 0;  ///< haproxy_rate: an entry unused this long starts over; 0 never
     std::int64_t cost = 1;
     KeyConfig key;
     BudgetConfig budget;

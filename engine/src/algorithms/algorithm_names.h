@@ -11,13 +11,14 @@
 
 namespace ratelab::algorithms {
 
-inline constexpr std::array<std::pair<std::string_view, Algorithm>, 6> kAlgorithmNames{{
+inline constexpr std::array<std::pair<std::string_view, Algorithm>, 7> kAlgorithmNames{{
     {"token_bucket", Algorithm::TokenBucket},
     {"gcra", Algorithm::Gcra},
     {"fixed_window", Algorithm::FixedWindow},
     {"sliding_window", Algorithm::SlidingWindow},
     {"sliding_log", Algorithm::SlidingLog},
     {"leaky_bucket", Algorithm::LeakyBucket},
+    {"haproxy_rate", Algorithm::HaproxyRate},
 }};
 
 }  // namespace ratelab::algorithms

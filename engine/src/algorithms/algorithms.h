@@ -18,11 +18,13 @@
 // Decision comes back through memory written 8 bytes at a time and is read back 16 bytes at a
 // time, a store-forwarding stall that cost a tenth of a keyed check.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <utility>
 
+#include "algorithms/haproxy_rate.h"
 #include "algorithms/leaky_bucket.h"
 #include "algorithms/rate.h"
 #include "algorithms/sliding_log.h"
@@ -138,6 +140,28 @@ struct LeakyBucket {
     static bool settle(State&, Nanos, std::int64_t, const Limit&, std::int64_t) { return false; }
 };
 
+struct HaproxyRate {
+    using State = HaproxyRateState;
+    static constexpr bool kOwnsMemory = false;
+    [[gnu::always_inline]] static Decision consume(State& s, Nanos now, std::int64_t cost,
+                                                   const Limit& l, bool&) {
+        return haproxyRateConsume(s, now, cost, l);
+    }
+    static Nanos idleAt(const State& s, const Limit& l) { return haproxyIdleAt(s, l); }
+    static Nanos freshAfter(const Limit& l) {
+        const Nanos twoPeriods = saturatingMul(2, l.window);
+        const Nanos idle = twoPeriods == std::numeric_limits<Nanos>::max()
+                               ? twoPeriods
+                               : twoPeriods + 2 * kNanosPerMilli;  // +1 ms, +1 for an odd start
+        return l.expire > 0 ? std::min(idle, l.expire) : idle;
+    }
+    static void release(State&) {}
+    static std::size_t ownedBytes(const State&) { return 0; }
+    // Refusing `charge` other than "always" at load (policy_semantics.cpp) keeps these unused.
+    static std::int64_t stamp(const State&) { return 0; }
+    static bool settle(State&, Nanos, std::int64_t, const Limit&, std::int64_t) { return false; }
+};
+
 /// A token bucket or GCRA whose buckets may be settled (Limit::settles): the rate state plus when
 /// the bucket last started owing, i.e. the `now` of the charge that found it full. A settle
 /// matches that stamp, so it never reaches a bucket that has been full since its charge, or
@@ -179,6 +203,8 @@ decltype(auto) visitAlgorithm(Algorithm algorithm, F&& f) {
             return f(SlidingWindow{});
         case Algorithm::SlidingLog:
             return f(SlidingLog{});
+        case Algorithm::HaproxyRate:
+            return f(HaproxyRate{});
         case Algorithm::LeakyBucket:
             break;
     }

@@ -120,6 +120,7 @@ std::int64_t windowSeconds(const Limit& limit) {
             return ceilSeconds(algorithms::nominalWindow(limit), 1);
         case Algorithm::SlidingWindow:
         case Algorithm::SlidingLog:
+        case Algorithm::HaproxyRate:
             return ceilSeconds(limit.window, 1);
         case Algorithm::LeakyBucket:
             return ceilSeconds((limit.capacity + 1) * limit.emissionInterval, 1);

@@ -102,6 +102,10 @@ Limit compileLimit(const Policy& policy, const Tier* tier) {
         const double milli = std::floor(numbers.refillPerSecond * 1000 + 1e-6);
         limit.milliRate = static_cast<std::int64_t>(std::clamp(milli, 1.0, 1e15));
     }
+    if (policy.algorithm == Algorithm::HaproxyRate) {
+        limit.countRefused = policy.countRefused;
+        limit.expire = policy.expireMs * kNanosPerMilli;
+    }
     limit.delay = policy.nodelay ? kNoDelay : policy.delay;
     limit.settles = chargesByOutcome(policy);
     return limit;

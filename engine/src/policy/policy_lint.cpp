@@ -84,10 +84,12 @@ void lintRateLooksLikePeriod(const Policy& p, const Numbers& n, CheckContext& co
 }
 
 // Rule: at most one request of the policy's cost passes at once (burst capacity / cost <= 1; a
-// leaky bucket passes burst + 1), so a page load of six parallel requests is throttled.
+// leaky bucket passes burst + 1, HAProxy's counter read first X + 1), so a page load of six
+// parallel requests is throttled.
 void lintBurst(const Policy& p, const Numbers& n, CheckContext& context) {
     bool leaky = p.algorithm == Algorithm::LeakyBucket;
-    std::int64_t atOnce = (leaky ? n.capacity + 1 : n.capacity) / p.cost;
+    const bool readFirst = p.algorithm == Algorithm::HaproxyRate && !p.countRefused;
+    std::int64_t atOnce = (leaky || readFirst ? n.capacity + 1 : n.capacity) / p.cost;
     if (atOnce > 1) return;
     std::string what = leaky ? "burst " + std::to_string(n.capacity) +
                                    (n.capacity == 0 ? " (nginx's default)" : "")
@@ -303,8 +305,10 @@ void lintLocal(const PolicySet& set, const Policy& p, const std::string& at,
     }
     for (const Numbers& n : numbersOf(p, at)) {
         const Limit local = perReplicaLimit(n.limit, set.store.replicas);
-        const std::int64_t most =
-            p.algorithm == Algorithm::LeakyBucket ? local.capacity + 1 : local.capacity;
+        const std::int64_t most = p.algorithm == Algorithm::LeakyBucket ? local.capacity + 1
+                                  : p.algorithm == Algorithm::HaproxyRate
+                                      ? algorithms::haproxyMostCost(local)
+                                      : local.capacity;
         if (p.cost <= most) continue;
         context.warning(n.where + "/cost",
                         n.label + "cost " + std::to_string(p.cost) + " is more than the " +

@@ -1,5 +1,6 @@
-// Lint warnings on how limits count: windows on the calendar. Each rule is stated where it is
-// checked, and each message says what to do (policy_lint.cpp holds the others).
+// Lint warnings on how limits count: windows on the calendar, HAProxy's counter forgetting keys.
+// Each rule is stated where it is checked, and each message says what to do (policy_lint.cpp
+// holds the others).
 
 #include "algorithms/calendar.h"
 #include "policy/policy_file_internal.h"
@@ -47,6 +48,23 @@ void lintCalendarWindow(const Policy& p, const std::string& at, CheckContext& co
     }
 }
 
+// HAProxy's counter with an expire shorter than its period forgets a key before the key's period
+// ends. Rule: 0 < expire_ms < window_ms; a client sending once every expire_ms is then never
+// counted past one request, whatever the capacity.
+void lintHaproxyExpire(const Policy& p, const std::string& at, CheckContext& context) {
+    if (p.algorithm != Algorithm::HaproxyRate || p.expireMs <= 0 || p.expireMs >= p.windowMs)
+        return;
+    context.warning(at + "/expire_ms",
+                    "expire_ms " + std::to_string(p.expireMs) + " is shorter than the period (" +
+                        "window_ms " + std::to_string(p.windowMs) +
+                        "): a key unused that long is forgotten before its period ends, so a "
+                        "client sending one request every " +
+                        std::to_string(p.expireMs) +
+                        " ms is never counted past one; set expire_ms to at least " +
+                        std::to_string(p.windowMs) + " (" + std::to_string(2 * p.windowMs) +
+                        " or more forgets only keys the counter has already let go)");
+}
+
 }  // namespace
 
 void checkLimitLints(const PolicySet& set, CheckContext& context) {
@@ -54,6 +72,7 @@ void checkLimitLints(const PolicySet& set, CheckContext& context) {
         const Policy& p = set.policies[i];
         const std::string at = policyPointer(i);
         lintCalendarWindow(p, at, context);
+        lintHaproxyExpire(p, at, context);
     }
 }
 

@@ -26,6 +26,8 @@ constexpr std::int64_t kMaxDurationMs = kMaxDuration / kNanosPerMilli;
 // to kMaxDurationMs).
 constexpr std::int64_t kMaxWindowMs = kMaxAlignedWindow / kNanosPerMilli;
 constexpr std::int64_t kMaxUint32 = 4'294'967'295;
+// The schema's bound on expire_ms: HAProxy's longest time (2^31 - 1 ms).
+constexpr std::int64_t kMaxHaproxyExpireMs = 2'147'483'647;
 constexpr double kMaxRate = 1e9;
 
 bool checkName(Diagnostics& sink, const json::Value& v, std::string_view what) {
@@ -363,7 +365,7 @@ void readAlignment(Fields& f, const Policy& p, bool alignOk, bool unitOk) {
 void readPolicy(Diagnostics& sink, const json::Value& object, Policy& p) {
     Fields f(sink, object,
              {"name", "match", "algorithm", "capacity", "refill_per_second", "window_ms", "align",
-              "calendar_unit", "delay", "nodelay", "cost", "key", "budget", "on_store_error",
+              "calendar_unit", "delay", "nodelay", "count_refused", "expire_ms", "cost", "key", "budget", "on_store_error",
               "store_timeout_ms", "mode", "headers", "bypass", "tiers", "charge",
               "failure_statuses", "penalty", "penalty_statuses"});
     if (f.require("name")) {
@@ -383,6 +385,8 @@ void readPolicy(Diagnostics& sink, const json::Value& object, Policy& p) {
     const bool unitOk = f.choice("calendar_unit", p.calendarUnit, kCalendarUnits);
     bool delayOk = f.whole("delay", p.delay, 0, kMaxCount);
     bool nodelayOk = f.boolean("nodelay", p.nodelay);
+    const bool countRefusedOk = f.boolean("count_refused", p.countRefused);
+    const bool expireOk = f.whole("expire_ms", p.expireMs, 0, kMaxHaproxyExpireMs);
     f.whole("cost", p.cost, 1, kMaxCount);
     if (const json::Value* key = f.object("key")) readKey(sink, *key, p.key);
     std::pair<bool, bool> wroteLevels{false, false};
@@ -412,6 +416,16 @@ void readPolicy(Diagnostics& sink, const json::Value& object, Policy& p) {
 
     if (!algorithmOk) return;
     readAlignment(f, p, alignOk, unitOk);
+    if (p.algorithm != Algorithm::HaproxyRate) {
+        if (countRefusedOk && f.has("count_refused") && !p.countRefused) {
+            sink.error(CheckLevel::Schema, *f.get("count_refused"),
+                       "count_refused is only used by haproxy_rate; remove it or set it to true");
+        }
+        if (expireOk && f.has("expire_ms") && p.expireMs != 0) {
+            sink.error(CheckLevel::Schema, *f.get("expire_ms"),
+                       "expire_ms is only used by haproxy_rate; remove it or set it to 0");
+        }
+    }
     if (p.algorithm == Algorithm::LeakyBucket) {
         if (delayOk && nodelayOk && p.nodelay && p.delay >= 1) {
             sink.error(CheckLevel::Schema, *f.get("delay"),
@@ -420,10 +434,11 @@ void readPolicy(Diagnostics& sink, const json::Value& object, Policy& p) {
         return;
     }
     std::string algorithm(algorithmName(p.algorithm));
-    if (capacityOk && p.capacity < 1) {
+    if (capacityOk && p.capacity < 1 && p.algorithm != Algorithm::HaproxyRate) {
         sink.error(
             CheckLevel::Schema, *f.get("capacity"),
-            "capacity must be at least 1 for " + algorithm + " (0 is only a leaky_bucket burst)");
+            "capacity must be at least 1 for " + algorithm +
+                " (0 is only a leaky_bucket burst or a haproxy_rate threshold)");
     }
     if (delayOk && f.has("delay") && p.delay != 0) {
         sink.error(CheckLevel::Schema, *f.get("delay"),

@@ -46,15 +46,36 @@ std::vector<LimitNumbers> limitsOf(const Policy& p, const std::string& at) {
 }
 
 void checkCost(const Policy& p, const LimitNumbers& n, CheckContext& context) {
-    bool leaky = p.algorithm == Algorithm::LeakyBucket;
-    std::int64_t most = leaky ? n.capacity + 1 : n.capacity;
+    // The leaky bucket passes burst + 1; HAProxy's counter read before counting passes X + 1.
+    const bool leaky = p.algorithm == Algorithm::LeakyBucket;
+    const bool readFirst = p.algorithm == Algorithm::HaproxyRate && !p.countRefused;
+    const std::int64_t most = leaky || readFirst ? n.capacity + 1 : n.capacity;
     if (p.cost <= most) return;
     std::string message = n.label + "cost " + std::to_string(p.cost) + " is more than " +
-                          (leaky ? "burst + 1 = " : "capacity ") + std::to_string(most) +
+                          (leaky       ? "burst + 1 = "
+                           : readFirst ? "capacity + 1 = "
+                                       : "capacity ") +
+                          std::to_string(most) +
                           ": such a request can never pass (the engine refuses it at once); "
                           "lower cost or raise capacity";
     context.error(CheckLevel::Semantics, n.where + (n.label.empty() ? "/cost" : "/capacity"),
                   std::move(message));
+}
+
+// HAProxy's periods are times, at most 2^31 - 1 ms; the counter's state holds counts below
+// kHaproxyMaxCount (haproxy_rate.h), so a capacity must stay under it to ever refuse.
+void checkHaproxyRate(const LimitNumbers& n, CheckContext& context) {
+    if (n.windowMs > algorithms::kHaproxyMaxPeriodMs) {
+        context.error(CheckLevel::Semantics, n.where + "/window_ms",
+                      n.label + "window_ms " + std::to_string(n.windowMs) +
+                          " is beyond HAProxy's longest period, 2147483647 ms (24.8 days)");
+    }
+    if (n.capacity >= algorithms::kHaproxyMaxCount) {
+        context.error(CheckLevel::Semantics, n.where + "/capacity",
+                      n.label + "capacity " + std::to_string(n.capacity) +
+                          " is beyond what haproxy_rate counts in one period; use at most " +
+                          std::to_string(algorithms::kHaproxyMaxCount - 1));
+    }
 }
 
 void checkDurations(const Policy& p, const LimitNumbers& n, CheckContext& context) {
@@ -88,6 +109,10 @@ void checkDurations(const Policy& p, const LimitNumbers& n, CheckContext& contex
                               ", beyond the engine's 90-day limit on durations (the Redis "
                               "scripts rely on it); lower capacity or raise refill_per_second");
         }
+        return;
+    }
+    if (p.algorithm == Algorithm::HaproxyRate) {
+        checkHaproxyRate(n, context);
         return;
     }
     const bool calendar = n.limit.align == WindowAlign::Calendar;

@@ -114,6 +114,10 @@ Json policyJson(const Policy& p) {
         out["calendar_unit"] = nameOf(policy::kCalendarUnits, p.calendarUnit);
     out["delay"] = p.delay;
     out["nodelay"] = p.nodelay;
+    if (p.algorithm == Algorithm::HaproxyRate) {
+        out["count_refused"] = p.countRefused;
+        out["expire_ms"] = p.expireMs;
+    }
     out["cost"] = p.cost;
     out["key"] = std::move(key);
     out["budget"] = std::move(budget);

@@ -87,6 +87,8 @@ ScriptId scriptFor(Algorithm algorithm) {
             return ScriptId::SlidingWindow;
         case Algorithm::SlidingLog:
             return ScriptId::SlidingLog;
+        case Algorithm::HaproxyRate:
+            return ScriptId::HaproxyRate;
         case Algorithm::LeakyBucket:
             break;
     }
@@ -106,6 +108,8 @@ const std::array<Script, kScriptCount>& scripts() {
                    lua::kSlidingLog),
         makeScript("leaky_bucket", kFmt | kDiff | kOut | kNonneg | kAtLeastOne | kFromMs,
                    lua::kLeakyBucket),
+        makeScript("haproxy_rate", kFmt | kDiff | kOut | kNonneg | kAtLeastOne | kFromMs,
+                   lua::kHaproxyRate),
         makeScript("settle", kParse | kFmt | kAdd | kDiff | kLater, lua::kSettle),
     };
     return all;

@@ -10,7 +10,9 @@
 //       [2] now, nanoseconds within the second (0..999999999)
 //       [3] cost   [4] capacity   [5] emission interval (ns), window (ns) or leaky rate
 //       [6] leaky delay (-1: nodelay); for token bucket and GCRA 1 when the limit settles (the
-//           bucket then keeps "<tat> <since>": since when it owes, the settle stamp); else 0
+//           bucket then keeps "<tat> <since>": since when it owes, the settle stamp); for the
+//           HAProxy rate its expire in ms when refused requests count, -1 - expire when not
+//           ([5] is then its period in ms); else 0
 //       [7] least PX in ms (the caller-time floor) or 0
 //       with a budget: [8] slot lifetime in ms   [9] the key's scope member (the bucket key)
 //       and per level i: [8+2i] its cap, [9+2i] its fallback's member (the fallback key)
@@ -37,6 +39,7 @@ enum class ScriptId : std::uint8_t {
     SlidingWindow,
     SlidingLog,
     LeakyBucket,
+    HaproxyRate,
     /// Store::settle on a token bucket, GCRA or fixed window (rate.h rateSettle, window.h
     /// fixedWindowSettle). KEYS: [1] the charged bucket. ARGV: [1], [2] now as above, [3] the
     /// signed cost, [4] capacity, [5] emission interval (ns) or window (ns), [6] "r" (rate) or
@@ -44,7 +47,7 @@ enum class ScriptId : std::uint8_t {
     /// 0 not (no bucket, another stamp, full or ended).
     Settle,
 };
-inline constexpr std::size_t kScriptCount = 6;
+inline constexpr std::size_t kScriptCount = 7;
 
 ScriptId scriptFor(Algorithm algorithm);
 

@@ -41,6 +41,17 @@ bool limitSupported(const Limit& l, std::string* error) {
             if (l.capacity < 1 || l.capacity > std::numeric_limits<std::uint32_t>::max())
                 return refuse("quota 1 to 2^32 - 1");
             break;
+        case Algorithm::HaproxyRate:
+            // haproxy_rate.h's bounds; the script's arithmetic is exact within them.
+            if (l.capacity < 0 || l.capacity >= algorithms::kHaproxyMaxCount)
+                return refuse("capacity 0 to 2^26 - 2");
+            if (l.window < kNanosPerMilli || l.window % kNanosPerMilli != 0 ||
+                l.window / kNanosPerMilli > algorithms::kHaproxyMaxPeriodMs)
+                return refuse("period a whole number of ms, 1 ms to 2^31 - 1 ms");
+            if (l.expire < 0 || l.expire % kNanosPerMilli != 0 ||
+                l.expire / kNanosPerMilli > algorithms::kHaproxyMaxPeriodMs)
+                return refuse("expire a whole number of ms, 0 to 2^31 - 1 ms");
+            return true;
         case Algorithm::LeakyBucket: {
             if (l.capacity < 0 || l.capacity > kMaxLeakyBurst) return refuse("burst 0 to 2^31 - 1");
             if (l.emissionInterval < 1) return refuse("interval >= 1");
@@ -215,6 +226,12 @@ bool encodeRequest(const ConsumeRequest& request, const EncodeSettings& settings
             // A delay beyond the burst never applies; clamping keeps the script's numbers small.
             w.arg(l.delay == kNoDelay ? std::int64_t{-1} : std::min(l.delay, l.capacity + 1));
             break;
+        case Algorithm::HaproxyRate: {
+            const std::int64_t expireMs = l.expire / kNanosPerMilli;
+            w.arg(l.window / kNanosPerMilli);
+            w.arg(l.countRefused ? expireMs : -1 - expireMs);
+            break;
+        }
         case Algorithm::FixedWindow:
             if (l.align == WindowAlign::FirstRequest) {
                 w.arg(l.window);

@@ -94,6 +94,8 @@ const std::vector<Row>& rows() {
         row("bad-policy-name.json", schema, 4, 15, "policy name \"my api\" must be");
         row("empty-policies.json", schema, 3, 15, "a policy file needs at least one policy");
         row("delay-without-leaky-bucket.json", schema, 4, 52, "delay is only used by leaky_bucket");
+        row("expire-without-haproxy-rate.json", schema, 4, 82,
+            "expire_ms is only used by haproxy_rate; remove it or set it to 0");
         row("tiers-without-limits.json", schema, 5, 16, "missing required key \"limits\"");
         row("store-timeout-too-long.json", schema, 4, 42,
             "store_timeout_ms must be between 1 and 60000");
@@ -168,6 +170,8 @@ const std::vector<Row>& rows() {
         row("sliding-window-beyond-90-days.json", semantics, 5, 20,
             "sliding_window keeps the previous window too, so 2 x window_ms = 10368000000 ms (120 "
             "days)");
+        row("haproxy-period-too-long.json", semantics, 5, 20,
+            "window_ms 3000000000 is beyond HAProxy's longest period, 2147483647 ms (24.8 days)");
         row("window-beyond-90-days.json", semantics, 5, 20,
             "window_ms 8640000000 ms (100 days) is beyond the engine's 90-day limit on durations; "
             "only a fixed_window aligned on the calendar");

@@ -103,6 +103,16 @@ private slots:
                       smallStore),
             "/policies/0/budget/ipv6_prefixes/1/cap",
             "one /32 (a provider's whole allocation) may hold 5001 buckets under this cap");
+        row("HAProxy expire shorter than the period",
+            onePolicy("\"algorithm\": \"haproxy_rate\", \"capacity\": 10, \"window_ms\": "
+                      "10000, \"expire_ms\": 5000"),
+            "/policies/0/expire_ms",
+            "expire_ms 5000 is shorter than the period (window_ms 10000): a key unused that "
+            "long is forgotten before its period ends");
+        row("HAProxy read first, capacity 0",
+            onePolicy("\"algorithm\": \"haproxy_rate\", \"capacity\": 0, \"window_ms\": "
+                      "10000, \"count_refused\": false"),
+            "/policies/0/capacity", "capacity 0 lets only one request through at a time");
         row("trusting everyone",
             onePolicy("\"mode\": \"enforce\"", "\"trusted_proxies\": {\"cidrs\": [\"::/0\"]}, "),
             "/trusted_proxies/cidrs/0", "trusting ::/0 lets every client write its own");
@@ -137,6 +147,12 @@ private slots:
         QTest::newRow("budget of 32") << "\"budget\": {\"per_peer\": 32}";
         QTest::newRow("budget off for peers")
             << "\"key\": {\"source\": \"peer\"}, \"budget\": {\"per_peer\": 1}";
+        QTest::newRow("HAProxy expire of a period")
+            << "\"algorithm\": \"haproxy_rate\", \"capacity\": 10, \"window_ms\": 10000, "
+               "\"expire_ms\": 10000";
+        QTest::newRow("HAProxy read first, capacity 5")
+            << "\"algorithm\": \"haproxy_rate\", \"capacity\": 5, \"window_ms\": 10000, "
+               "\"count_refused\": false";
         QTest::newRow("delay below burst")
             << "\"algorithm\": \"leaky_bucket\", \"capacity\": 10, \"refill_per_second\": 10, "
                "\"delay\": 9";

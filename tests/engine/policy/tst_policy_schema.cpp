@@ -39,6 +39,7 @@ const std::vector<Row>& rows() {
              "tests/data/policies/valid/nginx-features.json",
              "tests/data/policies/valid/envoy-features.json",
              "tests/data/policies/valid/haproxy-features.json",
+             "tests/data/policies/valid/haproxy-rate.json",
              "tests/data/policies/valid/charge-by-outcome.json",
              "tests/data/policies/valid/calendar-windows.json",
              "tests/data/policies/valid/when-missing.json",
@@ -100,7 +101,8 @@ const std::vector<Row>& rows() {
              "tests/data/policies/malformed/calendar-unit-with-window.json",
              "tests/data/policies/malformed/calendar-unit-without-align.json",
              "tests/data/policies/malformed/when-missing-on-default.json",
-             "tests/data/policies/malformed/routing-unknown.json"});
+             "tests/data/policies/malformed/routing-unknown.json",
+             "tests/data/policies/malformed/expire-without-haproxy-rate.json"});
         add(Verdict::Valid, true,
             {"tests/data/policies/malformed/cidr-host-bits.json",
              "tests/data/policies/malformed/cidr-bad-length.json",
@@ -116,7 +118,8 @@ const std::vector<Row>& rows() {
              "tests/data/policies/malformed/pattern-partial-star.json",
              "tests/data/policies/malformed/pattern-two-double-stars.json",
              "tests/data/policies/malformed/sliding-window-beyond-90-days.json",
-             "tests/data/policies/malformed/window-beyond-90-days.json"});
+             "tests/data/policies/malformed/window-beyond-90-days.json",
+             "tests/data/policies/malformed/haproxy-period-too-long.json"});
         return t;
     }();
     return table;

@@ -30,24 +30,34 @@ private slots:
         QTest::addColumn<int>("algorithm");
         QTest::addColumn<bool>("budget");
         QTest::addColumn<bool>("chain");
+        QTest::addColumn<bool>("countRefused");  // haproxy_rate only
         const std::pair<const char*, Algorithm> algorithms[] = {
             {"token_bucket", Algorithm::TokenBucket}, {"gcra", Algorithm::Gcra},
             {"fixed_window", Algorithm::FixedWindow}, {"sliding_window", Algorithm::SlidingWindow},
             {"sliding_log", Algorithm::SlidingLog},   {"leaky_bucket", Algorithm::LeakyBucket},
+            {"haproxy_rate", Algorithm::HaproxyRate},
         };
         for (const auto& [name, algorithm] : algorithms) {
-            QTest::newRow(name) << int(algorithm) << false << false;
+            QTest::newRow(name) << int(algorithm) << false << false << true;
             QTest::newRow((std::string(name) + "+budget").c_str())
-                << int(algorithm) << true << false;
-            QTest::newRow((std::string(name) + "+chain").c_str()) << int(algorithm) << true << true;
+                << int(algorithm) << true << false << true;
+            QTest::newRow((std::string(name) + "+chain").c_str())
+                << int(algorithm) << true << true << true;
         }
+        // HAProxy's deny before its track-sc: refused requests are not counted.
+        QTest::newRow("haproxy_rate read first")
+            << int(Algorithm::HaproxyRate) << false << false << false;
+        QTest::newRow("haproxy_rate read first+budget")
+            << int(Algorithm::HaproxyRate) << true << false << false;
     }
 
     void sameDecisionsAsMemoryStore() {
         QFETCH(int, algorithm);
         QFETCH(bool, budget);
         QFETCH(bool, chain);
-        const Limit limit = makeLimit(Algorithm(algorithm));
+        QFETCH(bool, countRefused);
+        Limit limit = makeLimit(Algorithm(algorithm));
+        limit.countRefused = countRefused;
         TraceShape shape;
         if (budget) {
             shape.keys = 160;  // 40 keys per peer against a cap of 4: the budget fills up
@@ -59,8 +69,8 @@ private slots:
             shape.timeGoesBack = false;
             shape.chain = chain;
         }
-        const std::vector<TraceItem> trace =
-            makeTrace(limit, kTraceLength, 1000 + algorithm * 3 + budget + chain, shape);
+        const std::vector<TraceItem> trace = makeTrace(
+            limit, kTraceLength, 1000 + algorithm * 3 + budget + chain + !countRefused, shape);
         BucketBudget budgetTemplate;
         budgetTemplate.cap = 4;
         budgetTemplate.slotTtl = 3 * kSecond;
@@ -70,9 +80,11 @@ private slots:
         std::unique_ptr<Store> memory = makeMemoryStore(memoryOptions);
         RedisStoreOptions options;
         options.timeout = 10 * kSecond;  // a shared 2-core machine; the bound is not under test
-        std::unique_ptr<Store> redis = callerTimeStore(
-            {server_.url()},
-            "eq" + std::to_string(algorithm) + (budget ? "b" : "") + (chain ? "c" : ""), options);
+        std::unique_ptr<Store> redis =
+            callerTimeStore({server_.url()},
+                            "eq" + std::to_string(algorithm) + (budget ? "b" : "") +
+                                (chain ? "c" : "") + (countRefused ? "" : "r"),
+                            options);
 
         std::vector<BucketBudget> budgets(kBatch * kMaxBudgetLevels);
         std::vector<ConsumeRequest> requests(kBatch);

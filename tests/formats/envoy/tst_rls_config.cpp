@@ -410,7 +410,7 @@ descriptors:
             << QStringList{
                    "f.yaml:7:28: error: \"bucket\" is not one of \"token_bucket\", "
                    "\"gcra\", \"fixed_window\", \"sliding_window\", \"sliding_log\", "
-                   "\"leaky_bucket\""};
+                   "\"leaky_bucket\", \"haproxy_rate\""};
         QTest::newRow("numbers without an algorithm")
             << "domain: d\ndescriptors:\n  - key: a\n    rate_limit:\n      unit: second\n"
                "      requests_per_unit: 5\n      ratelab: {capacity: 9}\n"
@@ -423,8 +423,8 @@ descriptors:
                "      requests_per_unit: 0\n      ratelab: {algorithm: gcra}\n"
             << QStringList{
                    "f.yaml:7:16: error: capacity must be at least 1 for gcra (0 is only a "
-                   "leaky_bucket burst) (capacity follows from requests_per_unit and "
-                   "unit; write it in the ratelab block)",
+                   "leaky_bucket burst or a haproxy_rate threshold) (capacity follows from "
+                   "requests_per_unit and unit; write it in the ratelab block)",
                    "f.yaml:7:16: error: refill_per_second must be above 0 and at most "
                    "1000000000, found 0 (refill_per_second follows from "
                    "requests_per_unit and unit; write it in the ratelab block)"};
