@@ -46,10 +46,10 @@ private slots:
                                            << "per_key.v1" << 3;
         QTest::newRow("haproxy src") << "haproxy"
                                      << "haproxy/basic-src-rate.cfg"
-                                     << "www" << 2;
+                                     << "www" << 0;
         QTest::newRow("haproxy header") << "haproxy"
                                         << "haproxy/api-key-table.cfg"
-                                        << "api_keys" << 4;
+                                        << "api_keys" << 2;
     }
     void importWritesAValidPolicyFile() {
         QFETCH(QString, kind);

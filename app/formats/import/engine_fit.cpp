@@ -43,46 +43,4 @@ void fitNginxToEngine(PolicyJson& file, const std::vector<SourcePos>& at, Import
     file["policies"] = std::move(fitted);
 }
 
-void fitHaproxyToEngine(PolicyJson& file, const std::vector<SourcePos>& at, ImportLog& log) {
-    for (std::size_t i = 0; i < file["policies"].size(); ++i) {
-        PolicyJson& policy = file["policies"][i];
-        if (policy.value("algorithm", "") != "haproxy_rate") continue;
-        const std::int64_t window = policy["window_ms"].get<std::int64_t>();
-        policy["algorithm"] = "sliding_window";
-        log.warning(at[i],
-                    "HAProxy's rate counter weights the previous period by the share of it "
-                    "still inside the window, in whole milliseconds; the import uses the "
-                    "engine's sliding window, which weights it in 1/65536 steps");
-        if (policy.value("count_refused", false)) {
-            log.warning(at[i],
-                        "HAProxy counts the requests this rule denies too (they are tracked "
-                        "before it); the sliding window counts admitted requests only, so a "
-                        "client that keeps sending past the limit is let through again "
-                        "sooner");
-        }
-        // Denied before it is counted, the rule reads the count without the request itself:
-        // `gt X` lets X + 1 through, where the sliding window's capacity counts the request.
-        if (!policy.value("count_refused", true))
-            policy["capacity"] = policy["capacity"].get<std::int64_t>() + 1;
-        if (policy["capacity"].get<std::int64_t>() < 1) {
-            log.warning(at[i],
-                        "a threshold of 0 refuses every request the counter has counted; "
-                        "ratelab's limits hold at least one request a window, so the import "
-                        "lets the first through");
-            policy["capacity"] = 1;
-        }
-        policy.erase("count_refused");
-        if (policy.contains("expire_ms")) {
-            const std::int64_t expire = policy["expire_ms"].get<std::int64_t>();
-            if (expire < 2 * window) {
-                log.warning(at[i], "HAProxy forgets a key " + std::to_string(expire) +
-                                       " ms after its last use; the sliding window forgets it "
-                                       "after two idle periods (" +
-                                       std::to_string(2 * window) + " ms)");
-            }
-            policy.erase("expire_ms");
-        }
-    }
-}
-
 }  // namespace ratelab::formats

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <map>
 
-#include "formats/import/engine_fit.h"
 #include "formats/import/path_regex.h"
 #include "policy/policy_names.h"
 #include "ratelab/ip_address.h"
@@ -85,9 +84,6 @@ std::string routeList(const std::vector<PolicyJson>& routes) {
 class Mapper {
 public:
     Mapper(const HaproxyModel& model, ImportLog& log) : model_(model), log_(log) {}
-
-    /// Where each policy map() wrote came from: its deny rule.
-    const std::vector<SourcePos>& origins() const { return origins_; }
 
     std::optional<PolicyJson> map() {
         if (model_.tables.empty()) {
@@ -463,7 +459,6 @@ private:
                 if (!bypass.empty()) policy["bypass"] = PolicyJson{{"cidrs", bypass}};
                 policies.push_back(std::move(policy));
                 imported_.push_back(Imported{&deny, &tracker, &proxy});
-                origins_.push_back(deny.at);
             }
         }
         warnStatus(deny);
@@ -482,6 +477,14 @@ private:
             policy["algorithm"] = "haproxy_rate";
             policy["window_ms"] = period;
             policy["capacity"] = rate.limit;
+            // Counted before the deny, `gt 0` refuses every request, and read first `ge 0`
+            // does; a policy must let one through. Read first, `gt 0` admits a request while
+            // the entry reads 0, exactly.
+            const std::int64_t least = countRefused ? 1 : 0;
+            if (rate.limit < least) {
+                warnThresholdZero(rate);
+                policy["capacity"] = least;
+            }
             policy["count_refused"] = countRefused;
             if (table.expireMs) policy["expire_ms"] = *table.expireMs;
             if (rate.counter == "conn_rate")
@@ -577,14 +580,12 @@ private:
     ImportLog& log_;
     PolicyNames names_;
     std::vector<Imported> imported_;
-    std::vector<SourcePos> origins_;
     std::map<const Rule*, int> warnedStatus_;
 };
 
 }  // namespace
 
-std::optional<PolicyJson> mapHaproxyConfig(const HaproxyConfig& config, ImportLog& log,
-                                           std::vector<SourcePos>* origins) {
+std::optional<PolicyJson> mapHaproxyConfig(const HaproxyConfig& config, ImportLog& log) {
     if (log.hasErrors()) return std::nullopt;
     // The rules are mapped even when a table or an ACL had an error, so that every problem is
     // reported at once; the file is then not written.
@@ -592,16 +593,13 @@ std::optional<PolicyJson> mapHaproxyConfig(const HaproxyConfig& config, ImportLo
     Mapper mapper(model, log);
     std::optional<PolicyJson> file = mapper.map();
     if (log.hasErrors()) return std::nullopt;
-    if (origins) *origins = mapper.origins();
     return file;
 }
 
 namespace {
 
 ImportResult finishHaproxy(const HaproxyConfig& config, ImportLog& log, bool unreadable) {
-    std::vector<SourcePos> origins;
-    std::optional<PolicyJson> file = mapHaproxyConfig(config, log, &origins);
-    if (file) fitHaproxyToEngine(*file, origins, log);
+    std::optional<PolicyJson> file = mapHaproxyConfig(config, log);
     return finishImport(log, file, unreadable);
 }
 

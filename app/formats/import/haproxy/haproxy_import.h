@@ -18,12 +18,10 @@
 
 namespace ratelab::formats::haproxy {
 
-/// The policy file for a configuration read by readHaproxyConfig, in HAProxy's semantics
-/// (fitHaproxyToEngine writes it in the loader's fields), or nullopt when it has errors or no
-/// rate limit; problems go to `log`, and each policy's deny rule to `origins` when given.
-/// Thread-safe.
-std::optional<PolicyJson> mapHaproxyConfig(const HaproxyConfig& config, ImportLog& log,
-                                           std::vector<SourcePos>* origins = nullptr);
+/// The policy file for a configuration read by readHaproxyConfig, in HAProxy's semantics (the
+/// haproxy_rate algorithm), or nullopt when it has errors or no rate limit; problems go to
+/// `log`. Thread-safe.
+std::optional<PolicyJson> mapHaproxyConfig(const HaproxyConfig& config, ImportLog& log);
 
 /// importPolicies for HAProxy: the files in order, as `haproxy -f A -f B`.
 ImportResult importHaproxy(const std::vector<std::string>& files);
