@@ -88,7 +88,7 @@ void PolicyEditor::buildForm() {
     capacity_->setRange(0, 1'000'000'000);
     capacity_->setToolTip(
         tr("Burst in tokens; for window algorithms the quota per window; for "
-           "the leaky bucket nginx's burst"));
+           "the leaky bucket nginx's burst; for haproxy_rate the X of HAProxy's gt X"));
     capacitySlider_ = logSlider(limitBox);
     capacitySlider_->setObjectName("capacitySlider");
     limit->addRow(tr("Capacity"), row(capacity_, capacitySlider_, limitBox));

@@ -55,8 +55,10 @@ struct RedisStoreOptions {
     /// `remaining` is the value at the refusal (a lower bound); fixed-window refusals it answers
     /// are not counted in Redis (the window stays over quota until it ends either way); a budget
     /// member's slot is not refreshed by them (it may expire meanwhile); refusals charged to a
-    /// budget's fallback are never cached; retry and reset times are exact while this store
-    /// alone consumes from the key (other replicas can only make them later).
+    /// budget's fallback, and haproxy_rate refusals that count (count_refused: each one moves
+    /// the counter, and so the next admission), are never cached; retry and reset times are
+    /// exact while this store alone consumes from the key (other replicas can only make them
+    /// later).
     std::size_t overLimitCacheEntries = 0;
     /// Caller time only: Redis expires keys on its own wall clock, which a virtual clock does not
     /// drive. Every key is kept at least this long after its last write, so that state survives a

@@ -23,6 +23,12 @@ namespace ratelab {
 namespace redis {
 namespace {
 
+// HAProxy's counter counting refused requests: a refusal answered locally would leave Redis
+// uncounted, and the counter would let the key through earlier than it should.
+bool countsRefusals(const Limit& limit) {
+    return limit.algorithm == Algorithm::HaproxyRate && limit.countRefused;
+}
+
 std::int64_t parseInfoField(std::string_view info, std::string_view field) {
     std::size_t at = 0;
     while ((at = info.find(field, at)) != std::string_view::npos) {
@@ -286,7 +292,7 @@ private:
             result->status = StoreStatus::Ok;
             if (cache_ && result->decision.allowed)
                 cache_->forget(fingerprint);
-            else if (cache_ && !result->chargedFallback)
+            else if (cache_ && !result->chargedFallback && !countsRefusals(*request.limit))
                 cache_->remember(fingerprint, request.cost, cacheNow, result->decision);
             return;
         }

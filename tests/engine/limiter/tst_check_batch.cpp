@@ -141,7 +141,8 @@ void TestCheckBatch::storeBatchEqualsOneByOne_data() {
     QTest::addColumn<int>("shards");
     const Algorithm all[] = {Algorithm::TokenBucket, Algorithm::Gcra,
                              Algorithm::FixedWindow, Algorithm::SlidingWindow,
-                             Algorithm::SlidingLog,  Algorithm::LeakyBucket};
+                             Algorithm::SlidingLog,  Algorithm::LeakyBucket,
+                             Algorithm::HaproxyRate};
     // The fewest shards a store takes, and the most: a batch then spans shards up to the last
     // bit of its 64-bit mask of shards to lock, whatever the machine's default.
     for (int shards : {4, 64}) {

@@ -344,7 +344,8 @@ private slots:
     void everyAlgorithmStoresAndDecides() {
         for (Algorithm a :
              {Algorithm::TokenBucket, Algorithm::Gcra, Algorithm::FixedWindow,
-              Algorithm::SlidingWindow, Algorithm::SlidingLog, Algorithm::LeakyBucket}) {
+              Algorithm::SlidingWindow, Algorithm::SlidingLog, Algorithm::LeakyBucket,
+              Algorithm::HaproxyRate}) {
             auto store = makeMemoryStore({});
             Limit l;
             l.algorithm = a;

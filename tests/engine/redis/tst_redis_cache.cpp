@@ -69,6 +69,33 @@ private slots:
         QCOMPARE(c.commands + c.cacheHits, std::int64_t{kRequests});
     }
 
+    // HAProxy's counter counting refused requests: each refusal moves the counter, so none is
+    // answered locally and every decision stays the memory store's; read first, refusals
+    // change nothing and are cached.
+    void haproxyRateCachesOnlyRefusalsThatDoNotCount() {
+        for (const bool countRefused : {true, false}) {
+            std::unique_ptr<Store> redis =
+                cachedStore(countRefused ? "haproxy-counted" : "haproxy-read");
+            std::unique_ptr<Store> memory = makeMemoryStore();
+            Limit l = makeLimit(Algorithm::HaproxyRate);
+            l.countRefused = countRefused;
+            Nanos now = kEpoch;
+            for (int i = 0; i < 2000; ++i) {
+                now += 7 * kMs;
+                const ConsumeResult expected = consumeOne(*memory, l, "flooder", now);
+                const ConsumeResult actual = consumeOne(*redis, l, "flooder", now);
+                QCOMPARE(actual.decision.allowed, expected.decision.allowed);
+                QCOMPARE(actual.decision.retryAfter, expected.decision.retryAfter);
+            }
+            const RedisStoreCounters c = countersOf(*redis);
+            if (countRefused) {
+                QCOMPARE(c.cacheHits, std::int64_t{0});
+            } else {
+                QVERIFY(c.cacheHits > 1000);
+            }
+        }
+    }
+
     // Server time: the entry lives on the local steady clock from the moment the request left,
     // which is never later than the server's decision.
     void serverTimeFlood() {
