@@ -1,5 +1,6 @@
 // The limiter with this round's ways of counting, on a manual clock: calendar-aligned windows
-// (their headers count to the window's end, placed by LimiterOptions::unixTimeAtZero).
+// (their headers count to the window's end, placed by LimiterOptions::unixTimeAtZero) and
+// HAProxy's rate counter (its headers say what the counter implies).
 
 #include <QtTest>
 
@@ -79,6 +80,38 @@ private slots:
         limiter.decide(r.view(), kLeapNoon + kDay / 2, v);  // 2024-03-01T00:00Z
         QCOMPARE(v.status, 200);
         QCOMPARE(headerValue(v, "RateLimit"), std::string("\"monthly\";r=0;t=2678400"));  // 31 d
+    }
+
+    // HAProxy's counter, `gt 5` over 10 s, refused requests counted: RateLimit-Policy advertises
+    // the period; the sixth request at 500 ms is refused, and Retry-After is the first ms a
+    // request passes, 1 + floor(6 * (20000 - t) / 10000) <= 5 from t = 11667 ms: 11.167 s,
+    // rounded up.
+    void haproxyRateHeaders() {
+        Policy p;
+        p.name = "hap";
+        p.algorithm = Algorithm::HaproxyRate;
+        p.capacity = 5;
+        p.windowMs = 10'000;
+        p.key.source = KeySource::Peer;
+        Limiter limiter(policySet({p}), makeMemoryStore({}));
+        TestRequest r;
+        r.from("198.51.100.7");
+        const Nanos t0 = 1000 * kSecond;
+        const Nanos ms = kNanosPerMilli;
+        Verdict v = limiter.decide(r.view(), t0);
+        QCOMPARE(v.status, 200);
+        QCOMPARE(headerValue(v, "RateLimit-Policy"), std::string("\"hap\";q=5;w=10"));
+        QCOMPARE(headerValue(v, "RateLimit"), std::string("\"hap\";r=4;t=21"));
+        for (int i = 1; i <= 4; ++i)
+            limiter.decide(r.view(), t0 + i * 100 * ms, v);
+        QCOMPARE(v.status, 200);
+        QCOMPARE(headerValue(v, "RateLimit"), std::string("\"hap\";r=0;t=20"));
+        limiter.decide(r.view(), t0 + 500 * ms, v);
+        QCOMPARE(v.status, 429);
+        QCOMPARE(headerValue(v, "Retry-After"), std::string("12"));
+        limiter.decide(r.view(), t0 + 11'667 * ms, v);
+        QCOMPARE(v.status, 200);
+        QCOMPARE(headerValue(v, "RateLimit"), std::string("\"hap\";r=0;t=19"));
     }
 };
 

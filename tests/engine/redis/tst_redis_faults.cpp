@@ -201,7 +201,8 @@ private slots:
         QTest::addColumn<int>("algorithm");
         for (Algorithm a :
              {Algorithm::TokenBucket, Algorithm::Gcra, Algorithm::FixedWindow,
-              Algorithm::SlidingWindow, Algorithm::SlidingLog, Algorithm::LeakyBucket})
+              Algorithm::SlidingWindow, Algorithm::SlidingLog, Algorithm::LeakyBucket,
+              Algorithm::HaproxyRate})
             QTest::newRow(std::string(algorithmName(a)).c_str()) << int(a);
     }
     void outOfMemoryRefusesEveryCall() {
