@@ -153,10 +153,11 @@ private slots:
         for (const char* f : {"default", "login", "tiers", "nginx-compatible"}) {
             QTest::newRow(f) << root + "resources/policies/" + f + ".json" << true;
         }
-        for (const char* f : {"minimal", "everything", "integral-doubles", "unix-socket",
-                              "redis-auth", "redis-auth-file", "with-validation", "nginx-features",
-                              "envoy-features", "haproxy-features", "charge-by-outcome",
-                              "calendar-windows", "when-missing", "most-specific", "haproxy-rate"}) {
+        for (const char* f :
+             {"minimal", "everything", "integral-doubles", "unix-socket", "redis-auth",
+              "redis-auth-file", "with-validation", "nginx-features", "envoy-features",
+              "haproxy-features", "charge-by-outcome", "calendar-windows", "when-missing",
+              "most-specific", "haproxy-rate"}) {
             QTest::newRow(f) << root + "tests/data/policies/valid/" + f + ".json"
                              << (std::string_view(f) == "with-validation");
         }

@@ -75,9 +75,9 @@ void PolicyEditor::buildForm() {
     auto* limit = formIn(limitBox);
     algorithm_ = new QComboBox(limitBox);
     algorithm_->setObjectName("algorithmBox");
-    for (Algorithm a : {Algorithm::TokenBucket, Algorithm::Gcra, Algorithm::FixedWindow,
-                        Algorithm::SlidingWindow, Algorithm::SlidingLog, Algorithm::LeakyBucket,
-                        Algorithm::HaproxyRate}) {
+    for (Algorithm a :
+         {Algorithm::TokenBucket, Algorithm::Gcra, Algorithm::FixedWindow, Algorithm::SlidingWindow,
+          Algorithm::SlidingLog, Algorithm::LeakyBucket, Algorithm::HaproxyRate}) {
         const std::string_view n = algorithmName(a);
         addItem(algorithm_, QString::fromUtf8(n.data(), static_cast<qsizetype>(n.size())), a);
     }

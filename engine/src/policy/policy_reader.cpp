@@ -365,9 +365,9 @@ void readAlignment(Fields& f, const Policy& p, bool alignOk, bool unitOk) {
 void readPolicy(Diagnostics& sink, const json::Value& object, Policy& p) {
     Fields f(sink, object,
              {"name", "match", "algorithm", "capacity", "refill_per_second", "window_ms", "align",
-              "calendar_unit", "delay", "nodelay", "count_refused", "expire_ms", "cost", "key", "budget", "on_store_error",
-              "store_timeout_ms", "mode", "headers", "bypass", "tiers", "charge",
-              "failure_statuses", "penalty", "penalty_statuses"});
+              "calendar_unit", "delay", "nodelay", "count_refused", "expire_ms", "cost", "key",
+              "budget", "on_store_error", "store_timeout_ms", "mode", "headers", "bypass", "tiers",
+              "charge", "failure_statuses", "penalty", "penalty_statuses"});
     if (f.require("name")) {
         const json::Value* name = f.get("name");
         if (sink.reader().expect(*name, {Type::String}, "a string") &&

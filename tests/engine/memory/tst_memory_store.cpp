@@ -342,10 +342,9 @@ private slots:
     }
 
     void everyAlgorithmStoresAndDecides() {
-        for (Algorithm a :
-             {Algorithm::TokenBucket, Algorithm::Gcra, Algorithm::FixedWindow,
-              Algorithm::SlidingWindow, Algorithm::SlidingLog, Algorithm::LeakyBucket,
-              Algorithm::HaproxyRate}) {
+        for (Algorithm a : {Algorithm::TokenBucket, Algorithm::Gcra, Algorithm::FixedWindow,
+                            Algorithm::SlidingWindow, Algorithm::SlidingLog, Algorithm::LeakyBucket,
+                            Algorithm::HaproxyRate}) {
             auto store = makeMemoryStore({});
             Limit l;
             l.algorithm = a;

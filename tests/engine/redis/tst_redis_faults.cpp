@@ -199,10 +199,9 @@ private slots:
     // decisions resume.
     void outOfMemoryRefusesEveryCall_data() {
         QTest::addColumn<int>("algorithm");
-        for (Algorithm a :
-             {Algorithm::TokenBucket, Algorithm::Gcra, Algorithm::FixedWindow,
-              Algorithm::SlidingWindow, Algorithm::SlidingLog, Algorithm::LeakyBucket,
-              Algorithm::HaproxyRate})
+        for (Algorithm a : {Algorithm::TokenBucket, Algorithm::Gcra, Algorithm::FixedWindow,
+                            Algorithm::SlidingWindow, Algorithm::SlidingLog, Algorithm::LeakyBucket,
+                            Algorithm::HaproxyRate})
             QTest::newRow(std::string(algorithmName(a)).c_str()) << int(a);
     }
     void outOfMemoryRefusesEveryCall() {

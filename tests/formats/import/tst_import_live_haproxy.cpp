@@ -159,9 +159,10 @@ private slots:
         QCOMPARE(keyless, 5);
         QCOMPARE(denied, 12);
         QCOMPARE(passed, 28);
-        qInfo("%zu requests, HAProxy and ratelab agree on each: %d passed (%d without X-Key, "
-              "limited by neither), %d denied",
-              decisions.size(), passed, keyless, denied);
+        qInfo(
+            "%zu requests, HAProxy and ratelab agree on each: %d passed (%d without X-Key, "
+            "limited by neither), %d denied",
+            decisions.size(), passed, keyless, denied);
     }
 
     // The import exported back to HAProxy is a configuration HAProxy accepts.
