@@ -178,6 +178,7 @@ private slots:
     void sessionArrivalsInCells();
     void anEditedScenarioIsNotReplacedUnasked();
     void aReplayedLogHasNothingToEdit();
+    void scaleCrowdsMultipliesTheCrowds();
 
 private:
     QTemporaryDir dir_;
@@ -582,6 +583,82 @@ void TestScenarioEditor::aReplayedLogHasNothingToEdit() {
     QCOMPARE(b.ui.errors.size(), 1);
     QCOMPARE(b.ui.errors[0].title, QString("Nothing to save"));
     QVERIFY(!QFile::exists(dir_.filePath("never.json")));
+}
+
+// "What if ten times the readers came?": the shipped page-load scenario's crowd of readers scaled
+// tenfold by the editor's field, through the rule `fit --scale` uses (sim::scaledCrowdCount); the
+// single scraper stays single, the readers' address pool widened to hold them. The count cells
+// show it, the restarted run sends about ten times
+// the readers' requests and the scraper's exactly as before, and Undo and Redo step back and
+// forth, the run following.
+void TestScenarioEditor::scaleCrowdsMultipliesTheCrowds() {
+    Bench b;
+    QVERIFY(b.workbench.openScenario(QStringLiteral(RATELAB_SOURCE_DIR) +
+                                     "/scenarios/page-load.json"));
+    QVERIFY(b.runToEnd());
+    const std::int64_t readers = b.actor("readers").counters.offered;
+    const std::int64_t scraper = b.actor("scraper").counters.offered;
+    QVERIFY(readers > 1000);
+    const sim::Scenario original = b.workbench.scenario();
+    QCOMPARE(original.actors.size(), std::size_t(2));
+    QCOMPARE(original.actors[0].count, std::int64_t(200));
+    QCOMPARE(original.actors[1].count, std::int64_t(1));
+
+    b.showEditor();
+    QSignalSpy restarted(&b.session(), &SimulationSession::runLoaded);
+    auto* factor = b.window.findChild<QLineEdit*>("crowdFactor");
+    auto* scale = b.window.findChild<QPushButton*>("scaleCrowds");
+    QVERIFY(factor && scale);
+    QTest::keyClicks(factor, "10");
+    QTest::mouseClick(scale, Qt::LeftButton);
+    QVERIFY2(b.editor()->message().isEmpty(), qPrintable(b.editor()->message()));
+    for (std::size_t i = 0; i < original.actors.size(); ++i) {
+        const sim::Actor& was = original.actors[i];
+        const std::int64_t expected =
+            sim::isScaledCrowd(was) ? sim::scaledCrowdCount(was.count, 10) : was.count;
+        QCOMPARE(b.workbench.scenario().actors[i].count, expected);
+        QCOMPARE(b.text(Table::Actors, static_cast<int>(i), "count")->text(),
+                 QString::number(expected));
+    }
+    QCOMPARE(b.workbench.scenario().actors[0].count, std::int64_t(2000));
+    QCOMPARE(b.workbench.scenario().actors[1].count, std::int64_t(1));
+    // The readers' /24 holds 256 addresses: the pool is widened to the /21 that holds 2,000.
+    QCOMPARE(b.workbench.scenario().actors[0].identity.peer.cidr.toString(),
+             std::string("198.51.96.0/21"));
+    QVERIFY(b.workbench.isScenarioModified());
+    QVERIFY(restarted.wait(10000));
+    QVERIFY(b.ready());
+    QVERIFY(b.runToEnd());
+    const std::int64_t scaledReaders = b.actor("readers").counters.offered;
+    QVERIFY2(scaledReaders >= readers * 95 / 10 && scaledReaders <= readers * 105 / 10,
+             qPrintable(QString("%1 readers' requests, %2 before").arg(scaledReaders).arg(readers)));
+    QCOMPARE(b.actor("scraper").counters.offered, scraper);
+
+    // Undo: the counts as opened, unmodified, and the run as it was; Redo: tenfold again.
+    auto* undo = b.window.findChild<QToolButton*>("scenarioUndo");
+    auto* redo = b.window.findChild<QToolButton*>("scenarioRedo");
+    QVERIFY(undo && redo && undo->isEnabled());
+    restarted.clear();
+    QTest::mouseClick(undo, Qt::LeftButton);
+    QCOMPARE(b.workbench.scenario().actors[0].count, std::int64_t(200));
+    QCOMPARE(b.workbench.scenario().actors[0].identity.peer.cidr.toString(),
+             std::string("198.51.100.0/24"));
+    QCOMPARE(b.text(Table::Actors, 0, "count")->text(), QString("200"));
+    QVERIFY(!b.workbench.isScenarioModified());
+    QVERIFY(restarted.wait(10000));
+    QVERIFY(b.ready());
+    QVERIFY(b.runToEnd());
+    QCOMPARE(b.actor("readers").counters.offered, readers);
+    QTest::mouseClick(redo, Qt::LeftButton);
+    QCOMPARE(b.workbench.scenario().actors[0].count, std::int64_t(2000));
+    QVERIFY(b.workbench.isScenarioModified());
+
+    // A factor that is no number is refused, the scenario unchanged.
+    factor->clear();
+    QTest::mouseClick(scale, Qt::LeftButton);
+    QVERIFY(b.editor()->message().contains("factor"));
+    QCOMPARE(b.workbench.scenario().actors[0].count, std::int64_t(2000));
+    QVERIFY(b.ui.errors.isEmpty());
 }
 
 QTEST_MAIN(TestScenarioEditor)

@@ -1,6 +1,8 @@
 #include "gui/scenario/scenario_editor.h"
 
+#include <QAction>
 #include <QComboBox>
+#include <QDoubleValidator>
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -10,6 +12,7 @@
 #include <QSignalBlocker>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -228,6 +231,38 @@ void ScenarioEditor::build() {
                return true;
            });
     actors->addStretch(1);
+    // Every crowd's count times a factor (sim::scaleCrowds, the rule of `fit --scale`).
+    auto* factor = new QLineEdit(this);
+    factor->setObjectName("crowdFactor");
+    factor->setPlaceholderText(QLocale().toString(10));
+    factor->setMaximumWidth(72);
+    factor->setValidator(new QDoubleValidator(0.001, 1000, 3, factor));
+    factor->setToolTip(
+        tr("Each crowd (an actor of more than one instance) gets this many times "
+           "its instances, at least one; single actors stay single."));
+    auto* scale = new QPushButton(tr("Scale crowds"), this);
+    scale->setObjectName("scaleCrowds");
+    actors->addWidget(new QLabel(tr("Crowds x"), this));
+    actors->addWidget(factor);
+    actors->addWidget(scale);
+    auto scaleBy = [this, factor] {
+        bool ok = false;
+        double f = QLocale().toDouble(factor->text(), &ok);
+        if (!ok) f = factor->text().toDouble(&ok);
+        if (!ok || !(f > 0)) {
+            showProblems({tr("the crowds' factor must be a number above 0, such as 10 or 0.5")});
+            return;
+        }
+        committing_ = true;
+        const std::vector<Diagnostic> refused = workbench_.scaleCrowds(f);
+        committing_ = false;
+        QStringList problems;
+        for (const Diagnostic& d : refused)
+            problems << problemText(d);
+        showProblems(problems);
+    };
+    connect(scale, &QPushButton::clicked, this, scaleBy);
+    connect(factor, &QLineEdit::returnPressed, this, scaleBy);
     QHBoxLayout* events = page(Table::Events, tr("Events"), "event",
                                headersOf(eventColumns(), false), headersOf(eventColumns(), true));
     button(events, tr("Add event"), "addEvent", Table::Events, [](sim::Scenario& s, int) {
@@ -259,8 +294,21 @@ void ScenarioEditor::build() {
            });
     expect->addStretch(1);
 
+    // Undo and Redo of the scenario's edits (the Edit menu's are the policy's).
+    auto* steps = new QHBoxLayout;
+    auto stepButton = [this, steps](QAction* action, const char* name) {
+        action->setParent(this);
+        auto* b = new QToolButton(this);
+        b->setObjectName(name);
+        b->setDefaultAction(action);
+        steps->addWidget(b);
+    };
+    stepButton(workbench_.scenarioSteps().createUndoAction(this, tr("Undo")), "scenarioUndo");
+    stepButton(workbench_.scenarioSteps().createRedoAction(this, tr("Redo")), "scenarioRedo");
+    steps->addStretch(1);
     auto* contentLayout = new QVBoxLayout(content_);
     contentLayout->setContentsMargins(0, 0, 0, 0);
+    contentLayout->addLayout(steps);
     contentLayout->addWidget(runLine_);
     contentLayout->addWidget(tabs, 1);
     contentLayout->addWidget(message_);

@@ -172,6 +172,9 @@ Workbench::Workbench(UserInteraction& ui, WallClock clock, QObject* parent)
         emit statusMessage(reason);
         ui_.showError(tr("The run could not start"), reason);
     });
+    // An edit, or an undo or redo away from where the scenario was opened or saved, modifies it.
+    connect(&scenarioSteps_, &QUndoStack::cleanChanged, this,
+            [this](bool clean) { setScenarioModified(!clean); });
     connect(&document_, &PolicyDocument::policyEdited, this, &Workbench::sendLiveEdit);
     connect(&document_, &PolicyDocument::reloaded, this, [this] { runBuilt_ = false; });
 }
@@ -323,6 +326,7 @@ void Workbench::useScenario(sim::Scenario scenario, const QString& path, const Q
     scenarioPath_ = path;
     scenarioNotes_ = notes;
     runBuilt_ = false;
+    scenarioSteps_.clear();
     setScenarioModified(false);
     emit scenarioChanged();
     reset();

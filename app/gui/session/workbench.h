@@ -7,6 +7,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QUndoStack>
 
 #include <atomic>
 #include <memory>
@@ -97,6 +98,15 @@ public:
     /// policies cannot run (a policy_change naming no policy), changes nothing: its errors are
     /// returned, with the loader's messages and JSON pointers. REQUIRES: canEditScenario().
     std::vector<Diagnostic> editScenario(sim::Scenario edited);
+    /// Multiplies the count of every crowd of the scenario (sim::scaleCrowds: each actor of more
+    /// than one instance, by sim::scaledCrowdCount) `factor` times, as one edit through
+    /// editScenario(); single actors keep theirs. Returns the loader's errors (a count past its
+    /// bound) with nothing changed. REQUIRES: canEditScenario(), factor > 0.
+    std::vector<Diagnostic> scaleCrowds(double factor);
+    /// The applied scenario edits (editScenario), for the scenario editor's Undo and Redo; each
+    /// step restores the scenario and restarts the run as an edit does. Emptied when another
+    /// scenario or log is opened; clean where the scenario was opened or saved.
+    QUndoStack& scenarioSteps() { return scenarioSteps_; }
     /// Writes the scenario (scenarioJson()) to `path`, its policy named from `path`'s folder,
     /// and uses it as read back from there; an empty `path` asks where. Returns true when
     /// written.
@@ -171,6 +181,10 @@ private:
     void setScenarioModified(bool modified);
     void sendLiveEdit(std::size_t policyIndex);
     void useScenario(sim::Scenario scenario, const QString& path, const QString& notes);
+    /// Makes `scenario` (read back by the loader, checked against the policies) the one in use
+    /// and restarts the run, playing on when it was playing.
+    void applyScenario(sim::Scenario scenario);
+    class ScenarioStep;
     /// Rebuilds the run for a new reference (or none), playing on when it was playing.
     void restartForCompare();
 
@@ -195,6 +209,7 @@ private:
     QString scenarioNotes_;
     StoreChoice store_;
     bool scenarioModified_ = false;
+    QUndoStack scenarioSteps_;
     bool policyChosen_ = false;    // the user opened a policy file: scenarios do not replace it
     bool runBuilt_ = false;        // a run reflecting the current inputs was sent to the worker
     PolicySet runPolicies_;        // the policies the current run started with

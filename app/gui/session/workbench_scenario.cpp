@@ -4,13 +4,14 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QUndoCommand>
 
 #include <algorithm>
 
+#include "gui/session/workbench.h"
 #include "gui/window/file_write.h"
 #include "gui/window/resource_locator.h"
 #include "sim/scenario/scenario_writer.h"
-#include "gui/session/workbench.h"
 
 namespace ratelab::gui {
 
@@ -24,6 +25,29 @@ std::vector<Diagnostic> errorsOf(const std::vector<Diagnostic>& diagnostics) {
 }
 
 }  // namespace
+
+// One applied edit: undone by putting the scenario before it back, redone by the one after it.
+// Pushed once the edit is applied, so the push's own redo() has nothing to do.
+class Workbench::ScenarioStep final : public QUndoCommand {
+public:
+    ScenarioStep(Workbench& workbench, sim::Scenario before, sim::Scenario after,
+                 const QString& text)
+        : QUndoCommand(text)
+        , workbench_(workbench)
+        , before_(std::move(before))
+        , after_(std::move(after)) {}
+    void undo() override { workbench_.applyScenario(before_); }
+    void redo() override {
+        if (pushed_) workbench_.applyScenario(after_);
+        pushed_ = true;
+    }
+
+private:
+    Workbench& workbench_;
+    const sim::Scenario before_;
+    const sim::Scenario after_;
+    bool pushed_ = false;
+};
 
 bool Workbench::canEditScenario() const {
     return scenario_ && std::none_of(scenario_->actors.begin(), scenario_->actors.end(),
@@ -48,13 +72,30 @@ std::vector<Diagnostic> Workbench::editScenario(sim::Scenario edited) {
                 errorsOf(sim::checkScenarioAgainstPolicy(*back.scenario, reference_->policies));
         if (!problems.empty()) return problems;
     }
-    scenario_ = std::move(*back.scenario);
-    setScenarioModified(true);
+    sim::Scenario before = *scenario_;
+    applyScenario(*back.scenario);
+    scenarioSteps_.push(
+        new ScenarioStep(*this, std::move(before), std::move(*back.scenario), tr("scenario edit")));
+    return {};
+}
+
+std::vector<Diagnostic> Workbench::scaleCrowds(double factor) {
+    if (!canEditScenario()) return editScenario(sim::Scenario{});
+    if (!(factor > 0)) {
+        return {{Diagnostic::Severity::Error, scenario_->file, 0, 0, "",
+                 tr("the crowds' factor must be above 0").toStdString()}};
+    }
+    sim::Scenario scaled = *scenario_;
+    sim::scaleCrowds(scaled, factor);
+    return editScenario(std::move(scaled));
+}
+
+void Workbench::applyScenario(sim::Scenario scenario) {
+    scenario_ = std::move(scenario);
     runBuilt_ = false;
     emit scenarioChanged();
     const bool playing = session_.state() == RunState::Running;
     if (reset() && playing) session_.play();
-    return {};
 }
 
 bool Workbench::saveScenario(const QString& path) {
@@ -111,6 +152,7 @@ bool Workbench::saveScenario(const QString& path) {
     scenario_ = std::move(*back.scenario);
     scenarioPath_ = target;
     scenarioModified_ = false;
+    scenarioSteps_.setClean();
     emit scenarioModifiedChanged(false);  // saved under another name, perhaps: say so anyway
     emit statusMessage(tr("Saved %1.").arg(QDir::toNativeSeparators(target)) + note);
     return true;

@@ -304,8 +304,7 @@ std::optional<FitResult> fitScenario(const ReplayInput& given, const PolicySet& 
         if (a.start >= s.duration) continue;  // past a long log's first month
         a.stop = std::min(s.duration, (last / kNanosPerMilli + 1) * kNanosPerMilli);
         if (p.crowd) {
-            a.count = std::max<std::int64_t>(
-                1, std::llround(static_cast<double>(p.clients.size()) * scale));
+            a.count = scaledCrowdCount(static_cast<std::int64_t>(p.clients.size()), scale);
         }
         fitRequest(log, p.clients, a);
         fitResponse(p.clients, a);

@@ -15,6 +15,65 @@ std::vector<std::string> Scenario::classNames() const {
     return names;
 }
 
+std::int64_t scaledCrowdCount(std::int64_t count, double factor) {
+    return std::max<std::int64_t>(1, std::llround(static_cast<double>(count) * factor));
+}
+
+bool isScaledCrowd(const Actor& actor) {
+    return actor.count > 1 && !actor.recorded;
+}
+
+namespace {
+
+// Whether `network` holds an IPv4 address another actor than `self` sends from.
+bool takesInOthers(const Scenario& scenario, const Actor& self, const Cidr& network) {
+    for (const Actor& a : scenario.actors) {
+        if (&a == &self) continue;
+        const PeerSpec& p = a.identity.peer;
+        switch (p.kind) {
+            case PeerSpec::Kind::Ipv4:
+            case PeerSpec::Kind::Nat:
+                if (network.contains(p.address)) return true;
+                break;
+            case PeerSpec::Kind::Ipv4Pool:
+            case PeerSpec::Kind::Ipv4Rotate:
+                if (network.contains(p.cidr.network()) || p.cidr.contains(network.network()))
+                    return true;
+                break;
+            default:
+                break;
+        }
+    }
+    return false;
+}
+
+// An IPv4 pool holding at least `count` addresses, as the loader counts them.
+void widenPool(const Scenario& scenario, Actor& a, std::int64_t count) {
+    PeerSpec& peer = a.identity.peer;
+    if (peer.kind != PeerSpec::Kind::Ipv4Pool || !peer.cidr.network().isV4()) return;
+    int prefix = peer.cidr.prefixLength();
+    while (prefix > 0 && (std::int64_t(1) << (32 - prefix)) < count)
+        --prefix;
+    if (prefix == peer.cidr.prefixLength()) return;
+    const Cidr wider(peer.cidr.network(), prefix);
+    if (!takesInOthers(scenario, a, wider)) peer.cidr = wider;
+}
+
+}  // namespace
+
+int scaleCrowds(Scenario& scenario, double factor) {
+    int changed = 0;
+    for (Actor& a : scenario.actors) {
+        if (!isScaledCrowd(a)) continue;
+        const std::int64_t scaled = scaledCrowdCount(a.count, factor);
+        if (scaled == a.count) continue;
+        ++changed;
+        a.count = scaled;
+        widenPool(scenario, a, scaled);
+    }
+    return changed;
+}
+
 double Distribution::probability(std::size_t i) const {
     const auto n = static_cast<double>(values.size());
     if (probabilities.empty()) return 1 / n;

@@ -249,6 +249,23 @@ struct Scenario {
     std::vector<std::string> classNames() const;
 };
 
+/// How many instances a crowd of `count` becomes when scaled `factor` times:
+/// max(1, llround(count * factor)), so a crowd never vanishes. `ratelab-cli fit --scale` and the
+/// workbench's scenario editor both scale by it. REQUIRES: factor > 0.
+std::int64_t scaledCrowdCount(std::int64_t count, double factor);
+
+/// Whether an actor is a crowd that scaling multiplies: more than one generated instance. An
+/// actor of one instance stands for one client and stays one; a replayed log is not scaled.
+bool isScaledCrowd(const Actor& actor);
+
+/// Multiplies every crowd's count (isScaledCrowd) by `factor` through scaledCrowdCount; single
+/// actors keep theirs. A crowd's IPv4 pool too small for its new count is widened to the
+/// smallest network that holds it (the network around the old one, its prefix shortened), unless
+/// the wider network would take in another actor's addresses: then it stays, and the loader refuses
+/// the count as it refuses any pool too small. Returns how many actors changed. REQUIRES: factor >
+/// 0.
+int scaleCrowds(Scenario& scenario, double factor);
+
 struct ScenarioLoadResult {
     std::optional<Scenario> scenario;     ///< set when there is no error
     std::vector<Diagnostic> diagnostics;  ///< every problem found, FILE:LINE:COLUMN
