@@ -3,11 +3,14 @@
 // others summed, sortable, in place of the one "log" actor row.
 
 #include <QTabWidget>
+#include <QHeaderView>
 #include <QTableView>
 #include <QtTest>
 
 #include "fixtures/gui_fixture.h"
 #include "fixtures/window_fixture.h"
+#include "gui/plot/charts_panel.h"
+#include "gui/plot/time_plot.h"
 #include "gui/session/client_table_model.h"
 #include "gui/session/event_style.h"
 #include "gui/session/workbench.h"
@@ -25,12 +28,56 @@ private slots:
     void sortingKeepsTheOthersLast();
     void aReplayListsItsClients();
     void aReplayIsDrawnInTheLegitColours();
+    void aClickedClientIsDrawnOverTheCharts();
+    void aClickedClientUnderCompare();
+    void aHighlightGrowsWithTheRun();
 
 private:
     QTemporaryDir dir_;
 };
 
 namespace {
+
+// Ten seconds of two busy clients, 203.0.113.7 at 150 lines a second and 198.51.100.1 at 50,
+// and 250 clients of one line each in the first 10 s.
+QByteArray twoBusyClientsLog() {
+    QByteArray csv = "ts_ms,key\n";
+    for (int i = 0; i < 2000; ++i) {
+        csv += QByteArray::number(1'700'000'000'000LL + i * 5) + "," +
+               (i % 4 == 0 ? "198.51.100.1" : "203.0.113.7") + "\n";
+        if (i % 8 == 0 && i / 8 < 250)
+            csv += QByteArray::number(1'700'000'000'000LL + i * 5 + 1) + ",10.0." +
+                   QByteArray::number(i / 8 / 100) + "." + QByteArray::number(i / 8 % 100) + "\n";
+    }
+    return csv;
+}
+
+// Clicks the row of the client table showing `key`.
+void clickClient(QTableView* view, const ClientTableModel& clients, const QString& key) {
+    for (int r = 0; r < clients.rowCount(); ++r) {
+        if (clients.data(clients.index(r, ClientTableModel::Key)).toString() != key) continue;
+        view->scrollTo(clients.index(r, 0));
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {},
+                          view->visualRect(clients.index(r, 0)).center());
+        return;
+    }
+    QFAIL(qPrintable("no row for " + key));
+}
+
+// The y values of the traffic plot's highlight line i, one a sample.
+QList<double> highlightValues(const MainWindow& window, std::size_t i) {
+    TimePlot* traffic = window.charts()->plot(ChartKind::Traffic);
+    const int line = window.charts()->highlightLineOf(i);
+    QList<double> ys;
+    if (line < 0 || !traffic->lineShown(line)) return ys;
+    for (const QPointF& p : traffic->points(line))
+        ys << p.y();
+    return ys;
+}
+
+QList<double> repeated(double value, int n) {
+    return QList<double>(n, value);
+}
 
 sim::ClientSeen seenAt(const char* key, double first, double last) {
     return sim::ClientSeen{key, static_cast<Nanos>(first * 1e9), static_cast<Nanos>(last * 1e9)};
@@ -184,6 +231,155 @@ void TestReplayClients::aReplayIsDrawnInTheLegitColours() {
     QCOMPARE(classColor("log", 3), legit);
     QCOMPARE(classColor("attacker", 1), QColor(200, 40, 40));
     QCOMPARE(classColor("free", 0), QColor(31, 119, 180));
+}
+
+// A click on a client draws its allowed and throttled requests per sample over the traffic
+// chart's totals, from what the run counted. Under a fixed window of 10 a second keyed by peer,
+// 203.0.113.7's 150 a second are 10 allowed and 140 throttled in each of the ten samples, and
+// 198.51.100.1's 50 are 10 and 40: a click on the other moves the highlight, a click on it again
+// clears it, and so does Escape.
+void TestReplayClients::aClickedClientIsDrawnOverTheCharts() {
+    QVERIFY(dir_.isValid());
+    const QString policy =
+        writeFile(dir_, "window.json", policyJson("fixed_window", 10, 1.0, 1000));
+    const QString log = writeFile(dir_, "busy.csv", twoBusyClientsLog());
+    WindowBench b;
+    b.window.resize(1280, 800);
+    b.window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&b.window));
+    auto* clientsView = b.window.findChild<QTableView*>("clientTable");
+    QVERIFY(b.workbench.openPolicy(policy));
+    QSignalSpy opened(&b.workbench, &Workbench::accessLogOpened);
+    b.workbench.openAccessLog(log);
+    QVERIFY(opened.wait(30000));
+    b.workbench.setSpeed(0);
+    b.workbench.run();
+    SimulationSession& session = b.workbench.session();
+    QVERIFY(waitForFrames(session, [&] { return session.state() == RunState::Finished; }));
+    const ClientTableModel& clients = b.workbench.clients();
+    QCOMPARE(b.workbench.series().size(), std::size_t(10));
+    TimePlot* traffic = b.window.charts()->plot(ChartKind::Traffic);
+
+    clickClient(clientsView, clients, "ip:203.0.113.7");
+    QCOMPARE(b.workbench.highlightedClient(), clients.rows()[0].instance);
+    QVERIFY(waitForFrames(session, [&] { return highlightValues(b.window, 1).size() == 10; }));
+    QCOMPARE(highlightValues(b.window, 0), repeated(10, 10));
+    QCOMPARE(highlightValues(b.window, 1), repeated(140, 10));
+    // At the samples' ends, over the totals of their class.
+    const QList<QPointF> points = traffic->points(b.window.charts()->highlightLineOf(0));
+    QCOMPARE(points.front().x(), 1.0);
+    QCOMPARE(points.back().x(), 10.0);
+    QVERIFY(traffic->legendNames().contains("ip:203.0.113.7 allowed"));
+    QVERIFY(traffic->legendNames().contains("ip:203.0.113.7 throttled"));
+    // The sums are the client's row.
+    QCOMPARE(clients.rows()[0].requests, std::int64_t(1500));
+    QCOMPARE(clients.rows()[0].throttled, std::int64_t(1400));
+    QCOMPARE(clients.data(clients.index(0, 0), Qt::FontRole).value<QFont>().bold(), true);
+
+    clickClient(clientsView, clients, "ip:198.51.100.1");
+    QVERIFY(waitForFrames(session, [&] {
+        return highlightValues(b.window, 1) == repeated(40, 10);
+    }));
+    QCOMPARE(highlightValues(b.window, 0), repeated(10, 10));
+    QVERIFY(traffic->legendNames().contains("ip:198.51.100.1 throttled"));
+    QVERIFY(!traffic->legendNames().contains("ip:203.0.113.7 throttled"));
+    QCOMPARE(clients.data(clients.index(0, 0), Qt::FontRole).value<QFont>().bold(), false);
+
+    // Again on it: cleared, the lines gone from the plot and the legend.
+    clickClient(clientsView, clients, "ip:198.51.100.1");
+    QCOMPARE(b.workbench.highlightedClient(), std::int64_t(-1));
+    QVERIFY(highlightValues(b.window, 0).isEmpty());
+    QCOMPARE(traffic->pointCount(b.window.charts()->highlightLineOf(0)), qsizetype(0));
+    QVERIFY(!traffic->legendNames().join(' ').contains("198.51.100.1"));
+
+    clickClient(clientsView, clients, "ip:203.0.113.7");
+    QVERIFY(waitForFrames(session, [&] { return highlightValues(b.window, 1).size() == 10; }));
+    QTest::keyClick(clientsView, Qt::Key_Escape);
+    QCOMPARE(b.workbench.highlightedClient(), std::int64_t(-1));
+    QVERIFY(highlightValues(b.window, 1).isEmpty());
+    QVERIFY(!traffic->legendNames().join(' ').contains("203.0.113.7"));
+    // The others row is not a client: nothing to draw.
+    clickClient(clientsView, clients, "52 other clients");
+    QCOMPARE(b.workbench.highlightedClient(), std::int64_t(-1));
+    QVERIFY(b.ui.errors.isEmpty());
+}
+
+// Under compare, the client is drawn in both lanes: A (a window of 10 a second) solid, B (a
+// window of 20, the editor's) dashed; 203.0.113.7 has 10 and 140 a second under A, 20 and 130
+// under B, and its row counts B's.
+void TestReplayClients::aClickedClientUnderCompare() {
+    QVERIFY(dir_.isValid());
+    const QString a = writeFile(dir_, "window10.json", policyJson("fixed_window", 10, 1.0, 1000));
+    const QString bPolicy =
+        writeFile(dir_, "window20.json", policyJson("fixed_window", 20, 1.0, 1000));
+    const QString log = writeFile(dir_, "busy.csv", twoBusyClientsLog());
+    WindowBench b;
+    b.window.resize(1280, 800);
+    b.window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&b.window));
+    auto* clientsView = b.window.findChild<QTableView*>("clientTable");
+    QVERIFY(b.workbench.openPolicy(a));
+    QSignalSpy opened(&b.workbench, &Workbench::accessLogOpened);
+    b.workbench.openAccessLog(log);
+    QVERIFY(opened.wait(30000));
+    QVERIFY(b.workbench.compareAgainst(bPolicy));
+    SimulationSession& session = b.workbench.session();
+    QVERIFY(waitForFrames(session, [&] { return session.shape().comparing(); }));
+    b.workbench.setSpeed(0);
+    b.workbench.run();
+    QVERIFY(waitForFrames(session, [&] { return session.state() == RunState::Finished; }));
+    const ClientTableModel& clients = b.workbench.clients();
+    QCOMPARE(clients.rows()[0].throttled, std::int64_t(1300));
+
+    clickClient(clientsView, clients, "ip:203.0.113.7");
+    QVERIFY(waitForFrames(session, [&] { return highlightValues(b.window, 3).size() == 10; }));
+    QCOMPARE(highlightValues(b.window, 0), repeated(10, 10));
+    QCOMPARE(highlightValues(b.window, 1), repeated(140, 10));
+    QCOMPARE(highlightValues(b.window, 2), repeated(20, 10));
+    QCOMPARE(highlightValues(b.window, 3), repeated(130, 10));
+    TimePlot* traffic = b.window.charts()->plot(ChartKind::Traffic);
+    QVERIFY(traffic->legendNames().contains("ip:203.0.113.7 allowed (A)"));
+    QVERIFY(traffic->legendNames().contains("ip:203.0.113.7 throttled (B)"));
+    QCOMPARE(traffic->lineStyle(b.window.charts()->highlightLineOf(3)), Qt::DashLine);
+    QCOMPARE(traffic->lineStyle(b.window.charts()->highlightLineOf(1)), Qt::SolidLine);
+    QVERIFY(b.ui.errors.isEmpty());
+}
+
+// Highlighted three samples into the replay, the client's lines grow with each Step from the
+// worker's new intervals alone, and hold the same values as a highlight after the end.
+void TestReplayClients::aHighlightGrowsWithTheRun() {
+    QVERIFY(dir_.isValid());
+    const QString policy =
+        writeFile(dir_, "window.json", policyJson("fixed_window", 10, 1.0, 1000));
+    const QString log = writeFile(dir_, "busy.csv", twoBusyClientsLog());
+    WindowBench b;
+    b.window.resize(1280, 800);
+    b.window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&b.window));
+    auto* clientsView = b.window.findChild<QTableView*>("clientTable");
+    QVERIFY(b.workbench.openPolicy(policy));
+    QSignalSpy opened(&b.workbench, &Workbench::accessLogOpened);
+    b.workbench.openAccessLog(log);
+    QVERIFY(opened.wait(30000));
+    SimulationSession& session = b.workbench.session();
+    auto stepTo = [&](std::size_t samples) {
+        b.workbench.step();
+        return waitForFrames(session, [&] { return b.workbench.series().size() == samples; });
+    };
+    for (std::size_t n = 1; n <= 3; ++n)
+        QVERIFY(stepTo(n));
+    const ClientTableModel& clients = b.workbench.clients();
+    QVERIFY(waitForFrames(session, [&] { return clients.rowCount() > 0; }));
+    clickClient(clientsView, clients, "ip:203.0.113.7");
+    QVERIFY(waitForFrames(session, [&] { return highlightValues(b.window, 1).size() == 3; }));
+    QCOMPARE(highlightValues(b.window, 1), repeated(140, 3));
+    for (std::size_t n = 4; n <= 10; ++n) {
+        QVERIFY(stepTo(n));
+        QVERIFY(waitForFrames(session, [&] { return highlightValues(b.window, 1).size() == int(n); }));
+        QCOMPARE(highlightValues(b.window, 0), repeated(10, int(n)));
+        QCOMPARE(highlightValues(b.window, 1), repeated(140, int(n)));
+    }
+    QVERIFY(waitForFrames(session, [&] { return session.state() == RunState::Finished; }));
 }
 
 QTEST_MAIN(TestReplayClients)

@@ -5,9 +5,9 @@
 #include <algorithm>
 
 #include "gui/plot/decimate.h"
+#include "gui/plot/time_plot.h"
 #include "gui/session/event_style.h"
 #include "gui/window/locale_text.h"
-#include "gui/plot/time_plot.h"
 
 namespace ratelab::gui {
 
@@ -77,6 +77,29 @@ ChartsPanel::ChartsPanel(const RunSeries& series, QWidget* parent)
     plot(ChartKind::Keyspace)->setObjectName("keyspacePlot");
     plot(ChartKind::StoreErrors)->setObjectName("storeErrorsPlot");
     plot(ChartKind::Latency)->setObjectName("latencyPlot");
+    connect(&series_, &RunSeries::highlightChanged, this, &ChartsPanel::showHighlight);
+}
+
+void ChartsPanel::showHighlight() {
+    const std::vector<HighlightLine>& lines = series_.highlightLines();
+    TimePlot* traffic = plot(ChartKind::Traffic);
+    // Over the class colours (green, red, blues): orange for allowed, purple for throttled,
+    // wider, and dashed as the totals are (throttled; in compare mode B).
+    while (highlightLines_.size() < lines.size()) {
+        const HighlightLine& line = lines[highlightLines_.size()];
+        const bool throttled = line.role == SeriesRole::ThrottledPerSecond;
+        const bool dashed = series_.comparing() ? line.lane == 1 : throttled;
+        highlightLines_.push_back(
+            traffic->addLine(line.name, throttled ? QColor(148, 0, 211) : QColor(255, 127, 0),
+                             dashed ? Qt::DashLine : Qt::SolidLine, 3.0));
+    }
+    for (std::size_t i = 0; i < highlightLines_.size(); ++i) {
+        const bool shown = i < lines.size();
+        if (shown) traffic->setLineName(highlightLines_[i], lines[i].name);
+        traffic->setPoints(highlightLines_[i], {});  // another client's, or none
+        traffic->setLineShown(highlightLines_[i], shown);
+    }
+    refresh(cursorSeconds_);
 }
 
 void ChartsPanel::rebuild(const RunShape& shape) {
@@ -103,6 +126,7 @@ void ChartsPanel::rebuild(const RunShape& shape) {
     plot(ChartKind::StoreErrors)
         ->setTitle(shape.comparing() ? storeErrorsTitle() + tr(" (A)") : storeErrorsTitle());
     lines_.clear();
+    highlightLines_.clear();
     for (const SeriesSpec& spec : series_.specs()) {
         lines_.push_back(
             plot(spec.chart)
@@ -111,6 +135,7 @@ void ChartsPanel::rebuild(const RunShape& shape) {
 }
 
 void ChartsPanel::refresh(double nowSeconds) {
+    cursorSeconds_ = nowSeconds;
     const auto xs = series_.xs();
     const double end = series_.durationSeconds();
     // Bounded buffers: once the oldest samples are gone, the axis starts at the oldest kept.
@@ -125,6 +150,16 @@ void ChartsPanel::refresh(double nowSeconds) {
         for (const QPointF& pt : points)
             peak = std::max(peak, pt.y());
         p->setPoints(lines_[i], points);
+    }
+    const std::vector<HighlightLine>& highlight = series_.highlightLines();
+    for (std::size_t i = 0; i < highlight.size() && i < highlightLines_.size(); ++i) {
+        if (highlight[i].ys.size() != xs.size()) continue;
+        TimePlot* p = plot(ChartKind::Traffic);
+        QList<QPointF> points = decimateMinMax(xs, highlight[i].ys, start, end, p->plotColumns());
+        double& peak = peaks[static_cast<std::size_t>(ChartKind::Traffic)];
+        for (const QPointF& pt : points)
+            peak = std::max(peak, pt.y());
+        p->setPoints(highlightLines_[i], points);
     }
     // The cap comes into view once the keyspace reaches a quarter of it; until then the
     // legend names it and the keyspace's growth keeps the chart's height.

@@ -31,12 +31,23 @@ public:
     TimePlot* plot(ChartKind kind) const { return plots_[static_cast<std::size_t>(kind)]; }
     /// The plot line a series is drawn with (for tests).
     int lineOf(std::size_t series) const { return lines_.at(series); }
+    /// The traffic plot's line drawing RunSeries::highlightLines()[i] (for tests); -1 none yet.
+    int highlightLineOf(std::size_t i) const {
+        return i < highlightLines_.size() ? highlightLines_[i] : -1;
+    }
 
 private:
+    /// Shows the highlighted client's lines over the traffic plot's totals, or hides them.
+    void showHighlight();
+
     const RunSeries& series_;
     std::array<TimePlot*, 4> plots_{};
     std::vector<int> lines_;  // per series: its line in its plot
+    // Per highlight line (RunSeries::highlightLines), its line in the traffic plot: made when a
+    // client is first highlighted in a run, hidden while none is.
+    std::vector<int> highlightLines_;
     std::vector<PlotBand> eventBands_;
+    double cursorSeconds_ = -1;       // where refresh() last put the "now" cursor
     std::size_t shownFullSpans_ = 0;  // store-full bands drawn so far
     double lastFullSpanEnd_ = 0;
 };

@@ -206,9 +206,9 @@ void TimePlot::setLegendAlignment(Qt::Alignment alignment) {
     impl_->chart->legend()->setAlignment(alignment);
 }
 
-int TimePlot::addLine(const QString& name, const QColor& color, Qt::PenStyle style) {
+int TimePlot::addLine(const QString& name, const QColor& color, Qt::PenStyle style, double width) {
     Impl& m = *impl_;
-    QPen pen(color, 2.0, style);
+    QPen pen(color, width, style);
     QLineSeries* s = m.newSeries(name, pen, true);
     if (openGLActive()) s->setUseOpenGL(true);
     m.lines.push_back(s);
@@ -305,6 +305,33 @@ double TimePlot::yMax() const {
 int TimePlot::plotColumns() const {
     const int width = static_cast<int>(impl_->chart->plotArea().width());
     return width > 10 ? width : std::max(10, this->width());
+}
+
+void TimePlot::setLineShown(int line, bool shown) {
+    QLineSeries* s = impl_->lines.at(static_cast<std::size_t>(line));
+    s->setVisible(shown);
+    for (QLegendMarker* marker : impl_->chart->legend()->markers(s))
+        marker->setVisible(shown);
+}
+
+bool TimePlot::lineShown(int line) const {
+    return impl_->lines.at(static_cast<std::size_t>(line))->isVisible();
+}
+
+void TimePlot::setLineName(int line, const QString& name) {
+    impl_->lines.at(static_cast<std::size_t>(line))->setName(name);
+}
+
+QList<QPointF> TimePlot::points(int line) const {
+    return impl_->lines.at(static_cast<std::size_t>(line))->points();
+}
+
+QStringList TimePlot::legendNames() const {
+    QStringList names;
+    for (QLegendMarker* marker : impl_->chart->legend()->markers()) {
+        if (marker->isVisible()) names << marker->label();
+    }
+    return names;
 }
 
 qsizetype TimePlot::pointCount(int line) const {

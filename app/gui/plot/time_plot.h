@@ -7,6 +7,7 @@
 #include <QList>
 #include <QPointF>
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 
 #include <memory>
@@ -41,8 +42,13 @@ public:
     /// column, for more lines than a row has room to name).
     void setLegendAlignment(Qt::Alignment alignment);
 
-    /// Adds a line; returns its index for setPoints().
-    int addLine(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine);
+    /// Adds a line `width` pixels wide; returns its index for setPoints().
+    int addLine(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine,
+                double width = 2.0);
+    /// Shows or hides a line, its legend entry with it.
+    void setLineShown(int line, bool shown);
+    bool lineShown(int line) const;
+    void setLineName(int line, const QString& name);
     /// Removes every line, the threshold and the bands.
     void clear();
     /// Replaces a line's points (one replace() call). Non-finite points are dropped.
@@ -60,6 +66,9 @@ public:
     int plotColumns() const;
     /// Number of points a line holds now, its legend name and its dash (for tests).
     qsizetype pointCount(int line) const;
+    QList<QPointF> points(int line) const;
+    /// The names the legend shows (for tests).
+    QStringList legendNames() const;
     QString lineName(int line) const;
     Qt::PenStyle lineStyle(int line) const;
 

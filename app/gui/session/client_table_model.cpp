@@ -1,5 +1,8 @@
 #include "gui/session/client_table_model.h"
 
+#include <QColor>
+#include <QFont>
+
 #include <algorithm>
 #include <tuple>
 
@@ -65,6 +68,23 @@ void ClientTableModel::setReplaying(bool replaying) {
     emit replayingChanged(replaying_);
 }
 
+void ClientTableModel::setHighlighted(std::int64_t instance) {
+    if (instance == highlighted_) return;
+    const int before = rowOf(highlighted_);
+    highlighted_ = instance;
+    for (int row : {before, rowOf(highlighted_)}) {
+        if (row >= 0) emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
+    }
+}
+
+int ClientTableModel::rowOf(std::int64_t instance) const {
+    if (instance < 0) return -1;
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+        if (rows_[i].instance == instance) return static_cast<int>(i);
+    }
+    return -1;
+}
+
 int ClientTableModel::rowCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : static_cast<int>(rows_.size());
 }
@@ -79,6 +99,14 @@ QVariant ClientTableModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::TextAlignmentRole) {
         return index.column() == Key ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
                                      : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    }
+    if (r.instance >= 0 && r.instance == highlighted_) {
+        if (role == Qt::FontRole) {
+            QFont bold;
+            bold.setBold(true);
+            return bold;
+        }
+        if (role == Qt::BackgroundRole) return QColor(255, 228, 196);
     }
     if (role != Qt::DisplayRole && role != Qt::UserRole) return {};
     const bool raw = role == Qt::UserRole;  // numbers for sorting and tests

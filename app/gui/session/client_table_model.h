@@ -52,6 +52,12 @@ public:
     /// Whether the run replays a log (and this table stands for its actor table).
     void setReplaying(bool replaying);
     bool replaying() const { return replaying_; }
+    /// The client drawn over the charts (Workbench::highlightClient), shown in bold on a tint;
+    /// -1 none.
+    void setHighlighted(std::int64_t instance);
+    std::int64_t highlighted() const { return highlighted_; }
+    /// The row of client `instance`, -1 when it is not listed.
+    int rowOf(std::int64_t instance) const;
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -68,6 +74,7 @@ private:
 
     std::vector<ClientRow> rows_;
     bool replaying_ = false;
+    std::int64_t highlighted_ = -1;
     int sortColumn_ = -1;  // -1: topClients()' order
     Qt::SortOrder sortOrder_ = Qt::DescendingOrder;
 };

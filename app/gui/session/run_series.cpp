@@ -1,5 +1,6 @@
 #include "gui/session/run_series.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace ratelab::gui {
@@ -43,7 +44,13 @@ void RunSeries::reset(const RunShape& shape) {
         {"ns per decision", ChartKind::Latency, SeriesRole::EngineNanosPerDecision, -1, {}});
 
     xs_.clear();
+    starts_.clear();
+    ends_.clear();
     ys_.assign(specs_.size(), {});
+    traceInterval_ = std::max<Nanos>(1, shape.sampleInterval);
+    highlighted_ = -1;
+    highlight_.clear();
+    traced_.clear();
     durationSeconds_ = static_cast<double>(shape.duration) / 1e9;
     storeCap_ = 0;
     storeFullSpans_.clear();
@@ -122,6 +129,8 @@ void RunSeries::append(const std::vector<sim::Sample>& samples,
         if (s.end <= s.start) continue;
         const double seconds = static_cast<double>(s.end - s.start) / 1e9;
         xs_.push_back(static_cast<double>(s.end) / 1e9);
+        starts_.push_back(s.start);
+        ends_.push_back(s.end);
         for (std::size_t i = 0; i < specs_.size(); ++i) {
             const bool b = specs_[i].lane == 1;
             ys_[i].push_back(!b      ? valueOf(specs_[i], s, seconds)
@@ -132,13 +141,100 @@ void RunSeries::append(const std::vector<sim::Sample>& samples,
         noteStoreFull(s);
     }
     // Bounded: drop the oldest eighth at once, so the cost of erasing stays amortized.
+    std::size_t known = highlight_.empty() ? 0 : highlight_.front().ys.size();
     if (xs_.size() > kMaxSamples) {
+        known = 0;  // the highlight's values are computed again
         const auto drop = static_cast<std::ptrdiff_t>(xs_.size() - kMaxSamples + kMaxSamples / 8);
         xs_.erase(xs_.begin(), xs_.begin() + drop);
+        starts_.erase(starts_.begin(), starts_.begin() + drop);
+        ends_.erase(ends_.begin(), ends_.begin() + drop);
         for (auto& y : ys_)
             y.erase(y.begin(), y.begin() + drop);
     }
+    if (highlighted_ >= 0 && !traced_.empty()) computeHighlight(std::min(known, xs_.size()));
     emit appended();
+}
+
+void RunSeries::setHighlight(std::int64_t instance, const QString& key) {
+    highlighted_ = instance;
+    highlight_.clear();
+    const auto lanes = comparing_ ? QStringList{" (A)", " (B)"} : QStringList{""};
+    for (int lane = 0; lane < lanes.size(); ++lane) {
+        highlight_.push_back(
+            {tr("%1 allowed%2").arg(key, lanes[lane]), SeriesRole::AllowedPerSecond, lane, {}});
+        highlight_.push_back(
+            {tr("%1 throttled%2").arg(key, lanes[lane]), SeriesRole::ThrottledPerSecond, lane, {}});
+    }
+    // No values until the worker's first trace: then every sample's at once.
+    traced_.clear();
+    emit highlightChanged();
+}
+
+void RunSeries::clearHighlight() {
+    if (highlighted_ < 0) return;
+    highlighted_ = -1;
+    highlight_.clear();
+    traced_.clear();
+    emit highlightChanged();
+}
+
+void RunSeries::addTrace(const ClientTrace& trace) {
+    if (trace.instance != highlighted_ || highlighted_ < 0) return;
+    if (traced_.empty()) {  // the first: all of the client's intervals so far
+        if (trace.lanes.size() * 2 != highlight_.size() ||
+            std::any_of(trace.from.begin(), trace.from.end(), [](std::size_t f) { return f > 0; }))
+            return;
+        traced_ = trace.lanes;
+        computeHighlight(0);
+        return;
+    }
+    if (trace.lanes.size() != traced_.size()) return;
+    Nanos changedFrom = std::numeric_limits<Nanos>::max();
+    for (std::size_t l = 0; l < traced_.size(); ++l) {
+        std::vector<sim::ClientInterval>& mine = traced_[l];
+        // A trace past what is known belongs to an earlier highlight of the same client: the
+        // worker sends this one's from the start.
+        if (trace.from[l] > mine.size()) return;
+    }
+    for (std::size_t l = 0; l < traced_.size(); ++l) {
+        std::vector<sim::ClientInterval>& mine = traced_[l];
+        const std::vector<sim::ClientInterval>& next = trace.lanes[l];
+        if (trace.from[l] < mine.size()) {
+            changedFrom = std::min(changedFrom, mine[trace.from[l]].interval * traceInterval_);
+        }
+        if (!next.empty())
+            changedFrom = std::min(changedFrom, next.front().interval * traceInterval_);
+        mine.resize(trace.from[l]);
+        mine.insert(mine.end(), next.begin(), next.end());
+    }
+    if (changedFrom == std::numeric_limits<Nanos>::max()) return;
+    // The first sample ending after the first interval that changed.
+    const auto first = std::upper_bound(ends_.begin(), ends_.end(), changedFrom);
+    computeHighlight(static_cast<std::size_t>(first - ends_.begin()));
+}
+
+void RunSeries::computeHighlight(std::size_t from) {
+    for (HighlightLine& line : highlight_) {
+        line.ys.resize(xs_.size());
+        const std::vector<sim::ClientInterval>& intervals =
+            traced_[static_cast<std::size_t>(line.lane)];
+        const bool allowed = line.role == SeriesRole::AllowedPerSecond;
+        // Each sample sums the intervals inside it (samples are whole intervals).
+        auto it = std::lower_bound(intervals.begin(), intervals.end(),
+                                   from < starts_.size() ? starts_[from] : 0,
+                                   [this](const sim::ClientInterval& c, Nanos t) {
+                                       return c.interval * traceInterval_ < t;
+                                   });
+        for (std::size_t k = from; k < xs_.size(); ++k) {
+            while (it != intervals.end() && it->interval * traceInterval_ < starts_[k])
+                ++it;
+            std::int64_t n = 0;
+            for (; it != intervals.end() && it->interval * traceInterval_ < ends_[k]; ++it)
+                n += allowed ? it->allowed : it->throttled;
+            const double seconds = static_cast<double>(ends_[k] - starts_[k]) / 1e9;
+            line.ys[k] = seconds > 0 ? static_cast<double>(n) / seconds : 0;
+        }
+    }
 }
 
 }  // namespace ratelab::gui

@@ -29,7 +29,8 @@ enum class SeriesRole : std::uint8_t {
     FailedClosedPerSecond,    ///< 503s (every class)
     DecidedLocallyPerSecond,  ///< decided on a replica's own store in an outage (every class)
     StoreFullPerSecond,       ///< 503s because the store had no room (every class)
-    EngineNanosPerDecision,   ///< what the engine spent per decision (its calls, the store's included)
+    EngineNanosPerDecision,   ///< what the engine spent per decision (its calls, the store's
+                              ///< included)
 };
 
 /// A stretch of virtual time, in seconds.
@@ -46,6 +47,15 @@ struct SeriesSpec {
     QString className;
     /// Compare mode: 0 for A (the reference), 1 for B (the editor's). Always 0 otherwise.
     int lane = 0;
+};
+
+/// One line of a highlighted client: its allowed or throttled requests per second in each
+/// sample, indexed like RunSeries::xs().
+struct HighlightLine {
+    QString name;  ///< the client's key, what it counts, and in compare mode its lane
+    SeriesRole role = SeriesRole::AllowedPerSecond;
+    int lane = 0;
+    std::vector<double> ys;
 };
 
 /// GUI thread only. Keeps at most kMaxSamples samples per series (the oldest go first).
@@ -80,15 +90,30 @@ public:
     const std::vector<TimeSpan>& storeFullSpans() const { return storeFullSpans_; }
     static constexpr std::size_t kMaxSpans = 64;
 
+    /// Draws a replay's client over the totals: lines of its allowed and throttled requests
+    /// per sample (per lane in compare mode) named after `key`, filled by addTrace().
+    void setHighlight(std::int64_t instance, const QString& key);
+    void clearHighlight();
+    /// The highlighted client's instance, -1 when none is.
+    std::int64_t highlightedClient() const { return highlighted_; }
+    const std::vector<HighlightLine>& highlightLines() const { return highlight_; }
+    /// The highlighted client's intervals as the worker sent them (a trace of another client
+    /// is ignored).
+    void addTrace(const ClientTrace& trace);
+
 signals:
     /// The series were redefined (a new run).
     void reshaped();
     /// Values were added.
     void appended();
+    /// A client was highlighted, or the highlight cleared.
+    void highlightChanged();
 
 private:
     double valueOf(const SeriesSpec& spec, const sim::Sample& sample, double seconds) const;
     void noteStoreFull(const sim::Sample& sample);
+    /// Recomputes the highlight's values of samples `from` onwards from the traced intervals.
+    void computeHighlight(std::size_t from);
 
     std::vector<SeriesSpec> specs_;
     bool comparing_ = false;
@@ -97,6 +122,13 @@ private:
     double durationSeconds_ = 0;
     double storeCap_ = 0;
     std::vector<TimeSpan> storeFullSpans_;
+    // Each sample's span in virtual time, indexed like xs_.
+    std::vector<Nanos> starts_;
+    std::vector<Nanos> ends_;
+    Nanos traceInterval_ = kNanosPerSecond;  // the run's sample interval as the scenario gives it
+    std::int64_t highlighted_ = -1;
+    std::vector<HighlightLine> highlight_;
+    std::vector<std::vector<sim::ClientInterval>> traced_;  // per lane
 };
 
 }  // namespace ratelab::gui

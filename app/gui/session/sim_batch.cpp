@@ -1,8 +1,26 @@
 #include "gui/session/sim_batch.h"
 
+#include <algorithm>
 #include <iterator>
 
 namespace ratelab::gui {
+
+void ClientTrace::absorb(ClientTrace&& next) {
+    if (next.instance != instance || next.lanes.size() != lanes.size()) {
+        *this = std::move(next);
+        return;
+    }
+    for (std::size_t l = 0; l < lanes.size(); ++l) {
+        std::vector<sim::ClientInterval>& mine = lanes[l];
+        if (next.from[l] <= from[l]) {
+            mine = std::move(next.lanes[l]);
+            from[l] = next.from[l];
+            continue;
+        }
+        mine.resize(std::min(mine.size(), next.from[l] - from[l]));
+        mine.insert(mine.end(), next.lanes[l].begin(), next.lanes[l].end());
+    }
+}
 
 void SimBatch::absorb(SimBatch&& next, std::size_t logCapacity) {
     if (next.fresh || next.generation != generation) {
@@ -22,6 +40,13 @@ void SimBatch::absorb(SimBatch&& next, std::size_t logCapacity) {
     if (!next.actors.empty()) actors = std::move(next.actors);
     if (next.comparison) comparison = std::move(next.comparison);
     if (next.clients) clients = std::move(next.clients);
+    if (next.trace) {
+        if (trace) {
+            trace->absorb(std::move(*next.trace));
+        } else {
+            trace = std::move(next.trace);
+        }
+    }
     now = next.now;
     requests = next.requests;
     wallSeconds = next.wallSeconds;

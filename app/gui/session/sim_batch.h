@@ -5,12 +5,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "gui/session/client_table_model.h"
 #include "ratelab/limit.h"
 #include "ratelab/policy.h"
-#include "gui/session/client_table_model.h"
 #include "sim/decide/comparison.h"
 #include "sim/report/counters.h"
 #include "sim/scenario/scenario.h"
@@ -44,6 +45,18 @@ struct RunShape {
     bool comparing() const { return laneLabels.size() == 2; }
 };
 
+/// The highlighted client of a replay (SimulationWorker::highlightClient): its allowed and
+/// throttled requests per interval (sim::ScenarioRunner::clientTimeline), per lane, sent as they
+/// grow: lane l's intervals replace the client's from index from[l] on.
+struct ClientTrace {
+    std::int64_t instance = -1;
+    std::vector<std::size_t> from;
+    std::vector<std::vector<sim::ClientInterval>> lanes;
+
+    /// Applies `next` (a later trace of the same client) to this one.
+    void absorb(ClientTrace&& next);
+};
+
 /// Everything that happened since the previous batch of the same run.
 struct SimBatch {
     std::uint64_t generation = 0;  ///< which runner produced it; stale generations are dropped
@@ -63,6 +76,9 @@ struct SimBatch {
     /// others summed), latest wins. Null when none was built since the previous batch; a fresh
     /// batch carries it (empty) exactly when the run replays a log.
     std::shared_ptr<const std::vector<ClientRow>> clients;
+    /// The highlighted client's intervals that changed since the previous batch; unset when no
+    /// client is highlighted.
+    std::optional<ClientTrace> trace;
     std::vector<sim::LogEntry> log;  ///< limit hits and store failures, oldest first
     Nanos now = 0;                   ///< virtual time reached
     std::int64_t requests = 0;       ///< decided since the start

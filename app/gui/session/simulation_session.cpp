@@ -93,6 +93,12 @@ void SimulationSession::retune(std::size_t policyIndex, const PolicyTuning& tuni
         w, [w, policyIndex, tuning] { w->retune(policyIndex, tuning); }, Qt::QueuedConnection);
 }
 
+void SimulationSession::highlightClient(std::int64_t instance) {
+    SimulationWorker* w = worker_;
+    QMetaObject::invokeMethod(
+        w, [w, instance] { w->highlightClient(instance); }, Qt::QueuedConnection);
+}
+
 void SimulationSession::receive(SimBatch batch) {
     if (batch.generation != generation_) return;  // from a run that was replaced
     if (!hasPending_) {

@@ -38,6 +38,8 @@ public:
     /// Sends a policy's tunable fields to the running engine (SimulationWorker::retune); ask
     /// canRetune() first. REQUIRES: the tuned policy validates.
     void retune(std::size_t policyIndex, const PolicyTuning& tuning);
+    /// Highlights a replay's client (SimulationWorker::highlightClient); -1 none.
+    void highlightClient(std::int64_t instance);
 
     RunState state() const { return state_; }
     double speed() const { return speed_; }

@@ -37,6 +37,7 @@ void SimulationWorker::load(RunSetup setup, std::uint64_t generation) {
     ticker_.stop();
     runner_.reset();
     replayActor_ = -1;
+    highlight_ = -1;
     generation_ = generation;
     wallSpent_ = 0;
     interrupted_.store(false, std::memory_order_relaxed);
@@ -60,6 +61,10 @@ void SimulationWorker::load(RunSetup setup, std::uint64_t generation) {
     sim::RunnerOptions options;
     options.seed = setup.seed;
     options.logCapacity = kLogPerBatch;
+    // A replay keeps each client's counts per interval, for the client the user highlights.
+    options.clientTimelines =
+        std::any_of(setup.scenario.actors.begin(), setup.scenario.actors.end(),
+                    [](const sim::Actor& a) { return a.recorded != nullptr; });
     if (!setup.compare)
         options.store = makeChosenStore(setup.store, setup.policies.store.keyNamespace, error);
     if (!error.empty()) {
@@ -138,6 +143,30 @@ void SimulationWorker::retune(std::size_t policyIndex, const PolicyTuning& tunin
     runner_->retune(policyIndex, tuning, editedLane());
 }
 
+void SimulationWorker::highlightClient(std::int64_t instance) {
+    highlight_ = instance;
+    if (!runner_ || replayActor_ < 0) return;
+    traced_.assign(runner_->laneCount(), 0);
+    emitBatch();
+}
+
+ClientTrace SimulationWorker::takeTrace() {
+    ClientTrace trace;
+    trace.instance = highlight_;
+    const auto actor = static_cast<std::size_t>(replayActor_);
+    for (std::size_t l = 0; l < runner_->laneCount(); ++l) {
+        const std::span<const sim::ClientInterval> line =
+            runner_->clientTimeline(actor, highlight_, l);
+        // The last interval sent may have grown since: sent again.
+        const std::size_t from = traced_[l] > 0 ? traced_[l] - 1 : 0;
+        trace.from.push_back(from);
+        trace.lanes.emplace_back(
+            line.begin() + static_cast<std::ptrdiff_t>(std::min(from, line.size())), line.end());
+        traced_[l] = line.size();
+    }
+    return trace;
+}
+
 void SimulationWorker::tick() {
     if (!runner_ || state_ != RunState::Running) {
         ticker_.stop();
@@ -197,6 +226,7 @@ void SimulationWorker::emitBatch(bool stateChanged) {
             batch.clients = clientRows();
             nextClients_ = clock_() + kClientsInterval;
         }
+        if (replayActor_ >= 0 && highlight_ >= 0) batch.trace = takeTrace();
         batch.now = runner_->now();
         batch.requests = runner_->requests();
         // A pause, a step or the end shows exact figures at once; while running, a few a second.

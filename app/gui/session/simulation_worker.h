@@ -13,11 +13,11 @@
 #include <memory>
 #include <optional>
 
-#include "ratelab/policy.h"
-#include "sim/scenario/scenario.h"
-#include "sim/run/scenario_runner.h"
 #include "gui/session/sim_batch.h"
 #include "gui/session/store_choice.h"
+#include "ratelab/policy.h"
+#include "sim/run/scenario_runner.h"
+#include "sim/scenario/scenario.h"
 
 namespace ratelab::gui {
 
@@ -89,6 +89,10 @@ public:
     /// Applies a policy's tunable fields to the running engine (ScenarioRunner::retune): in
     /// compare mode to B's lane, A staying as it was built.
     void retune(std::size_t policyIndex, const PolicyTuning& tuning);
+    /// A replay's client `instance` (ClientRow::instance) is highlighted, -1 none: from now on
+    /// each batch carries its intervals that changed (the first one all of them), and one is
+    /// emitted at once.
+    void highlightClient(std::int64_t instance);
 
 signals:
     void batchReady(ratelab::gui::SimBatch batch);
@@ -103,6 +107,8 @@ private:
     /// The replayed log's clients under the edited lane. REQUIRES: replayActor_ >= 0.
     std::shared_ptr<const std::vector<ClientRow>> clientRows() const;
     std::size_t editedLane() const { return runner_->laneCount() - 1; }
+    /// The highlighted client's intervals since the previous trace. REQUIRES: highlight_ >= 0.
+    ClientTrace takeTrace();
 
     WallClock clock_;
     QTimer ticker_;
@@ -113,9 +119,11 @@ private:
     Nanos anchorWall_ = 0;
     Nanos anchorVirtual_ = 0;
     Nanos lastEmit_ = 0;
-    Nanos nextComparison_ = 0;  // wall time after which a running batch carries a comparison
-    Nanos nextClients_ = 0;     // and the client table
-    int replayActor_ = -1;      // the actor replaying a log, -1 when none does
+    Nanos nextComparison_ = 0;         // wall time after which a running batch carries a comparison
+    Nanos nextClients_ = 0;            // and the client table
+    int replayActor_ = -1;             // the actor replaying a log, -1 when none does
+    std::int64_t highlight_ = -1;      // its highlighted client, -1 none
+    std::vector<std::size_t> traced_;  // per lane: the highlighted client's intervals sent
     Nanos wallSpent_ = 0;
     std::int64_t chunk_ = 4096;  // requests per advance() call, adapted to ~2 ms of work
     std::atomic<bool> interrupted_{false};

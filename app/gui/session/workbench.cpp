@@ -133,6 +133,7 @@ Workbench::Workbench(UserInteraction& ui, WallClock clock, QObject* parent)
     // Models first: views connected later see them already updated within a frame.
     connect(&session_, &SimulationSession::runLoaded, this, [this](const RunShape& shape) {
         series_.reset(shape);
+        clients_.setHighlighted(-1);
         log_.clear();
         if (!shape.comparing()) {
             comparedActors_.setComparison(nullptr);
@@ -140,6 +141,7 @@ Workbench::Workbench(UserInteraction& ui, WallClock clock, QObject* parent)
         }
     });
     connect(&session_, &SimulationSession::frame, this, [this](const SimBatch& batch) {
+        if (batch.trace) series_.addTrace(*batch.trace);
         series_.append(batch.samples, batch.samplesB);
         if (!batch.actors.empty() || batch.fresh) actors_.setRows(batch.actors);
         if (batch.fresh) {

@@ -54,6 +54,13 @@ public:
     /// A replayed log's clients (the busiest kTopClients, then the others), under the editor's
     /// policies; replaying() tells whether the run replays a log.
     ClientTableModel& clients() { return clients_; }
+    /// Draws a replayed log's client (ClientRow::instance of a listed client) over the charts'
+    /// totals: its allowed and throttled requests per sample, as the run counted them (the
+    /// worker keeps every client's counts per interval: no second replay), named after its key;
+    /// in compare mode in both lanes. Another client moves the highlight; -1, or a run that
+    /// replays no log, clears it. Returns promptly; the values follow with the next frames.
+    void highlightClient(std::int64_t instance);
+    std::int64_t highlightedClient() const { return series_.highlightedClient(); }
     EventLogModel& log() { return log_; }
     /// Compare mode: per actor A, B and B - A; the most affected instances and actors.
     CompareActorModel& comparedActors() { return comparedActors_; }

@@ -5,6 +5,7 @@
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QHeaderView>
+#include <QKeyEvent>
 #include <QMenuBar>
 #include <QProgressBar>
 #include <QScrollArea>
@@ -15,6 +16,8 @@
 #include <QTableView>
 #include <QToolBar>
 #include <QVBoxLayout>
+
+#include <functional>
 
 #include "gui/compare/compare_views.h"
 #include "gui/plot/chart_export.h"
@@ -56,6 +59,26 @@ QTableView* tableOn(QAbstractItemModel* model, const QString& name, QWidget* par
     view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     return view;
 }
+
+// Escape on the watched widget calls `clear`; every other event goes on as before.
+class EscapeFilter final : public QObject {
+public:
+    EscapeFilter(QObject* parent, std::function<void()> clear)
+        : QObject(parent), clear_(std::move(clear)) {}
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (event->type() == QEvent::KeyPress &&
+            static_cast<QKeyEvent*>(event)->key() == Qt::Key_Escape) {
+            clear_();
+            return true;
+        }
+        return QObject::eventFilter(watched, event);
+    }
+
+private:
+    std::function<void()> clear_;
+};
 
 }  // namespace
 
@@ -104,6 +127,22 @@ MainWindow::MainWindow(Workbench& workbench, UserInteraction& ui, QSettings* set
                                                       Qt::DescendingOrder);
     clientsView->setSortingEnabled(true);
     tabs->addTab(clientsView, tr("Clients"));
+    // A click on a client draws it over the charts; on it again, or Escape, clears it.
+    clientsView->setToolTip(
+        tr("Click a client to draw its requests over the charts; click it "
+           "again or press Escape to clear."));
+    connect(clientsView, &QTableView::clicked, this, [this](const QModelIndex& index) {
+        const std::vector<ClientRow>& rows = workbench_.clients().rows();
+        if (!index.isValid() || static_cast<std::size_t>(index.row()) >= rows.size()) return;
+        const std::int64_t instance = rows[static_cast<std::size_t>(index.row())].instance;
+        workbench_.highlightClient(instance == workbench_.highlightedClient() ? -1 : instance);
+    });
+    auto clearHighlight = [this, clientsView] {
+        workbench_.highlightClient(-1);
+        clientsView->clearSelection();
+    };
+    clientsView->installEventFilter(new EscapeFilter(clientsView, clearHighlight));
+    charts_->installEventFilter(new EscapeFilter(charts_, clearHighlight));
     tabs->setTabVisible(tabs->indexOf(clientsView), false);
     // Compare mode keeps the Actors tab: it holds A against B per actor.
     auto showClients = [this, tabs, actorsView, clientsView] {

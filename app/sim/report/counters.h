@@ -128,6 +128,16 @@ struct ClientSeen {
     Nanos lastSeen = -1;   ///< and of its latest
 };
 
+/// A replayed client's decisions in one interval of the scenario's sample interval (as the
+/// scenario gives it, before any doubling): [interval * sampleInterval, (interval + 1) *
+/// sampleInterval) of virtual time.
+struct ClientInterval {
+    std::int64_t interval = 0;
+    std::int64_t allowed = 0;
+    std::int64_t throttled = 0;
+    friend bool operator==(const ClientInterval&, const ClientInterval&) = default;
+};
+
 /// How a class's instances fared one against another (collateral and fairness).
 struct ClassSpread {
     std::int64_t instances = 0;           ///< instances that sent at least one request

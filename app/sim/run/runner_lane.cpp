@@ -20,12 +20,15 @@ Lane::Lane(PolicySet policies, const Scenario& scenario, std::size_t classCount,
     : initialPolicies_(policies)
     , policies_(std::move(policies))
     , actors_(scenario.actors)
-    , keepKeys_(options.keepKeys) {
+    , keepKeys_(options.keepKeys)
+    , timelineInterval_(std::max<Nanos>(1, options.timelineInterval)) {
     actorTotals_.assign(scenario.actors.size(), ClassCounters{});
     flips_.assign(scenario.actors.size(), OutcomeFlips{});
     for (const Actor& a : scenario.actors) {
         instances_.emplace_back(static_cast<std::size_t>(a.count));
         seen_.emplace_back(a.recorded ? static_cast<std::size_t>(a.count) : 0);
+        timelines_.emplace_back(
+            a.recorded && options.clientTimelines ? static_cast<std::size_t>(a.count) : 0);
     }
     current_.assign(classCount, ClassCounters{});
     totals_.classes.assign(classCount, ClassCounters{});
@@ -240,9 +243,18 @@ void Lane::mergeSamples() {
     }
 }
 
-void Lane::noteClient(std::size_t j, int actor, std::int64_t instance, Nanos at) {
+void Lane::noteClient(std::size_t j, int actor, std::int64_t instance, Nanos at,
+                      std::size_t outcome) {
     std::vector<ClientSeen>& seen = seen_[static_cast<std::size_t>(actor)];
     if (seen.empty()) return;
+    std::vector<std::vector<ClientInterval>>& timelines =
+        timelines_[static_cast<std::size_t>(actor)];
+    if (!timelines.empty() && (outcome == kAllowedOutcome || outcome == kThrottledOutcome)) {
+        std::vector<ClientInterval>& line = timelines[static_cast<std::size_t>(instance)];
+        const std::int64_t interval = at / timelineInterval_;
+        if (line.empty() || line.back().interval != interval) line.push_back({interval, 0, 0});
+        (outcome == kAllowedOutcome ? line.back().allowed : line.back().throttled) += 1;
+    }
     ClientSeen& client = seen[static_cast<std::size_t>(instance)];
     if (client.firstSeen < 0) {
         client.firstSeen = at;

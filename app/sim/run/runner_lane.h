@@ -82,6 +82,10 @@ struct LaneOptions {
     /// Every decision's keys, not only those bucket sharing reads: the decisions file reads
     /// lane 0's, streamed flips lane 1's.
     bool keepKeys = false;
+    /// RunnerOptions::clientTimelines; per interval of this length (the scenario's sample
+    /// interval as given).
+    bool clientTimelines = false;
+    Nanos timelineInterval = kNanosPerSecond;
 };
 
 /// One batch of the run's requests, generated once and decided by every lane. Request j is
@@ -149,10 +153,13 @@ public:
     void growInstances(std::size_t actor, std::size_t count) {
         instances_[actor].resize(count);
         if (actors_[actor].recorded) seen_[actor].resize(count);
+        if (!timelines_[actor].empty()) timelines_[actor].resize(count);
     }
     /// Notes request j of a replayed client: its key (the first matching policy's, on its first
-    /// request) and when it was first and last seen. Nothing for an actor that replays no log.
-    void noteClient(std::size_t j, int actor, std::int64_t instance, Nanos at);
+    /// request) and when it was first and last seen, and with LaneOptions::clientTimelines its
+    /// `outcome` (kOutcomeFields) in the interval of `at`. Nothing for an actor that replays no
+    /// log.
+    void noteClient(std::size_t j, int actor, std::int64_t instance, Nanos at, std::size_t outcome);
     /// Closes the sample [start, end) of `decisions` requests: per-class counters into the
     /// totals, keyspace figures, the engine's time per decision (what decide() timed).
     void closeSample(Nanos start, Nanos end, std::int64_t decisions);
@@ -177,6 +184,12 @@ public:
         return instances_[actor];
     }
     std::span<const ClientSeen> clientsSeen(std::size_t actor) const { return seen_[actor]; }
+    std::span<const ClientInterval> clientTimeline(std::size_t actor, std::int64_t instance) const {
+        const auto& clients = timelines_[actor];
+        const auto i = static_cast<std::size_t>(instance);
+        return instance >= 0 && i < clients.size() ? std::span<const ClientInterval>(clients[i])
+                                                   : std::span<const ClientInterval>();
+    }
     const std::vector<OutcomeFlips>& flips() const { return flips_; }
     /// Totals without ClassSpread, which the runner computes over the instances.
     const RunTotals& totals() const { return totals_; }
@@ -231,6 +244,10 @@ private:
     // Per actor replaying a log, its clients' keys and times (ScenarioRunner::clientsSeen);
     // empty for every other actor, so generated crowds pay nothing for it.
     std::vector<std::vector<ClientSeen>> seen_;
+    // Per actor replaying a log, with LaneOptions::clientTimelines: per client, its allowed and
+    // throttled requests per interval it was active in (ScenarioRunner::clientTimeline).
+    std::vector<std::vector<std::vector<ClientInterval>>> timelines_;
+    Nanos timelineInterval_ = kNanosPerSecond;
     std::vector<OutcomeFlips> flips_;  // per actor, against lane 0
     RunTotals totals_;
     BucketSharing sharing_;

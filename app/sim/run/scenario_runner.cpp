@@ -50,6 +50,8 @@ struct ScenarioRunner::Impl {
             laneOptions.store = options.store;
             laneOptions.logCapacity = options.logCapacity;
             laneOptions.keepKeys = (l == 0 && options.decisions) || (l == 1 && options.flips);
+            laneOptions.clientTimelines = options.clientTimelines;
+            laneOptions.timelineInterval = scenario.sampleInterval;
             lanes.push_back(
                 std::make_unique<Lane>(std::move(p[l]), scenario, classNames.size(), laneOptions));
         }
@@ -256,7 +258,7 @@ void ScenarioRunner::Impl::account(std::size_t j) {
     for (std::size_t l = 0; l < lanes.size(); ++l) {
         Lane& lane = *lanes[l];
         const std::size_t outcome = lane.record(j, actor, instance, cls, shares[j]);
-        lane.noteClient(j, actor, instance, times[j]);
+        lane.noteClient(j, actor, instance, times[j], outcome);
         if (l == 0) outcomeA = outcome;
         if (l == 1) outcomeB = outcome;
         if (l > 0 && outcome != outcomeA) lane.countFlip(actor, outcomeA, outcome);
@@ -457,8 +459,13 @@ std::span<const InstanceCounters> ScenarioRunner::instances(std::size_t actor,
     return impl_->lanes[lane]->instances(actor);
 }
 
-std::span<const ClientSeen> ScenarioRunner::clientsSeen(std::size_t actor,
-                                                        std::size_t lane) const {
+std::span<const ClientInterval> ScenarioRunner::clientTimeline(std::size_t actor,
+                                                               std::int64_t instance,
+                                                               std::size_t lane) const {
+    return impl_->lanes[lane]->clientTimeline(actor, instance);
+}
+
+std::span<const ClientSeen> ScenarioRunner::clientsSeen(std::size_t actor, std::size_t lane) const {
     return impl_->lanes[lane]->clientsSeen(actor);
 }
 

@@ -94,6 +94,11 @@ struct RunnerOptions {
     /// The clock the engine's calls are timed with, in nanoseconds from any epoch. Null: the
     /// steady clock. Tests inject a manual one.
     std::function<Nanos()> engineClock;
+    /// Keeps, for every client of a replayed log and every lane, its allowed and throttled
+    /// requests per sample interval (clientTimeline()): what a chart needs to draw one client
+    /// over the totals without a second replay. Costs a few bytes per client and interval it
+    /// was active in.
+    bool clientTimelines = false;
     /// Requests decided per Limiter::checkBatch call (consecutive requests of one sample
     /// interval, before the next policy change); 1 decides them one by one with check(). The
     /// results are the same either way. 0: 16, or 256 on a Redis store (one pipeline per batch).
@@ -163,6 +168,12 @@ public:
     /// charged to and when it was first and last seen. Empty for an actor that replays no log.
     /// REQUIRES: actor < scenario().actors.size().
     std::span<const ClientSeen> clientsSeen(std::size_t actor, std::size_t lane = 0) const;
+    /// With RunnerOptions::clientTimelines, a replayed client's allowed and throttled requests
+    /// per interval of scenario().sampleInterval (as given), the intervals it had any in,
+    /// ascending; the last may still grow. Empty otherwise, and for an actor that replays no log
+    /// or an instance not seen yet. REQUIRES: actor < scenario().actors.size().
+    std::span<const ClientInterval> clientTimeline(std::size_t actor, std::int64_t instance,
+                                                   std::size_t lane = 0) const;
     /// Per actor: how outcomes moved from lane 0 to `lane` (all zero for lane 0).
     const std::vector<OutcomeFlips>& flips(std::size_t lane) const;
     /// Limit hits and store failures since the previous call, oldest first; at most
