@@ -5,6 +5,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -32,6 +33,7 @@ private slots:
     void quotedCsvFieldsReadAsUnquoted_data();
     void quotedCsvFieldsReadAsUnquoted();
     void streamAndMemoryGiveTheSameReport();
+    void clientTimelinesAddUpToTheClients();
     void longLogsGetLongerSamples();
     void streamedReplayKeepsItsScenario();
     void replaySettlesWithTheLoggedStatus();
@@ -375,6 +377,60 @@ void TestAccessLog::streamedReplayKeepsItsScenario() {
     QCOMPARE(kept.sampleInterval, given.sampleInterval);
     QCOMPARE(kept.endsWithTraffic, true);
     QCOMPARE(kept.maxSamples, given.maxSamples);
+}
+
+// With RunnerOptions::clientTimelines, each replayed client's allowed and throttled requests
+// per sample interval: ascending intervals that sum to the client's totals, alike read from memory
+// or streamed; nothing kept without the option. 192.0.2.1 sends every ninth line, 337 ms apart:
+// one request every 3.033 s, so each of its intervals (of 250 ms) holds one.
+void TestAccessLog::clientTimelinesAddUpToTheClients() {
+    std::string csv;
+    for (int i = 0; i < 3000; ++i)
+        csv += std::to_string(1000 + i * 337) + ",192.0.2." + std::to_string(i % 9 + 1) + "\n";
+    const std::string path = write("timeline.csv", csv);
+    const PolicySet policies = policySet({tokenBucket("api", 1, 0.2)});  // 0.6 tokens a gap
+    RunnerOptions options;
+    options.clientTimelines = true;
+    LogReading memoryReading;
+    auto memory = load({path}, memoryReading);
+    ScenarioRunner fromMemory(makeReplayScenario(memory, 250 * kNanosPerMilli), policies, options);
+    fromMemory.runToEnd();
+    ReplayInput input;
+    input.files = {path};
+    LogReading streamReading;
+    auto stream = std::make_shared<LogStream>(input, streamReading);
+    ScenarioRunner fromStream(
+        makeReplayScenario(std::make_shared<StreamedLog>(stream, path), 250 * kNanosPerMilli),
+        policies, options);
+    while (!fromStream.finished())
+        fromStream.advance(fromStream.duration(), 1000);
+    std::int64_t throttledSeen = 0;
+    for (std::size_t i = 0; i < 9; ++i) {
+        const auto line = fromMemory.clientTimeline(0, static_cast<std::int64_t>(i));
+        const InstanceCounters& totals = fromMemory.instances(0)[i];
+        std::int64_t allowed = 0;
+        std::int64_t throttled = 0;
+        for (std::size_t k = 0; k < line.size(); ++k) {
+            if (k > 0) QVERIFY(line[k].interval > line[k - 1].interval);
+            QCOMPARE(line[k].allowed + line[k].throttled, std::int64_t(1));
+            allowed += line[k].allowed;
+            throttled += line[k].throttled;
+        }
+        QCOMPARE(static_cast<std::int64_t>(line.size()), totals.offered);
+        QCOMPARE(allowed, totals.allowed);
+        QCOMPARE(throttled, totals.throttled);
+        throttledSeen += throttled;
+        const auto streamed = fromStream.clientTimeline(0, static_cast<std::int64_t>(i));
+        QVERIFY(std::equal(line.begin(), line.end(), streamed.begin(), streamed.end()));
+    }
+    QVERIFY(throttledSeen > 0);
+    // 192.0.2.1's first request at 0, its second 3.033 s later: intervals 0 and 12.
+    QCOMPARE(fromMemory.clientTimeline(0, 0)[1].interval, std::int64_t(12));
+    QVERIFY(fromMemory.clientTimeline(0, 9).empty());  // no tenth client
+
+    ScenarioRunner without(makeReplayScenario(memory, 250 * kNanosPerMilli), policies);
+    without.runToEnd();
+    QVERIFY(without.clientTimeline(0, 0).empty());
 }
 
 QTEST_APPLESS_MAIN(TestAccessLog)
