@@ -50,6 +50,9 @@ private slots:
         QTest::newRow("haproxy header") << "haproxy"
                                         << "haproxy/api-key-table.cfg"
                                         << "api_keys" << 2;
+        QTest::newRow("envoy-ratelimit by name") << "envoy-ratelimit"
+                                                 << "envoy-ratelimit/by-name.yaml"
+                                                 << "generic_key_sender.x-user" << 7;
     }
     void importWritesAValidPolicyFile() {
         QFETCH(QString, kind);
@@ -93,10 +96,28 @@ private slots:
                                       << 74 << "/nonexistent/nginx.conf: error: cannot open";
         QTest::newRow("unknown kind")
             << QStringList{"--from", "caddy", kData + "nginx/basic-per-ip.conf"} << 64
-            << "unknown kind \"caddy\"; use one of nginx, haproxy, traefik, kong, envoy-local";
+            << "unknown kind \"caddy\"; use one of nginx, haproxy, traefik, kong, "
+               "envoy-ratelimit, envoy-local";
         QTest::newRow("no kind") << QStringList{kData + "nginx/basic-per-ip.conf"} << 64
                                  << "--from KIND is required";
         QTest::newRow("no file") << QStringList{"--from", "nginx"} << 64 << "FILE";
+        QTest::newRow("envoy-ratelimit unknown key")
+            << QStringList{"--from", "envoy-ratelimit",
+                           kData + "envoy-ratelimit/malformed-unknown-key.yaml"}
+            << 2 << kData + "envoy-ratelimit/malformed-unknown-key.yaml:4:5: error:";
+        QTest::newRow("envoy-ratelimit bad action")
+            << QStringList{"--from", "envoy-ratelimit",
+                           kData + "envoy-ratelimit/malformed-action.yaml", "--envoy-actions",
+                           kData + "envoy-ratelimit/malformed-action.routes.yaml"}
+            << 2 << kData + "envoy-ratelimit/malformed-action.routes.yaml:10:19: error:";
+        QTest::newRow("envoy-ratelimit missing actions")
+            << QStringList{"--from", "envoy-ratelimit", kData + "envoy-ratelimit/per-address.yaml",
+                           "--envoy-actions", "/nonexistent/routes.yaml"}
+            << 74 << "/nonexistent/routes.yaml";
+        QTest::newRow("actions for another kind")
+            << QStringList{"--from", "nginx", kData + "nginx/basic-per-ip.conf", "--envoy-actions",
+                           kData + "envoy-ratelimit/per-address.routes.yaml"}
+            << 64 << "--envoy-actions is read only with --from envoy-ratelimit";
     }
     void exitCodes() {
         QFETCH(QStringList, arguments);
@@ -122,9 +143,11 @@ private slots:
         for (formats::ImportKind kind : formats::importKinds())
             names << QString::fromUtf8(formats::importKindName(kind).data(),
                                        formats::importKindName(kind).size());
-        QCOMPARE(names, QStringList({"nginx", "haproxy", "traefik", "kong", "envoy-local"}));
-        QVERIFY2(help.out.contains("--from KIND            The product: " + names.join(", ") + "."),
-                 qPrintable(help.out));
+        QCOMPARE(names, QStringList({"nginx", "haproxy", "traefik", "kong", "envoy-ratelimit",
+                                     "envoy-local"}));
+        QVERIFY2(
+            help.out.simplified().contains("--from KIND The product: " + names.join(", ") + "."),
+            qPrintable(help.out));
         QVERIFY(help.out.simplified().contains("(KIND: " + names.join(", ") + ")"));
     }
 
@@ -153,6 +176,15 @@ private slots:
             runCli({"export", "--to", "nginx", "nginx:" + kData + "nginx/basic-per-ip.conf"});
         QCOMPARE(exported.exitCode, 0);
         QVERIFY(exported.out.contains("limit_req_zone"));
+
+        // envoy-ratelimit:CONFIG+ROUTES: the RLS configuration with the route actions.
+        const QString rls = kData + "envoy-ratelimit/per-address.yaml+" + kData +
+                            "envoy-ratelimit/per-address.routes.yaml";
+        const CliRun login = runCli({"check", "--policy", "envoy-ratelimit:" + rls, "--peer",
+                                     "192.0.2.1", "--path", "/login/form"});
+        QCOMPARE(login.exitCode, 0);
+        QVERIFY2(login.out.contains("login.generic_key_login.remote_address"),
+                 qPrintable(login.out));
 
         // An import that cannot be read: the import's exit codes.
         const CliRun missing = runCli({"check", "--policy", "nginx:/nonexistent/nginx.conf"});

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "formats/import/envoy_local/envoy_local_import.h"
+#include "formats/import/envoy_ratelimit/envoy_rls_import.h"
 #include "formats/import/haproxy/haproxy_import.h"
 #include "formats/import/kong/kong_import.h"
 #include "formats/import/nginx/nginx_import.h"
@@ -13,8 +14,9 @@ namespace ratelab::formats {
 namespace {
 
 // The kinds with a reader, in ImportKind's order.
-constexpr ImportKind kImportKinds[] = {ImportKind::Nginx, ImportKind::Haproxy, ImportKind::Traefik,
-                                       ImportKind::Kong, ImportKind::EnvoyLocal};
+constexpr ImportKind kImportKinds[] = {ImportKind::Nginx,          ImportKind::Haproxy,
+                                       ImportKind::Traefik,        ImportKind::Kong,
+                                       ImportKind::EnvoyRatelimit, ImportKind::EnvoyLocal};
 
 bool endsWith(const std::string& path, std::string_view suffix) {
     return path.size() >= suffix.size() &&
@@ -37,6 +39,8 @@ std::string_view importKindName(ImportKind kind) {
             return "traefik";
         case ImportKind::Kong:
             return "kong";
+        case ImportKind::EnvoyRatelimit:
+            return "envoy-ratelimit";
         case ImportKind::EnvoyLocal:
             return "envoy-local";
     }
@@ -72,6 +76,9 @@ std::optional<ImportKind> detectImportKind(const std::string& path, std::string_
     if (contains(text, "envoy.filters.http.local_ratelimit") ||
         contains(text, "local_ratelimit.v3.LocalRateLimit"))
         return ImportKind::EnvoyLocal;
+    if (contains(text, "descriptors:") && contains(text, "domain:") &&
+        (contains(text, "rate_limit:") || contains(text, "rate_limits:")))
+        return ImportKind::EnvoyRatelimit;
     if (contains(text, "rateLimit") && (contains(text, "middlewares") || contains(text, "routers")))
         return ImportKind::Traefik;
     if (endsWith(path, "nginx.conf") || endsWith(path, ".nginx")) return ImportKind::Nginx;
@@ -79,7 +86,8 @@ std::optional<ImportKind> detectImportKind(const std::string& path, std::string_
     return std::nullopt;
 }
 
-ImportResult importPolicies(ImportKind kind, const std::vector<std::string>& files) {
+ImportResult importPolicies(ImportKind kind, const std::vector<std::string>& files,
+                            const ImportOptions& options) {
     switch (kind) {
         case ImportKind::Nginx:
             return nginx::importNginx(files);
@@ -89,6 +97,8 @@ ImportResult importPolicies(ImportKind kind, const std::vector<std::string>& fil
             return traefik::importTraefik(files);
         case ImportKind::Kong:
             return kong::importKong(files);
+        case ImportKind::EnvoyRatelimit:
+            return envoy_ratelimit::importEnvoyRatelimit(files, options.envoyActions);
         case ImportKind::EnvoyLocal:
             return envoy_local::importEnvoyLocal(files);
     }

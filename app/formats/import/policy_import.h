@@ -1,11 +1,11 @@
 #pragma once
 
 // Imports other products' rate limits as a ratelab policy set: nginx limit_req, HAProxy stick
-// tables, Traefik's rateLimit middleware, Kong's rate-limiting plugin and Envoy's local rate
-// limit filter. Each reader is a front end: the product's own
-// grammar into a tree that keeps FILE:LINE:COLUMN, then the tree mapped to policies in the
-// product's own counting, then every problem at once. What each product's settings become, and
-// what is carried over only approximately or not at all, is in docs/IMPORT.md.
+// tables, Traefik's rateLimit middleware, Kong's rate-limiting plugin, envoyproxy/ratelimit's
+// configuration with Envoy's route actions, and Envoy's local rate limit filter. Each reader is a
+// front end: the product's own grammar into a tree that keeps FILE:LINE:COLUMN, then the tree
+// mapped to policies in the product's own counting, then every problem at once. What each product's
+// settings become, and what is carried over only approximately or not at all, is in docs/IMPORT.md.
 
 #include <cstdint>
 #include <optional>
@@ -19,9 +19,9 @@
 
 namespace ratelab::formats {
 
-enum class ImportKind : std::uint8_t { Nginx, Haproxy, Traefik, Kong, EnvoyLocal };
+enum class ImportKind : std::uint8_t { Nginx, Haproxy, Traefik, Kong, EnvoyRatelimit, EnvoyLocal };
 
-/// "nginx", "haproxy", "traefik", "kong", "envoy-local" (one list, also
+/// "nginx", "haproxy", "traefik", "kong", "envoy-ratelimit", "envoy-local" (one list, also
 /// read by --help, the CLI's KIND:PATH parser and the workbench's kind chooser).
 std::string_view importKindName(ImportKind kind);
 /// The kind `name` says, among importKinds(); nullopt for any other name.
@@ -45,8 +45,15 @@ struct ImportResult {
     bool unreadable = false;
 };
 
+struct ImportOptions {
+    /// envoy-ratelimit: the Envoy route configuration whose rate_limits actions build the
+    /// descriptors (`--envoy-actions FILE`); "" maps the descriptor keys by their names.
+    std::string envoyActions;
+};
+
 /// Reads `files` (nginx: the main file, includes followed relative to it, globs) as `kind`.
 /// Thread-safe.
-ImportResult importPolicies(ImportKind kind, const std::vector<std::string>& files);
+ImportResult importPolicies(ImportKind kind, const std::vector<std::string>& files,
+                            const ImportOptions& options = {});
 
 }  // namespace ratelab::formats

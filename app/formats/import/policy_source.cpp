@@ -1,5 +1,7 @@
 #include "formats/import/policy_source.h"
 
+#include <filesystem>
+
 namespace ratelab::formats {
 
 std::optional<std::pair<ImportKind, std::string>> splitImportArgument(std::string_view argument) {
@@ -13,7 +15,20 @@ std::optional<std::pair<ImportKind, std::string>> splitImportArgument(std::strin
 PolicyLoadResult loadPolicySource(const std::string& argument, const PolicyCheckOptions& options) {
     const std::optional<std::pair<ImportKind, std::string>> import = splitImportArgument(argument);
     if (!import) return loadPolicyFile(argument, options);
-    ImportResult imported = importPolicies(import->first, {import->second});
+    std::string path = import->second;
+    ImportOptions importOptions;
+    if (import->first == ImportKind::EnvoyRatelimit) {
+        // "CONFIG+ROUTES": the RLS configuration and the route configuration with the actions,
+        // unless the whole text names a file.
+        std::error_code error;
+        const std::size_t plus = path.rfind('+');
+        if (plus != std::string::npos && plus > 0 && plus + 1 < path.size() &&
+            !std::filesystem::exists(path, error)) {
+            importOptions.envoyActions = path.substr(plus + 1);
+            path.resize(plus);
+        }
+    }
+    ImportResult imported = importPolicies(import->first, {path}, importOptions);
     PolicyLoadResult loaded;
     loaded.policies = std::move(imported.policies);
     loaded.unreadable = imported.unreadable;

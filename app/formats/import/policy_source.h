@@ -2,6 +2,9 @@
 
 // A policy argument as every command and the service take it: a policy file's path, or
 // "KIND:PATH" to import another product's configuration on the fly (`--policy nginx:PATH`).
+// envoy-ratelimit takes "envoy-ratelimit:CONFIG.yaml+ROUTES.yaml" (the RLS configuration and
+// the Envoy route configuration with the rate_limits actions), or a directory holding the RLS
+// configuration files and routes.yaml.
 
 #include <optional>
 #include <string>

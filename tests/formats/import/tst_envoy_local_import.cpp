@@ -227,7 +227,7 @@ private slots:
         const std::string yaml = config(indent(kOn, 14), "");
         QCOMPARE(detectImportKind("envoy.yaml", yaml), std::optional(ImportKind::EnvoyLocal));
         QCOMPARE(parseImportKind("envoy-local"), std::optional(ImportKind::EnvoyLocal));
-        QCOMPARE(parseImportKind("envoy-ratelimit"), std::nullopt);
+        QCOMPARE(parseImportKind("envoy-ratelimit"), std::optional(ImportKind::EnvoyRatelimit));
     }
 };
 

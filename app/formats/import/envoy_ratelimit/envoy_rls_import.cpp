@@ -1,0 +1,450 @@
+// envoyproxy/ratelimit's descriptors, with the route actions that build them, as policies.
+
+#include "formats/import/envoy_ratelimit/envoy_rls_import.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "formats/import/envoy_ratelimit/rls_descriptors.h"
+#include "formats/import/path_regex.h"
+#include "ratelab/policy_file.h"
+
+namespace ratelab::formats::envoy_ratelimit {
+
+using envoy::DescriptorNode;
+using envoy::DomainConfig;
+using envoy::RateLimitSpec;
+
+namespace {
+
+// Most request headers with skip_if_absent in one rate_limits entry whose presence and absence
+// are imported as separate descriptors (2^N of them).
+constexpr int kMaxOptionalHeaders = 4;
+
+// What a descriptor key means when no route configuration says how Envoy builds it: the
+// actions' own default keys; any other key is read as a request header of that name.
+DescriptorEntry entryByName(const DescriptorNode& node) {
+    DescriptorEntry e;
+    e.key = node.key;
+    if (node.key == "remote_address" || node.key == "masked_remote_address") {
+        e.what = "the client address";
+        return e;
+    }
+    for (const char* constant :
+         {"generic_key", "header_match", "destination_cluster", "source_cluster", "query_match"}) {
+        if (node.key == constant) {
+            e.value = node.value;
+            return e;
+        }
+    }
+    e.part.kind = KeyPartSpec::Kind::Header;
+    e.part.header = node.key;
+    e.what = "header " + node.key;
+    return e;
+}
+
+class Mapper {
+public:
+    Mapper(const envoy::RlsConfig& config, ImportLog& log) : config_(config), log_(log) {}
+
+    std::optional<PolicyJson> map(const EnvoyRoutes* routes) {
+        if (routes) {
+            const DomainConfig* domain = chooseDomain(*routes);
+            if (!domain) return std::nullopt;
+            for (const EnvoyRoute& r : routes->routes)
+                mapRoute(*domain, r, *routes);
+        } else {
+            for (const DomainConfig& d : config_.domains)
+                mapByName(d);
+        }
+        if (log_.hasErrors()) return std::nullopt;
+        if (policies_.empty()) {
+            log_.error(SourcePos{0, 0, 0},
+                       routes ? "no rate limit: no descriptor the route actions build reaches a "
+                                "limit of the configuration"
+                              : "no rate limit: no descriptor of the configuration has a limit "
+                                "that can be imported");
+            return std::nullopt;
+        }
+        PolicyJson file{{"version", 1}};
+        if (routes) file["routing"] = "most_specific";
+        file["policies"] = std::move(policies_);
+        return file;
+    }
+
+private:
+    int fileOf(const DomainConfig& d) const {
+        const std::vector<std::string>& files = log_.files();
+        auto it = std::find(files.begin(), files.end(), d.file);
+        return it == files.end() ? 0 : static_cast<int>(it - files.begin());
+    }
+    SourcePos pos(const DomainConfig& d, envoy::Position p) const {
+        return SourcePos{fileOf(d), p.line, p.column};
+    }
+
+    const DomainConfig* chooseDomain(const EnvoyRoutes& routes) {
+        if (!routes.domain.empty()) {
+            if (const DomainConfig* d = config_.find(routes.domain)) return d;
+            log_.error(routes.domainAt, "the rate limit filter's domain \"" + routes.domain +
+                                            "\" is not in the RLS configuration");
+            return nullptr;
+        }
+        if (config_.domains.size() == 1) return &config_.domains.front();
+        log_.error(SourcePos{static_cast<int>(log_.files().size()) - 1, 1, 1},
+                   "the RLS configuration has several domains and the route configuration has "
+                   "no rate limit filter (envoy.filters.http.ratelimit) naming one");
+        return nullptr;
+    }
+
+    // The descriptors one rate_limits entry can send: every header with skip_if_absent sent
+    // or not.
+    std::vector<std::vector<DescriptorEntry>> descriptorsOf(const RateLimitEntry& e,
+                                                            std::vector<std::string>& methods) {
+        std::vector<DescriptorEntry> all;
+        std::vector<std::size_t> optional;
+        for (const Action& a : e.actions) {
+            DescriptorEntry d;
+            d.key = a.key;
+            switch (a.kind) {
+                case Action::Kind::RemoteAddress:
+                case Action::Kind::MaskedRemoteAddress:
+                    d.part.ipv4Prefix = a.ipv4Prefix;
+                    d.part.ipv6Prefix = a.ipv6Prefix;
+                    d.what = "the client address";
+                    break;
+                case Action::Kind::RequestHeaders:
+                    d.part.kind = KeyPartSpec::Kind::Header;
+                    d.part.header = a.header;
+                    d.what = "header " + a.header;
+                    if (a.skipIfAbsent) optional.push_back(all.size());
+                    break;
+                case Action::Kind::HeaderValueMatch:
+                    if (!a.methods.empty()) methods = a.methods;
+                    d.value = a.value;
+                    break;
+                default:
+                    d.value = a.value;
+                    break;
+            }
+            all.push_back(std::move(d));
+        }
+        if (optional.size() > static_cast<std::size_t>(kMaxOptionalHeaders)) {
+            log_.warning(e.at, "more than " + std::to_string(kMaxOptionalHeaders) +
+                                   " headers with skip_if_absent: the import reads only the "
+                                   "descriptor with every header sent");
+            optional.clear();
+        }
+        std::vector<std::vector<DescriptorEntry>> out;
+        for (std::size_t mask = 0; mask < (std::size_t{1} << optional.size()); ++mask) {
+            std::vector<DescriptorEntry> d;
+            for (std::size_t i = 0; i < all.size(); ++i) {
+                auto o = std::find(optional.begin(), optional.end(), i);
+                if (o != optional.end() && (mask >> (o - optional.begin())) & 1) continue;
+                d.push_back(all[i]);
+            }
+            out.push_back(std::move(d));
+        }
+        return out;
+    }
+
+    void mapRoute(const DomainConfig& domain, const EnvoyRoute& r, const EnvoyRoutes& routes) {
+        if (r.match.is_null()) return;
+        warnUnreachable(r, routes);
+        struct Found {
+            DescriptorMatch match;
+            const RateLimitEntry* entry;
+            std::vector<std::string> methods;
+            bool omitsHeaders;
+        };
+        std::vector<Found> found;
+        for (const RateLimitEntry& e : r.limits) {
+            std::vector<std::string> methods;
+            const std::vector<std::vector<DescriptorEntry>> options = descriptorsOf(e, methods);
+            for (const std::vector<DescriptorEntry>& d : options) {
+                std::optional<DescriptorMatch> m =
+                    matchDescriptor(domain.descriptors, d, fileOf(domain), log_);
+                if (m) found.push_back({*m, &e, methods, d.size() < e.actions.size()});
+            }
+        }
+        // replaces: a rule named N is dropped from a request that also matches a rule
+        // replacing N; the import drops it from the route.
+        std::set<std::string> replaced;
+        for (const Found& f : found) {
+            for (const std::string& n : f.match.node->rule->replaces) {
+                replaced.insert(n);
+                log_.warning(
+                    pos(domain, f.match.node->rule->at),
+                    "replaces \"" + n +
+                        "\": the RLS drops that rule from a request "
+                        "that also sends this descriptor; the import drops it from route \"" +
+                        r.name + "\" altogether");
+            }
+        }
+        std::size_t written = 0;
+        for (const Found& f : found) {
+            const envoy::RateRule& rule = *f.match.node->rule;
+            if (std::any_of(replaced.begin(), replaced.end(),
+                            [&](const std::string& n) { return rule.named(n); }))
+                continue;
+            if (f.omitsHeaders)
+                log_.warning(f.entry->at,
+                             "a descriptor without a header that has "
+                             "skip_if_absent is sent only when the header is "
+                             "absent; its policy applies to every request of the "
+                             "route");
+            PolicyJson match = r.match;
+            if (!f.methods.empty() && !match.contains("methods")) match["methods"] = f.methods;
+            written += writePolicies(domain, f.match, r.name, match, f.entry->at);
+        }
+        if (written > 1)
+            log_.warning(r.at,
+                         "the RLS counts every descriptor of a request, refused or not; "
+                         "the engine charges the route's policies in order and stops at "
+                         "the first that refuses, so the later ones do not count that "
+                         "request");
+    }
+
+    // Envoy takes a virtual host's first matching route; the engine charges the policies of
+    // the most specific one.
+    void warnUnreachable(const EnvoyRoute& r, const EnvoyRoutes& routes) {
+        if (!r.match.contains("path_prefix")) return;
+        const std::string mine = r.match["path_prefix"].get<std::string>();
+        for (const EnvoyRoute& earlier : routes.routes) {
+            if (&earlier == &r) return;
+            if (earlier.match.is_null() || !earlier.match.contains("path_prefix") ||
+                earlier.match.contains("methods"))
+                continue;
+            const std::string theirs = earlier.match["path_prefix"].get<std::string>();
+            if (mine.starts_with(theirs) && mine != theirs) {
+                log_.warning(r.at, "Envoy never reaches route \"" + r.name + "\": route \"" +
+                                       earlier.name + "\" (" + lineRef(log_, earlier.at) +
+                                       ") matches its requests first; the engine charges the "
+                                       "most specific route's policies");
+                return;
+            }
+        }
+    }
+
+    void mapByName(const DomainConfig& d) {
+        std::vector<const DescriptorNode*> path;
+        walkByName(d, d.descriptors, path);
+    }
+
+    void walkByName(const DomainConfig& d, const std::vector<DescriptorNode>& nodes,
+                    std::vector<const DescriptorNode*>& path) {
+        for (const DescriptorNode& n : nodes) {
+            const DescriptorEntry e = entryByName(n);
+            if (!e.value) {
+                log_.warning(pos(d, n.at),
+                             "descriptor key \"" + n.key + "\" is read as " + e.what +
+                                 " (no route configuration says which action builds it)");
+            } else if (n.key == "destination_cluster" || n.key == "source_cluster") {
+                log_.warning(pos(d, n.at), n.key + " is read as a constant every request sends");
+            }
+            path.push_back(&n);
+            std::vector<DescriptorEntry> entries;
+            for (const DescriptorNode* p : path)
+                entries.push_back(entryByName(*p));
+            if (n.rule) {
+                std::optional<DescriptorMatch> m =
+                    matchDescriptor(d.descriptors, entries, fileOf(d), log_);
+                if (m && m->node == &n) {
+                    const std::string prefix = config_.domains.size() > 1 ? d.domain : "";
+                    writePolicies(d, *m, prefix, PolicyJson{{"path_prefix", "/"}}, pos(d, n.at));
+                }
+            }
+            walkByName(d, n.children, path);
+            path.pop_back();
+        }
+    }
+
+    // The policies of the rule `m` reaches; how many were written.
+    std::size_t writePolicies(const DomainConfig& d, const DescriptorMatch& m,
+                              const std::string& prefix, const PolicyJson& match, SourcePos at) {
+        const DescriptorNode& node = *m.node;
+        const envoy::RateRule& rule = *node.rule;
+        if (rule.unlimited) {
+            log_.warning(pos(d, rule.at),
+                         "unlimited: the RLS never counts these requests; no policy");
+            return 0;
+        }
+        if (node.quotaMode)
+            log_.warning(pos(d, node.at),
+                         "quota_mode: the RLS refuses a request only when every quota "
+                         "descriptor of it is over; imported as an ordinary limit");
+        if (node.identity != envoy::Identity::None)
+            log_.warning(pos(d, node.at), "identity (a ratelab extension) is not carried");
+        std::string name = prefix;
+        for (const DescriptorNode* p : m.path)
+            name += (name.empty() ? "" : ".") + p->compositeKey;
+        const PolicyJson key = keyFor(m.parts, at, log_);
+        std::size_t written = 0;
+        for (const RateLimitSpec& spec : rule.limits) {
+            const std::string id =
+                name + (rule.limits.size() > 1 && !spec.name.empty() ? "." + spec.name : "");
+            if (!written_.insert(id + match.dump() + key.dump()).second) continue;
+            PolicyJson p{{"name", names_.unique(id)}, {"match", match}};
+            if (spec.extended) {
+                log_.warning(pos(d, spec.at),
+                             "a ratelab: block (a ratelab extension envoyproxy/ratelimit "
+                             "refuses) chooses the algorithm");
+                limitFields(spec.policy, p);
+            } else {
+                p["algorithm"] = "fixed_window";
+                p["capacity"] = std::max<std::int64_t>(1, spec.policy.capacity);
+                if (spec.policy.capacity == 0)
+                    log_.warning(pos(d, spec.at),
+                                 "requests_per_unit 0: the RLS refuses every request; the "
+                                 "engine's smallest fixed window admits 1 per window");
+                p["window_ms"] = spec.policy.windowMs;
+                p["align"] = "calendar";
+            }
+            p["key"] = key;
+            p["budget"] = PolicyJson{{"enabled", false}};
+            if (node.shadowMode) p["mode"] = "shadow";
+            policies_.push_back(std::move(p));
+            ++written;
+        }
+        return written;
+    }
+
+    // A ratelab: block's numbers, as the policy writer writes them.
+    static void limitFields(const Policy& policy, PolicyJson& out) {
+        PolicySet one;
+        one.policies.push_back(policy);
+        const PolicyJson saved = PolicyJson::parse(savePolicyText(one))["policies"][0];
+        for (const char* f : {"algorithm", "capacity", "refill_per_second", "window_ms", "align",
+                              "calendar_unit", "delay", "nodelay", "cost"}) {
+            if (saved.contains(f) && !saved[f].is_null()) out[f] = saved[f];
+        }
+    }
+
+    const envoy::RlsConfig& config_;
+    ImportLog& log_;
+    PolicyJson policies_ = PolicyJson::array();
+    PolicyNames names_;
+    std::set<std::string> written_;
+};
+
+envoy::YamlNode parseActions(const envoy::RlsSource& source, int file, ImportLog& log) {
+    envoy::YamlParseResult parsed = envoy::parseYaml(source.text);
+    if (!parsed.ok)
+        log.error(SourcePos{file, parsed.errorAt.line, parsed.errorAt.column}, parsed.error);
+    return std::move(parsed.root);
+}
+
+}  // namespace
+
+std::optional<PolicyJson> mapEnvoyRatelimitSources(const std::vector<envoy::RlsSource>& config,
+                                                   const std::optional<envoy::RlsSource>& actions,
+                                                   ImportLog& log) {
+    envoy::RlsLoadResult loaded = envoy::parseRlsConfig(config);
+    for (const Diagnostic& d : loaded.diagnostics) {
+        const std::vector<std::string>& files = log.files();
+        const int file =
+            static_cast<int>(std::find(files.begin(), files.end(), d.file) - files.begin());
+        const SourcePos at{file < static_cast<int>(files.size()) ? file : 0, d.line, d.column};
+        if (d.severity == Diagnostic::Severity::Error) {
+            log.error(at, d.message);
+        } else {
+            log.warning(at, d.message);
+        }
+    }
+    std::optional<EnvoyRoutes> routes;
+    if (actions) {
+        const int file = static_cast<int>(log.files().size()) - 1;
+        const envoy::YamlNode root = parseActions(*actions, file, log);
+        if (!log.hasErrors()) routes = readEnvoyRoutes(root, file, log);
+    }
+    if (!loaded.config || log.hasErrors()) return std::nullopt;
+    return mapEnvoyRatelimit(*loaded.config, routes ? &*routes : nullptr, log);
+}
+
+RatelimitFiles ratelimitDirectory(const std::string& directory) {
+    RatelimitFiles out;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+        const std::string name = entry.path().filename().string();
+        if (name.starts_with(".") || !entry.is_regular_file(error)) continue;
+        if (name == kRoutesFileName) {
+            out.actions = entry.path().string();
+        } else if (name.ends_with(".yaml") || name.ends_with(".yml")) {
+            out.config.push_back(entry.path().string());
+        }
+    }
+    std::sort(out.config.begin(), out.config.end());
+    return out;
+}
+
+std::optional<PolicyJson> mapEnvoyRatelimit(const envoy::RlsConfig& config,
+                                            const EnvoyRoutes* routes, ImportLog& log) {
+    if (log.hasErrors()) return std::nullopt;
+    std::optional<PolicyJson> file = Mapper(config, log).map(routes);
+    if (log.hasErrors()) return std::nullopt;
+    return file;
+}
+
+ImportResult importEnvoyRatelimit(const std::vector<std::string>& files,
+                                  const std::string& actions) {
+    ImportLog log;
+    std::vector<std::string> paths;
+    std::string actionsPath = actions;
+    for (const std::string& f : files) {
+        std::error_code error;
+        if (!std::filesystem::is_directory(f, error)) {
+            paths.push_back(f);
+            continue;
+        }
+        RatelimitFiles dir = ratelimitDirectory(f);
+        if (dir.config.empty()) {
+            log.addFile(f);
+            log.error(SourcePos{static_cast<int>(log.files().size()) - 1, 0, 0},
+                      "the directory holds no *.yaml or *.yml file");
+            return finishImport(log, std::nullopt, true);
+        }
+        paths.insert(paths.end(), dir.config.begin(), dir.config.end());
+        if (actionsPath.empty()) actionsPath = dir.actions;
+    }
+    if (paths.empty()) {
+        log.addFile("");
+        log.error(SourcePos{0, 0, 0}, "envoy-ratelimit reads one or more RLS configuration files");
+        return finishImport(log, std::nullopt, false);
+    }
+    std::vector<envoy::RlsSource> sources;
+    std::optional<envoy::RlsSource> actionsSource;
+    bool unreadable = false;
+    auto read = [&](const std::string& path) -> std::optional<envoy::RlsSource> {
+        const int file = log.addFile(path);
+        std::string error;
+        std::optional<std::string> text = readImportFile(path, error);
+        if (!text) {
+            log.error(SourcePos{file, 0, 0}, error);
+            unreadable = true;
+            return std::nullopt;
+        }
+        return envoy::RlsSource{path, std::move(*text)};
+    };
+    for (const std::string& p : paths) {
+        if (std::optional<envoy::RlsSource> s = read(p)) sources.push_back(std::move(*s));
+    }
+    if (!actionsPath.empty()) actionsSource = read(actionsPath);
+    if (unreadable) return finishImport(log, std::nullopt, true);
+    return finishImport(log, mapEnvoyRatelimitSources(sources, actionsSource, log), false);
+}
+
+ImportResult importEnvoyRatelimitText(const std::vector<envoy::RlsSource>& config,
+                                      const std::optional<envoy::RlsSource>& actions) {
+    ImportLog log;
+    for (const envoy::RlsSource& s : config)
+        log.addFile(s.name);
+    if (actions) log.addFile(actions->name);
+    if (config.empty()) {
+        log.addFile("");
+        log.error(SourcePos{0, 0, 0}, "no RLS configuration");
+        return finishImport(log, std::nullopt, false);
+    }
+    return finishImport(log, mapEnvoyRatelimitSources(config, actions, log), false);
+}
+
+}  // namespace ratelab::formats::envoy_ratelimit
