@@ -15,6 +15,8 @@ std::string_view exportTargetName(ExportTarget target) {
             return "envoy";
         case ExportTarget::Haproxy:
             return "haproxy";
+        case ExportTarget::EnvoyRatelimit:
+            return "envoy-ratelimit";
     }
     return "nginx";
 }
@@ -49,6 +51,8 @@ ExportResult exportPolicySet(const PolicySet& policies, ExportTarget target) {
             return exportEnvoy(policies);
         case ExportTarget::Haproxy:
             return exportHaproxy(policies);
+        case ExportTarget::EnvoyRatelimit:
+            return exportEnvoyRatelimit(policies);
     }
     return {};
 }

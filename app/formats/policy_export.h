@@ -44,6 +44,13 @@
 // redis store      each instance counts alone (approx., said in a comment)
 // headers, Retry-After, on_store_error, store_timeout_ms: not expressible, said in a comment
 // (Envoy's DRAFT_VERSION_03 X-RateLimit headers stand in for "legacy").
+//
+// envoy-ratelimit (envoyproxy/ratelimit's YAML and the Envoy routes whose rate_limits actions
+// send its descriptors): fixed windows of the service's units only (a second to 365 days from
+// the Unix epoch: calendar-aligned exactly, first_request approximated), every other algorithm
+// refused; keys as masked_remote_address and request_headers actions, one descriptor tree per
+// policy under a generic_key naming it; routes as Envoy route matches (path_separated_prefix
+// for the engine's segment prefixes), most specific first; shadow as shadow_mode.
 
 #include <cstddef>
 #include <cstdint>
@@ -57,12 +64,12 @@
 
 namespace ratelab::formats {
 
-enum class ExportTarget : std::uint8_t { Nginx, Envoy, Haproxy };
+enum class ExportTarget : std::uint8_t { Nginx, Envoy, Haproxy, EnvoyRatelimit };
 /// Every target, in the order lists of them name them.
-inline constexpr ExportTarget kExportTargets[] = {ExportTarget::Nginx, ExportTarget::Envoy,
-                                                  ExportTarget::Haproxy};
+inline constexpr ExportTarget kExportTargets[] = {
+    ExportTarget::Nginx, ExportTarget::Envoy, ExportTarget::Haproxy, ExportTarget::EnvoyRatelimit};
 
-/// "nginx", "envoy", "haproxy".
+/// "nginx", "envoy", "haproxy", "envoy-ratelimit".
 std::string_view exportTargetName(ExportTarget target);
 std::optional<ExportTarget> parseExportTarget(std::string_view name);
 

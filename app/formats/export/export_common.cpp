@@ -20,6 +20,8 @@ std::string_view ExportNotes::displayName() const {
             return "Envoy";
         case ExportTarget::Haproxy:
             return "HAProxy";
+        case ExportTarget::EnvoyRatelimit:
+            return "the rate limit service";
     }
     return targetName();
 }
@@ -88,7 +90,8 @@ std::vector<std::string> commonChecks(const PolicySet& set, std::size_t index, E
     const Policy& p = set.policies[index];
     std::vector<std::string> comments;
     std::string target(notes.displayName());
-    if (p.algorithm == Algorithm::FixedWindow && p.align == WindowAlign::Calendar) {
+    if (p.algorithm == Algorithm::FixedWindow && p.align == WindowAlign::Calendar &&
+        notes.target() != ExportTarget::EnvoyRatelimit) {
         comments.push_back(notes.approximate(
             index, "/align",
             "its windows are on the calendar (the same for every key, each ending on the "

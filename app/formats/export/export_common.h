@@ -30,6 +30,7 @@ public:
 
     bool refused() const;
     std::string_view targetName() const { return exportTargetName(target_); }
+    ExportTarget target() const { return target_; }
     /// "nginx", "Envoy", "HAProxy": the target as a sentence names it.
     std::string_view displayName() const;
     std::vector<ExportNote> take() { return std::move(notes_); }

@@ -3,6 +3,7 @@
 // The three exporters, and the pieces of the nginx export that tests check on their own.
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "formats/policy_export.h"
@@ -12,6 +13,10 @@ namespace ratelab::formats {
 ExportResult exportNginx(const PolicySet& set);
 ExportResult exportEnvoy(const PolicySet& set);
 ExportResult exportHaproxy(const PolicySet& set);
+ExportResult exportEnvoyRatelimit(const PolicySet& set);
+
+/// An envoy-ratelimit export's two documents: the service's YAML and the route configuration.
+std::pair<std::string, std::string> splitEnvoyRatelimitExport(const std::string& text);
 
 /// One line of an nginx `map`: a regular expression (without nginx's "~") and the value, which
 /// may use the expression's captures ($1, ...).

@@ -7,9 +7,9 @@
 
 #include <vector>
 
+#include "gui/policy/policy_document.h"
 #include "gui/window/diagnostics_text.h"
 #include "gui/window/file_write.h"
-#include "gui/policy/policy_document.h"
 #include "gui/window/resource_locator.h"
 #include "gui/window/user_interaction.h"
 
@@ -31,6 +31,9 @@ TargetFile targetFile(formats::ExportTarget target) {
             return {".envoy.yaml", QT_TR_NOOP("Envoy configuration (*.yaml *.yml)")};
         case formats::ExportTarget::Haproxy:
             return {".haproxy.cfg", QT_TR_NOOP("HAProxy configuration (*.cfg)")};
+        case formats::ExportTarget::EnvoyRatelimit:
+            return {".ratelimit.yaml",
+                    QT_TR_NOOP("Envoy rate limit service configuration (*.yaml *.yml)")};
     }
     return {".conf", QT_TR_NOOP("All files (*)")};
 }
@@ -56,6 +59,8 @@ QString exportTargetTitle(formats::ExportTarget target) {
             return QStringLiteral("Envoy");
         case formats::ExportTarget::Haproxy:
             return QStringLiteral("HAProxy");
+        case formats::ExportTarget::EnvoyRatelimit:
+            return QStringLiteral("Envoy rate limit service");
     }
     return {};
 }

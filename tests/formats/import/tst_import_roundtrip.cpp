@@ -35,6 +35,8 @@ formats::ImportKind readerOf(formats::ExportTarget target) {
             return formats::ImportKind::Haproxy;
         case formats::ExportTarget::Envoy:
             return formats::ImportKind::EnvoyLocal;
+        case formats::ExportTarget::EnvoyRatelimit:
+            return formats::ImportKind::EnvoyRatelimit;
     }
     return formats::ImportKind::Nginx;
 }

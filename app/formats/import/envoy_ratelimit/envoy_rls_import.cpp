@@ -54,6 +54,7 @@ public:
             if (!domain) return std::nullopt;
             for (const EnvoyRoute& r : routes->routes)
                 mapRoute(*domain, r, *routes);
+            writeUses(routes->routes);
         } else {
             for (const DomainConfig& d : config_.domains)
                 mapByName(d);
@@ -68,7 +69,7 @@ public:
             return std::nullopt;
         }
         PolicyJson file{{"version", 1}};
-        if (routes) file["routing"] = "most_specific";
+        if (routes && !shared_) file["routing"] = "most_specific";
         file["policies"] = std::move(policies_);
         return file;
     }
@@ -182,6 +183,7 @@ private:
             }
         }
         std::size_t written = 0;
+        std::size_t order = 0;
         for (const Found& f : found) {
             const envoy::RateRule& rule = *f.match.node->rule;
             if (std::any_of(replaced.begin(), replaced.end(),
@@ -195,7 +197,9 @@ private:
                              "route");
             PolicyJson match = r.match;
             if (!f.methods.empty() && !match.contains("methods")) match["methods"] = f.methods;
-            written += writePolicies(domain, f.match, r.name, match, f.entry->at);
+            if (!rule.unlimited) ++written;
+            uses_.push_back(
+                Use{&domain, f.match, &r, std::move(match), f.methods, f.entry->at, order++});
         }
         if (written > 1)
             log_.warning(r.at,
@@ -203,6 +207,97 @@ private:
                          "the engine charges the route's policies in order and stops at "
                          "the first that refuses, so the later ones do not count that "
                          "request");
+    }
+
+    // Whether route `inner` lies inside prefix route `outer` (a segment prefix without methods).
+    static bool within(const PolicyJson& inner, const PolicyJson& outer) {
+        if (inner == outer || !outer.contains("path_prefix") || outer.contains("methods"))
+            return false;
+        const std::string p = outer["path_prefix"].get<std::string>();
+        const std::string path = inner.value("path_prefix", inner.value("path_pattern", ""));
+        return path.starts_with(p) &&
+               (p.ends_with("/") || path.size() == p.size() || path[p.size()] == '/');
+    }
+
+    // The RLS counts a descriptor in one counter whichever route sent it: the uses of one
+    // descriptor on several routes become one policy on the route that holds the others
+    // (the set's routing then "all"), else one policy per route (warned).
+    void writeUses(const std::vector<EnvoyRoute>& routes) {
+        std::vector<std::vector<const Use*>> groups;
+        for (const Use& u : uses_) {
+            auto same = [&](const std::vector<const Use*>& g) {
+                const Use& o = *g.front();
+                return o.match.node == u.match.node && o.match.parts == u.match.parts &&
+                       o.actionMethods == u.actionMethods;
+            };
+            auto it = std::find_if(groups.begin(), groups.end(), same);
+            if (it == groups.end()) {
+                groups.push_back({&u});
+            } else {
+                it->push_back(&u);
+            }
+        }
+        struct Placed {
+            const Use* use;
+            std::string prefix;
+            const std::vector<const Use*>* group;
+        };
+        std::vector<Placed> placed;
+        for (const std::vector<const Use*>& g : groups) {
+            const Use* cover = nullptr;
+            for (const Use* c : g) {
+                if (std::all_of(g.begin(), g.end(), [&](const Use* o) {
+                        return o->policyMatch == c->policyMatch ||
+                               within(o->policyMatch, c->policyMatch);
+                    }))
+                    cover = c;
+            }
+            std::set<const EnvoyRoute*> distinct;
+            for (const Use* u : g)
+                distinct.insert(u->route);
+            if (distinct.size() == 1) {
+                placed.push_back({g.front(), g.front()->route->name, &g});
+            } else if (cover) {
+                shared_ = true;
+                placed.push_back({cover, "", &g});
+            } else {
+                std::string names;
+                for (const EnvoyRoute* r : distinct)
+                    names += (names.empty() ? "\"" : ", \"") + r->name + "\"";
+                for (const Use* u : g) {
+                    log_.warning(u->at, "the RLS counts this descriptor of routes " + names +
+                                            " in one counter; no route of them holds the "
+                                            "others, so the import counts each route apart");
+                    placed.push_back({u, u->route->name, &g});
+                }
+            }
+        }
+        // A shared policy after those its routes charge before it (the engine charges in file
+        // order, and stops at the first that refuses).
+        auto latest = [](const Placed& p) {
+            std::size_t order = p.use->order;
+            for (const Use* u : *p.group)
+                order = std::max(order, u->order);
+            return order;
+        };
+        std::stable_sort(placed.begin(), placed.end(),
+                         [&](const Placed& a, const Placed& b) { return latest(a) < latest(b); });
+        for (const Placed& p : placed) {
+            if (shared_) {
+                for (const EnvoyRoute& other : routes) {
+                    const bool sends =
+                        std::any_of(p.group->begin(), p.group->end(),
+                                    [&](const Use* u) { return u->route == &other; });
+                    if (!sends && !other.match.is_null() && within(other.match, p.use->policyMatch))
+                        log_.warning(p.use->at,
+                                     "route \"" + other.name + "\" (" + lineRef(log_, other.at) +
+                                         ") does not send this descriptor; the engine (routing "
+                                         "all, as the descriptors shared by routes need) charges "
+                                         "its requests too");
+                }
+            }
+            writePolicies(*p.use->domain, p.use->match, p.prefix, p.use->policyMatch, p.use->at);
+        }
     }
 
     // Envoy takes a virtual host's first matching route; the engine charges the policies of
@@ -320,8 +415,21 @@ private:
         }
     }
 
+    // One descriptor a route sends and the rule it reaches, before the policies are written.
+    struct Use {
+        const DomainConfig* domain;
+        DescriptorMatch match;
+        const EnvoyRoute* route;
+        PolicyJson policyMatch;
+        std::vector<std::string> actionMethods;  // a :method header_value_match's
+        SourcePos at;
+        std::size_t order;  // among the descriptors of its route
+    };
+
     const envoy::RlsConfig& config_;
     ImportLog& log_;
+    std::vector<Use> uses_;
+    bool shared_ = false;  // a policy stands for several routes: routing "all"
     PolicyJson policies_ = PolicyJson::array();
     PolicyNames names_;
     std::set<std::string> written_;
