@@ -29,7 +29,7 @@ case "${1:-}" in
 esac
 
 harnesses=(policy scenario access_log forwarded ip redis_url http_request rls_config import_nginx
-           import_haproxy import_traefik import_kong import_envoy_local)
+           import_haproxy import_traefik import_kong import_envoy_local import_envoy_ratelimit)
 if [ "$smoke" -eq 0 ] && [ "$#" -gt 1 ]; then
     shift
     for h in "$@"; do

@@ -300,7 +300,9 @@ private slots:
             "    rate_limit: {unlimited: true}\n"
             "  - key: generic_key\n"
             "    value: month\n"
-            "    rate_limit: {unit: month, requests_per_unit: 0}\n";
+            "    rate_limit: {unit: month, requests_per_unit: 0}\n"
+            "  - key: 'no header'\n"
+            "    rate_limit: {unit: second, requests_per_unit: 1}\n";
         const Imported r = import(config, "");
         QCOMPARE(QString::fromStdString(r.lines),
                  "remote_address / fixed_window capacity=10 window_ms=1000 align=\"calendar\" "
@@ -319,7 +321,9 @@ private slots:
               "client address is \"192.0.2.1\"",
               "rls.yaml:10:14: warning: descriptor key \"x-user\" is read as header x-user",
               "rls.yaml:15:17: warning: unlimited: the RLS never counts these requests",
-              "rls.yaml:18:17: warning: requests_per_unit 0: the RLS refuses every request"})
+              "rls.yaml:18:17: warning: requests_per_unit 0: the RLS refuses every request",
+              "rls.yaml:19:10: warning: descriptor key \"no header\" is neither an action's key "
+              "nor a header name: not imported"})
             QVERIFY2(r.diagnostics.find(expected) != std::string::npos, r.diagnostics.c_str());
     }
 

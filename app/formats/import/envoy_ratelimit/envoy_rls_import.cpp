@@ -330,6 +330,12 @@ private:
                     std::vector<const DescriptorNode*>& path) {
         for (const DescriptorNode& n : nodes) {
             const DescriptorEntry e = entryByName(n);
+            if (e.part.kind == KeyPartSpec::Kind::Header && !isHeaderName(n.key)) {
+                log_.warning(pos(d, n.at), "descriptor key \"" + n.key +
+                                               "\" is neither an action's key nor a header "
+                                               "name: not imported, nor the descriptors under it");
+                continue;
+            }
             if (!e.value) {
                 log_.warning(pos(d, n.at),
                              "descriptor key \"" + n.key + "\" is read as " + e.what +
