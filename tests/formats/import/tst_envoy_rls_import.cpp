@@ -399,6 +399,24 @@ private slots:
         QVERIFY(alone.ok());
         QCOMPARE(alone.policies->policies.size(), std::size_t{2});  // both keys by name
         QCOMPARE(alone.policies->routing, Routing::All);
+        // One file holding both, as the export's stream: split at its "---" line, the routes'
+        // lines keeping their numbers.
+        writeFile(dir.filePath("stream.yaml"),
+                  QByteArray::fromStdString(kEdge + "---\n" + kEdgeRoutes));
+        const PolicyLoadResult stream = loadPolicySource("envoy-ratelimit:" + base + "stream.yaml");
+        QVERIFY(stream.ok());
+        QCOMPARE(stream.policies->policies.size(), std::size_t{2});
+        QCOMPARE(stream.policies->policies[0].name, joined.policies->policies[0].name);
+        QCOMPARE(stream.policies->routing, Routing::MostSpecific);
+        writeFile(dir.filePath("broken.yaml"),
+                  QByteArray::fromStdString(kEdge + "---\nrate_limits:\n  - actions: [{x: {}}]\n"
+                                                    "virtual_hosts: 3\n"));
+        const PolicyLoadResult broken = loadPolicySource("envoy-ratelimit:" + base + "broken.yaml");
+        QVERIFY(!broken.ok());
+        QVERIFY2(
+            formatDiagnostics(broken.diagnostics).find("broken.yaml:12:15: warning: action x") !=
+                std::string::npos,
+            formatDiagnostics(broken.diagnostics).c_str());
         const PolicyLoadResult missing =
             loadPolicySource("envoy-ratelimit:" + base + "edge.yaml+" + base + "none.yaml");
         QVERIFY(missing.unreadable);

@@ -3,7 +3,6 @@
 #include "formats/import/envoy_ratelimit/envoy_rls_import.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <set>
 
 #include "formats/import/envoy_ratelimit/rls_descriptors.h"
@@ -441,55 +440,7 @@ private:
     std::set<std::string> written_;
 };
 
-envoy::YamlNode parseActions(const envoy::RlsSource& source, int file, ImportLog& log) {
-    envoy::YamlParseResult parsed = envoy::parseYaml(source.text);
-    if (!parsed.ok)
-        log.error(SourcePos{file, parsed.errorAt.line, parsed.errorAt.column}, parsed.error);
-    return std::move(parsed.root);
-}
-
 }  // namespace
-
-std::optional<PolicyJson> mapEnvoyRatelimitSources(const std::vector<envoy::RlsSource>& config,
-                                                   const std::optional<envoy::RlsSource>& actions,
-                                                   ImportLog& log) {
-    envoy::RlsLoadResult loaded = envoy::parseRlsConfig(config);
-    for (const Diagnostic& d : loaded.diagnostics) {
-        const std::vector<std::string>& files = log.files();
-        const int file =
-            static_cast<int>(std::find(files.begin(), files.end(), d.file) - files.begin());
-        const SourcePos at{file < static_cast<int>(files.size()) ? file : 0, d.line, d.column};
-        if (d.severity == Diagnostic::Severity::Error) {
-            log.error(at, d.message);
-        } else {
-            log.warning(at, d.message);
-        }
-    }
-    std::optional<EnvoyRoutes> routes;
-    if (actions) {
-        const int file = static_cast<int>(log.files().size()) - 1;
-        const envoy::YamlNode root = parseActions(*actions, file, log);
-        if (!log.hasErrors()) routes = readEnvoyRoutes(root, file, log);
-    }
-    if (!loaded.config || log.hasErrors()) return std::nullopt;
-    return mapEnvoyRatelimit(*loaded.config, routes ? &*routes : nullptr, log);
-}
-
-RatelimitFiles ratelimitDirectory(const std::string& directory) {
-    RatelimitFiles out;
-    std::error_code error;
-    for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
-        const std::string name = entry.path().filename().string();
-        if (name.starts_with(".") || !entry.is_regular_file(error)) continue;
-        if (name == kRoutesFileName) {
-            out.actions = entry.path().string();
-        } else if (name.ends_with(".yaml") || name.ends_with(".yml")) {
-            out.config.push_back(entry.path().string());
-        }
-    }
-    std::sort(out.config.begin(), out.config.end());
-    return out;
-}
 
 std::optional<PolicyJson> mapEnvoyRatelimit(const envoy::RlsConfig& config,
                                             const EnvoyRoutes* routes, ImportLog& log) {
@@ -497,68 +448,6 @@ std::optional<PolicyJson> mapEnvoyRatelimit(const envoy::RlsConfig& config,
     std::optional<PolicyJson> file = Mapper(config, log).map(routes);
     if (log.hasErrors()) return std::nullopt;
     return file;
-}
-
-ImportResult importEnvoyRatelimit(const std::vector<std::string>& files,
-                                  const std::string& actions) {
-    ImportLog log;
-    std::vector<std::string> paths;
-    std::string actionsPath = actions;
-    for (const std::string& f : files) {
-        std::error_code error;
-        if (!std::filesystem::is_directory(f, error)) {
-            paths.push_back(f);
-            continue;
-        }
-        RatelimitFiles dir = ratelimitDirectory(f);
-        if (dir.config.empty()) {
-            log.addFile(f);
-            log.error(SourcePos{static_cast<int>(log.files().size()) - 1, 0, 0},
-                      "the directory holds no *.yaml or *.yml file");
-            return finishImport(log, std::nullopt, true);
-        }
-        paths.insert(paths.end(), dir.config.begin(), dir.config.end());
-        if (actionsPath.empty()) actionsPath = dir.actions;
-    }
-    if (paths.empty()) {
-        log.addFile("");
-        log.error(SourcePos{0, 0, 0}, "envoy-ratelimit reads one or more RLS configuration files");
-        return finishImport(log, std::nullopt, false);
-    }
-    std::vector<envoy::RlsSource> sources;
-    std::optional<envoy::RlsSource> actionsSource;
-    bool unreadable = false;
-    auto read = [&](const std::string& path) -> std::optional<envoy::RlsSource> {
-        const int file = log.addFile(path);
-        std::string error;
-        std::optional<std::string> text = readImportFile(path, error);
-        if (!text) {
-            log.error(SourcePos{file, 0, 0}, error);
-            unreadable = true;
-            return std::nullopt;
-        }
-        return envoy::RlsSource{path, std::move(*text)};
-    };
-    for (const std::string& p : paths) {
-        if (std::optional<envoy::RlsSource> s = read(p)) sources.push_back(std::move(*s));
-    }
-    if (!actionsPath.empty()) actionsSource = read(actionsPath);
-    if (unreadable) return finishImport(log, std::nullopt, true);
-    return finishImport(log, mapEnvoyRatelimitSources(sources, actionsSource, log), false);
-}
-
-ImportResult importEnvoyRatelimitText(const std::vector<envoy::RlsSource>& config,
-                                      const std::optional<envoy::RlsSource>& actions) {
-    ImportLog log;
-    for (const envoy::RlsSource& s : config)
-        log.addFile(s.name);
-    if (actions) log.addFile(actions->name);
-    if (config.empty()) {
-        log.addFile("");
-        log.error(SourcePos{0, 0, 0}, "no RLS configuration");
-        return finishImport(log, std::nullopt, false);
-    }
-    return finishImport(log, mapEnvoyRatelimitSources(config, actions, log), false);
 }
 
 }  // namespace ratelab::formats::envoy_ratelimit

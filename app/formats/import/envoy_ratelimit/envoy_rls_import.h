@@ -40,7 +40,8 @@ std::optional<PolicyJson> mapEnvoyRatelimitSources(const std::vector<envoy::RlsS
                                                    ImportLog& log);
 
 /// Reads the configuration files (a directory expands as ratelimitDirectory says) and the
-/// route configuration `actions` ("" for none). Thread-safe.
+/// route configuration `actions` ("" for none: one file holding both, as the export's stream,
+/// is split at its "---" line). Thread-safe.
 ImportResult importEnvoyRatelimit(const std::vector<std::string>& files,
                                   const std::string& actions);
 
