@@ -32,7 +32,12 @@ std::string routeMatch(const RouteMatch& m) {
         if (m.pathPattern.find('*') == std::string::npos) {
             out = "path: " + quoted(m.pathPattern);
         } else {
-            out = "safe_regex: {regex: " + quoted(policy::pathRegex(m, false)) + "}";
+            // Envoy's URI templates say the engine's patterns: "*" one segment, "**" any.
+            out =
+                "path_match_policy: {name: envoy.path.match.uri_template.uri_template_matcher, "
+                "typed_config: {\"@type\": type.googleapis.com/envoy.extensions.path.match."
+                "uri_template.v3.UriTemplateMatchConfig, path_template: " +
+                quoted(m.pathPattern) + "}}";
         }
     } else if (m.pathPrefix == "/" || m.pathPrefix.ends_with("/")) {
         out = "prefix: " + quoted(m.pathPrefix);
@@ -61,11 +66,20 @@ bool covers(const RouteMatch& outer, const RouteMatch& inner) {
                 return false;
         }
     }
-    RouteMatch probe = outer;
-    probe.methods.clear();
-    const std::string path = inner.pathPattern.empty() ? inner.pathPrefix : inner.pathPattern;
-    return probe.matches("GET", path) && (inner.pathPattern.empty() || outer.pathPrefix == "/" ||
-                                          path.find('*') == std::string::npos);
+    // The text every path of `inner` starts with: its prefix, or its pattern up to the first
+    // wildcard segment; `outer`'s prefix must end on a segment boundary inside it.
+    const std::string& p = outer.pathPrefix;
+    std::string literal = inner.pathPattern.empty() ? inner.pathPrefix : inner.pathPattern;
+    if (const std::size_t star = literal.find('*'); star != std::string::npos) literal.resize(star);
+    return literal.starts_with(p) &&
+           (p.ends_with("/") || literal.size() == p.size() || literal[p.size()] == '/');
+}
+
+// A path of route `r` (wildcards written "x") and a method it takes.
+bool matchesSampleOf(const RouteMatch& policy, const RouteMatch& r) {
+    std::string path = r.pathPattern.empty() ? r.pathPrefix : r.pathPattern;
+    std::replace(path.begin(), path.end(), '*', 'x');
+    return policy.matches(r.methods.empty() ? "GET" : r.methods.front(), path);
 }
 
 // Longer paths first, patterns before prefixes of the same length, method routes before the
@@ -90,6 +104,11 @@ public:
 
 private:
     std::size_t checkSet() override {
+        for (const Policy& p : set_.policies) {
+            if (std::find(routes_.begin(), routes_.end(), p.match) == routes_.end())
+                routes_.push_back(p.match);
+        }
+        std::stable_sort(routes_.begin(), routes_.end(), moreSpecific);
         if (!set_.trustedProxies.cidrs.empty())
             notes_.approximateSet("/trusted_proxies",
                                   "Envoy sends the client address its connection manager "
@@ -182,6 +201,16 @@ private:
         if (p.mode == PolicyMode::Shadow) tree += indent + "shadow_mode: true\n";
         tree += indent + "rate_limit: {unit: " + std::string(envoy::unitName(*unit)) +
                 ", requests_per_unit: " + std::to_string(n.atOnce) + "}\n";
+        if (set_.routing == Routing::All) {
+            for (const RouteMatch& r : routes_) {
+                if (!covers(p.match, r) && matchesSampleOf(p.match, r))
+                    comments.push_back(notes_.approximate(
+                        i, "/match",
+                        "Envoy sends the requests of route " + std::string(policy::routeText(r)) +
+                            " that this policy also matches to that route, which does not "
+                            "send this policy's descriptor: they are not counted"));
+            }
+        }
         std::string comment = "  # Policy " + p.name + ": " + describe(p) + "\n";
         for (const std::string& c : comments)
             comment += commentLines("  #   approximated: ", c, "  #     ");
@@ -204,12 +233,7 @@ private:
         for (const Written& w : written_)
             rls += w.tree;
 
-        std::vector<RouteMatch> routes;
-        for (const Policy& p : set_.policies) {
-            if (std::find(routes.begin(), routes.end(), p.match) == routes.end())
-                routes.push_back(p.match);
-        }
-        std::stable_sort(routes.begin(), routes.end(), moreSpecific);
+        const std::vector<RouteMatch>& routes = routes_;
         std::string out = rls + "---\n";
         out += "# The HTTP connection manager's http_filters and route_config (Envoy v3).\n";
         out += "http_filters:\n";
@@ -248,6 +272,7 @@ private:
     }
 
     std::vector<Written> written_;
+    std::vector<RouteMatch> routes_;  // one per distinct policy route, most specific first
 };
 
 }  // namespace

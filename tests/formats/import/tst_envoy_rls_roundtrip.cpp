@@ -1,7 +1,8 @@
 // Round trips through envoyproxy/ratelimit's configuration (there is no Envoy here):
 // - import(export(p)) decides exactly like p on every shipped scenario, for every shipped
 //   policy the export can express and for a set written to use what it can (fixed windows of
-//   each unit, the address masked, a header, composite keys, methods, shadow mode): both run
+//   a second, a minute and a day, the address masked, a header, composite keys, methods, a
+//   path pattern as a URI template, shadow mode): both run
 //   through the simulator and their decision streams compared;
 // - shipped policies it cannot express are refused with an error naming the policy;
 // - export(import(f)) for the corpus configurations is read back by the RLS reader
@@ -73,6 +74,9 @@ const char* const kExpressible = R"({"version": 1, "policies": [
   {"name": "articles", "match": {"path_prefix": "/articles"}, "algorithm": "fixed_window",
    "capacity": 10, "window_ms": 1000, "align": "calendar", "mode": "shadow",
    "key": {"source": "peer", "ipv4_prefix": 24, "ipv6_prefix": 48}, "budget": {"enabled": false}},
+  {"name": "article", "match": {"path_pattern": "/articles/\u002a"}, "algorithm": "fixed_window",
+   "capacity": 4, "window_ms": 1000, "align": "calendar",
+   "key": {"source": "peer", "ipv4_prefix": 32, "ipv6_prefix": 64}, "budget": {"enabled": false}},
   {"name": "site", "algorithm": "fixed_window", "capacity": 400, "window_ms": 1000,
    "align": "calendar", "key": {"source": "composite", "parts": ["route"]},
    "budget": {"enabled": false}},

@@ -6,6 +6,7 @@
 
 #include "formats/import/path_regex.h"
 #include "policy/policy_names.h"
+#include "policy/policy_paths.h"
 
 namespace ratelab::formats::envoy_ratelimit {
 
@@ -173,10 +174,23 @@ private:
                 return nullptr;
             }
             out = *exact;
-        } else if (const YamlNode* r = field(match, "safe_regex")) {
+        } else if (const YamlNode* t = field(
+                       field(field(match, "path_match_policy"), "typed_config"), "path_template")) {
+            // A URI template ("*" one segment, "**" any) is the engine's path pattern.
             std::string why;
-            std::optional<RegexRoutes> routes =
-                routesFromRegex("^" + text(field(r, "regex")), false, why);
+            if (!policy::checkPathPattern(text(t), &why)) {
+                log_.warning(pos(*t),
+                             "path_template \"" + text(t) + "\": " + why + "; not carried");
+                return nullptr;
+            }
+            out = PolicyJson{{"path_pattern", text(t)}};
+        } else if (const YamlNode* r = field(match, "safe_regex")) {
+            // Envoy matches the whole path: the expression is anchored at both ends.
+            std::string regex = text(field(r, "regex"));
+            if (regex.starts_with("^")) regex.erase(0, 1);
+            if (!regex.ends_with("$")) regex += "$";
+            std::string why;
+            std::optional<RegexRoutes> routes = routesFromRegex("^" + regex, false, why);
             if (!routes || routes->matches.size() != 1) {
                 log_.warning(pos(*r), "safe_regex \"" + text(field(r, "regex")) + "\": " +
                                           (routes ? "several routes" : why) + "; not carried");
