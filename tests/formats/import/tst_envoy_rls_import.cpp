@@ -131,6 +131,26 @@ private slots:
         QCOMPARE(QString::fromStdString(r.diagnostics), QString());
     }
 
+    // A route that sends no descriptor (a health check) has no policy: under most_specific the
+    // engine charges its requests with the route that holds it (warned).
+    void quietRoute() {
+        const std::string routes =
+            "routes:\n"
+            "  - name: health\n"
+            "    match: {path: /healthz}\n"
+            "    route: {cluster: web}\n"
+            "  - name: all\n"
+            "    match: {prefix: /}\n"
+            "    route:\n"
+            "      rate_limits: [{actions: [{remote_address: {}}]}]\n";
+        const Imported r = import(kEdge, routes);
+        QVERIFY2(r.policies, r.diagnostics.c_str());
+        QCOMPARE(QString::fromStdString(r.diagnostics),
+                 "routes.yaml:2:5: warning: route \"health\" sends no descriptor the "
+                 "configuration limits; the engine charges its requests with the policies of "
+                 "route \"all\"\n");
+    }
+
     // The minute is the epoch's (and the calendar's): 60 from one address pass, the 61st and
     // one at 59.9 s are refused, the next minute starts at 60 s (a window from the first
     // request would last until 90 s). Another address has its own counter; the login route

@@ -281,6 +281,24 @@ private:
         };
         std::stable_sort(placed.begin(), placed.end(),
                          [&](const Placed& a, const Placed& b) { return latest(a) < latest(b); });
+        // Under most_specific, a route that sends nothing inside one that sends descriptors is
+        // charged by the latter's policies (the engine knows no route without a policy).
+        for (const EnvoyRoute& quiet : routes) {
+            if (shared_) break;
+            const bool sends = std::any_of(uses_.begin(), uses_.end(),
+                                           [&](const Use& u) { return u.route == &quiet; });
+            if (sends || quiet.match.is_null()) continue;
+            for (const Placed& p : placed) {
+                if (within(quiet.match, p.use->policyMatch)) {
+                    log_.warning(quiet.at, "route \"" + quiet.name +
+                                               "\" sends no descriptor the configuration limits; "
+                                               "the engine charges its requests with the "
+                                               "policies of route \"" +
+                                               p.use->route->name + "\"");
+                    break;
+                }
+            }
+        }
         for (const Placed& p : placed) {
             if (shared_) {
                 for (const EnvoyRoute& other : routes) {
