@@ -432,8 +432,9 @@ private:
         PolicySet one;
         one.policies.push_back(policy);
         const PolicyJson saved = PolicyJson::parse(savePolicyText(one))["policies"][0];
-        for (const char* f : {"algorithm", "capacity", "refill_per_second", "window_ms", "align",
-                              "calendar_unit", "delay", "nodelay", "cost"}) {
+        for (const char* f :
+             {"algorithm", "capacity", "refill_per_second", "window_ms", "align", "calendar_unit",
+              "delay", "nodelay", "cost", "count_refused", "expire_ms"}) {
             if (saved.contains(f) && !saved[f].is_null()) out[f] = saved[f];
         }
     }
