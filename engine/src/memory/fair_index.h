@@ -5,9 +5,11 @@
 // count, the densest child of each node, and per node its own buckets (those whose innermost
 // aggregate it is), so that a full store can tell which networks are over their share and find
 // the buckets of the densest. It holds only buckets placed among networks
-// (ConsumeRequest::place), and only while the store is live (StoreAccounts::fairLive): each
-// shard keeps a BucketPlace beside every placed bucket, and the index is built from those in one
-// pass when the store first has no room, then kept up to date until the store has room again.
+// (ConsumeRequest::place), and only while the store may be full (StoreAccounts::fairEpoch):
+// each shard keeps a BucketPlace beside every placed bucket, and the index takes a shard's in
+// one step under that shard's lock, shard by shard as new buckets take the store past its
+// high-water mark (the rest when it has no room), then is kept up to date until the store has
+// room again.
 // Not thread-safe: the store guards it with a mutex taken after any shard lock.
 
 #include <cstdint>

@@ -104,8 +104,20 @@ public:
     virtual bool idleAtLocked(unsigned shard, std::uint64_t fingerprint, Nanos& at) = 0;
     /// Takes the bucket out of the table and the store's count (not out of the index).
     virtual void evictLocked(StoreAccounts& store, unsigned shard, std::uint64_t fingerprint) = 0;
-    /// Adds every placed bucket the table holds to `index`, as the index goes live.
-    virtual void indexPlacesLocked(FairIndex& index) = 0;
+    /// Indexes every shard not yet indexed (StoreAccounts::fairEpoch), so that the index holds
+    /// every placed bucket of the table.
+    virtual void indexRemainingLocked(StoreAccounts& store) = 0;
+
+    /// What indexFreeShard did.
+    enum class IndexStep : std::uint8_t {
+        Indexed,  ///< indexed one shard
+        Busy,     ///< indexed none: those left were locked by others
+        Done,     ///< every shard is indexed
+    };
+    /// Indexes the first shard not yet indexed whose lock is free: one step of the index's
+    /// building, which never waits for a shard lock. REQUIRES: the index's mutex held, the index
+    /// on; the caller may hold shard locks of any table.
+    virtual IndexStep indexFreeShard(StoreAccounts& store) = 0;
 
 protected:
     /// Whether the table ever held a bucket placed among networks: only then does an eviction
@@ -305,16 +317,27 @@ public:
         if (auto* place = shard.places.find(fingerprint)) shard.places.erase(place);
     }
 
-    void indexPlacesLocked(FairIndex& index) override {
-        if (!placed_.load(std::memory_order_relaxed)) return;
-        for (unsigned s = 0; s < shardCount_; ++s) {
-            shards_[s].places.forEach([&](typename Places::Slot& slot) {
-                store::FairPath path;
-                pathOf(slot.state, path);
-                slot.state.own = path.depth > 0 ? index.add(path, limitId_, s, slot.fingerprint)
-                                                : FairIndex::kNone;
-            });
+    void indexRemainingLocked(StoreAccounts& store) override {
+        for (Shard& shard : std::span(shards_.get(), shardCount_)) {
+            if (!store.shardIndexed(shard.indexedEpoch)) indexShard(store, shard);
         }
+    }
+
+    // A shard's indexedEpoch is written under its lock and the index's mutex: read here under
+    // the mutex alone.
+    IndexStep indexFreeShard(StoreAccounts& store) override {
+        IndexStep step = IndexStep::Done;
+        for (Shard& shard : std::span(shards_.get(), shardCount_)) {
+            if (store.shardIndexed(shard.indexedEpoch)) continue;
+            if (!shard.lock.try_lock()) {
+                step = IndexStep::Busy;
+                continue;
+            }
+            indexShard(store, shard);
+            shard.lock.unlock();
+            return IndexStep::Indexed;
+        }
+        return step;
     }
 
 private:
@@ -327,6 +350,9 @@ private:
         /// The place of each of `buckets` placed among networks, under its fingerprint. Last,
         /// so that the fields every request reads keep their cache lines.
         Places places;
+        /// The fair-share index's epoch when this shard's places went into it
+        /// (StoreAccounts::shardIndexed); written under the lock and the index's mutex.
+        std::uint32_t indexedEpoch = 0;
     };
 
     std::size_t largeBytes() const { return shardLargeBytes(64 - shardShift_); }
@@ -461,6 +487,7 @@ private:
             if (placeOf(request, chain, place)) {
                 recordPlace(store, shard, chain.candidate[chain.charged], place, indexHeld);
             }
+            if (!indexHeld && store.fairWanted()) indexSome(store, shard);
             addOwnedBytes(store, static_cast<std::int64_t>(Algo::ownedBytes(fresh)));
             store.noteIdleAt(Algo::idleAt(fresh, limit));
             out.decision = d;
@@ -515,7 +542,7 @@ private:
         const int looks =
             shard.buckets.large(largeBytes()) ? kEvictionsPerInsertLarge : kEvictionsPerInsert;
         const bool placed = placed_.load(std::memory_order_relaxed);
-        const bool live = store.fairLive();
+        const bool live = store.shardIndexed(shard.indexedEpoch);
         std::vector<std::uint32_t>& gone = evictedScratch();
         for (int i = 0; i < looks; ++i) {
             Slot* s = shard.buckets.occupiedFrom(shard.evictCursor);
@@ -539,7 +566,7 @@ private:
                 ++shard.evictCursor;
             }
         }
-        forgetEvicted(store, gone, indexHeld);
+        forgetEvicted(store, shard, gone, indexHeld);
     }
 
     void growDroppingIdle(StoreAccounts& store, Shard& shard, Nanos now, bool indexHeld) {
@@ -555,7 +582,7 @@ private:
         std::int64_t evicted = 0;
         std::int64_t freed = 0;
         const bool placed = placed_.load(std::memory_order_relaxed);
-        const bool live = store.fairLive();
+        const bool live = store.shardIndexed(shard.indexedEpoch);
         std::vector<std::uint32_t>& gone = evictedScratch();
         shard.buckets.rebuild(capacity, largeBytes(), [&](const Slot& s) {
             const Nanos idle = Algo::idleAt(s.state, shard.limit);
@@ -572,7 +599,7 @@ private:
         });
         store.releaseBuckets(evicted);
         addOwnedBytes(store, -freed);
-        forgetEvicted(store, gone, indexHeld);
+        forgetEvicted(store, shard, gone, indexHeld);
         return next;
     }
 
@@ -603,20 +630,20 @@ private:
         placed_.store(true, std::memory_order_relaxed);
         place.own = FairIndex::kNone;
         auto* slot = shard.places.insert(fingerprint, place, largeBytes());
-        if (!slot || !store.fairLive()) return;
+        if (!slot || !store.shardIndexed(shard.indexedEpoch)) return;
         store::FairPath path;
         pathOf(place, path);
         if (path.depth == 0) return;
         const auto shardIndex = static_cast<unsigned>(&shard - shards_.get());
         std::unique_lock<std::mutex> lock(store.fairMutex(), std::defer_lock);
         if (!indexHeld) lock.lock();
-        if (store.fairLive()) {
+        if (store.shardIndexed(shard.indexedEpoch)) {
             slot->state.own = store.fairIndex().add(path, limitId_, shardIndex, fingerprint);
         }
     }
 
     // A placed bucket went: its place goes, and its index entry is kept in `gone` for
-    // forgetEvicted when the index was live. REQUIRES: the shard's lock held.
+    // forgetEvicted when its shard was indexed. REQUIRES: the shard's lock held.
     static void forgetPlace(Shard& shard, std::uint64_t fingerprint, bool live,
                             std::vector<std::uint32_t>& gone) {
         auto* place = shard.places.find(fingerprint);
@@ -626,21 +653,57 @@ private:
     }
 
     // The index entries of evicted buckets, kept by forgetPlace: out of the index, unless it
-    // stopped since (it cannot have been built again: that takes this shard's lock).
+    // stopped since (a start since is a new epoch, and indexing the shard again takes its lock).
     static std::vector<std::uint32_t>& evictedScratch() {
         thread_local std::vector<std::uint32_t> gone;
         return gone;
     }
-    void forgetEvicted(StoreAccounts& store, std::vector<std::uint32_t>& gone, bool indexHeld) {
+    void forgetEvicted(StoreAccounts& store, const Shard& shard, std::vector<std::uint32_t>& gone,
+                       bool indexHeld) {
         if (gone.empty()) return;
         std::unique_lock<std::mutex> lock(store.fairMutex(), std::defer_lock);
         if (!indexHeld) lock.lock();
-        if (store.fairLive()) {
+        if (store.shardIndexed(shard.indexedEpoch)) {
             for (std::uint32_t own : gone)
                 store.fairIndex().remove(own);
             if (!indexHeld) store.dropFairIndexIfRoomy();
         }
         gone.clear();
+    }
+
+    // A new bucket went into `shard` past the store's high-water mark: starts the index if it
+    // is off, then indexes one shard, the caller's own first; another only if its lock is free,
+    // so that no shard lock's holder waits for another. Each step holds the index's mutex for
+    // one shard's places, never the whole store's. REQUIRES: the shard's lock held, not the
+    // index's mutex.
+    [[gnu::noinline]] void indexSome(StoreAccounts& store, Shard& shard) {
+        std::lock_guard<std::mutex> lock(store.fairMutex());
+        if (store.fairEpoch() == 0) {
+            if (store.liveBuckets() < store.highWater()) return;
+            store.startFairIndex();
+        }
+        if (!store.fairBuilding()) return;
+        if (!store.shardIndexed(shard.indexedEpoch)) {
+            indexShard(store, shard);
+            return;
+        }
+        store.indexNextShard();
+    }
+
+    // Adds every placed bucket of the shard to the index. REQUIRES: the shard's lock and the
+    // index's mutex held, the index on.
+    void indexShard(StoreAccounts& store, Shard& shard) {
+        const auto s = static_cast<unsigned>(&shard - shards_.get());
+        if (placed_.load(std::memory_order_relaxed)) {
+            FairIndex& index = store.fairIndex();
+            shard.places.forEach([&](typename Places::Slot& slot) {
+                store::FairPath path;
+                pathOf(slot.state, path);
+                slot.state.own = path.depth > 0 ? index.add(path, limitId_, s, slot.fingerprint)
+                                                : FairIndex::kNone;
+            });
+        }
+        shard.indexedEpoch = store.fairEpoch();
     }
 
     // Charges the bucket of the path's aggregate `level` ("ip:<network>", in its own partition),

@@ -57,6 +57,10 @@ public:
     void consumeFull(LimitTableBase& table, const ConsumeRequest& request, const HashedRequest& h,
                      ConsumeResult& out) override;
     bool evictOwnOf(std::uint32_t node) override;
+    void indexNextShard() override;
+
+protected:
+    void restartIndexing() override { indexCursor_ = 0; }
 
 private:
     // The table of the request's limit, made on first use; null when the id is out of range or
@@ -87,7 +91,7 @@ private:
 
     // The mutex that orders installs, every shard lock of every table in the order tables were
     // made, then the fair-share index's mutex: a full store's path, during which no table is
-    // made (so that every table's buckets are in the index it builds). Returns the tables
+    // made (so that every table's buckets are in the index it completes). Returns the tables
     // locked.
     std::vector<LimitTableBase*> lockWorld();
     void unlockWorld(const std::vector<LimitTableBase*>& locked);
@@ -106,6 +110,10 @@ private:
     std::vector<LimitTableBase*> installed_;  ///< tables in the order they were made
     const std::vector<LimitTableBase*>* lockedTables_ = nullptr;  ///< during consumeFull
     const unsigned shardBits_;  ///< of every limit's table (shardBitsFor)
+    /// One past the largest limit id with a table: where indexNextShard stops looking.
+    std::atomic<std::uint32_t> limitsEnd_{0};
+    /// The first limit id whose table may have shards left to index (fairMutex()).
+    std::uint32_t indexCursor_ = 0;
 };
 
 ConsumeResult MemoryStoreImpl::consume(const ConsumeRequest& request) {
@@ -196,6 +204,9 @@ LimitTableBase* MemoryStoreImpl::install(const ConsumeRequest& request) {
     LimitTableBase* t = nullptr;
     if (entry.compare_exchange_strong(t, created, std::memory_order_acq_rel)) {
         installed_.push_back(created);
+        if (request.limitId >= limitsEnd_.load(std::memory_order_relaxed)) {
+            limitsEnd_.store(request.limitId + 1, std::memory_order_relaxed);
+        }
         return created;
     }
     delete created;  // another thread installed one first
@@ -221,13 +232,13 @@ void MemoryStoreImpl::unlockWorld(const std::vector<LimitTableBase*>& locked) {
 void MemoryStoreImpl::consumeFull(LimitTableBase& table, const ConsumeRequest& request,
                                   const HashedRequest& h, ConsumeResult& out) {
     const std::vector<LimitTableBase*> locked = lockWorld();
-    // The index is kept only while the store may be full: built here, from every placed
-    // bucket's BucketPlace, the first time the store has no room since it last had plenty.
-    if (!fairLive()) {
-        for (LimitTableBase* t : locked)
-            t->indexPlacesLocked(fairIndex());
-        setFairLive();
-    }
+    // The index is kept only while the store may be full. New buckets past the high-water mark
+    // index it shard by shard (LimitTable::indexSome); what they left, usually nothing, is
+    // indexed here, so that the rule sees every placed bucket.
+    startFairIndex();
+    for (LimitTableBase* t : locked)
+        t->indexRemainingLocked(*this);
+    setFairBuilt();
     lockedTables_ = &locked;
     table.consumeFullLocked(*this, request, h, out);
     lockedTables_ = nullptr;
@@ -264,6 +275,30 @@ bool MemoryStoreImpl::evictOwnOf(std::uint32_t node) {
         index.remove(best);
         return true;
     }
+}
+
+// Tables from the cursor on, each asked for one free shard; the cursor stays at the first table
+// that may have shards left. A table made after the cursor passed its id is indexed by the full
+// store's path.
+void MemoryStoreImpl::indexNextShard() {
+    const std::uint32_t end = limitsEnd_.load(std::memory_order_relaxed);
+    bool busy = false;
+    for (std::uint32_t id = indexCursor_; id < end; ++id) {
+        LimitTableBase* t = tables_[id].load(std::memory_order_acquire);
+        if (!t) continue;
+        switch (t->indexFreeShard(*this)) {
+            case LimitTableBase::IndexStep::Indexed:
+                if (!busy) indexCursor_ = id;
+                return;
+            case LimitTableBase::IndexStep::Busy:
+                busy = true;
+                break;
+            case LimitTableBase::IndexStep::Done:
+                if (!busy) indexCursor_ = id + 1;
+                break;
+        }
+    }
+    if (!busy) setFairBuilt();
 }
 
 void MemoryStoreImpl::sweepAll(Nanos now) {

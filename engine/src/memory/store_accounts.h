@@ -67,24 +67,56 @@ public:
     FairIndex& fairIndex() { return fairIndex_; }
     std::mutex& fairMutex() { return fairMutex_; }
 
-    /// Whether the index is live: it holds every placed bucket and each new or evicted one
-    /// must update it. It goes live only under every shard lock and the index's mutex (a full
-    /// store's path builds it from the shards' BucketPlaces), and stops only under the mutex:
-    /// a shard lock's holder that reads false may leave the index alone until it lets go; one
-    /// that reads true reads it again under the mutex.
-    bool fairLive() const { return fairLive_.load(std::memory_order_relaxed); }
-    void setFairLive() { fairLive_.store(true, std::memory_order_relaxed); }
+    /// The index's epoch: 0 while it is off, a new number each time it starts. A shard's
+    /// buckets are in the index when the epoch the shard was indexed in (its indexedEpoch) is
+    /// the current one (shardIndexed). A shard is indexed under its own lock and the index's
+    /// mutex; the index starts and stops only under the mutex. So a shard lock's holder that
+    /// reads false may leave the index alone until it lets go (a later start is a new epoch);
+    /// one that reads true reads it again under the mutex.
+    std::uint32_t fairEpoch() const { return fairEpoch_.load(std::memory_order_relaxed); }
+    bool shardIndexed(std::uint32_t indexedEpoch) const {
+        return indexedEpoch != 0 && indexedEpoch == fairEpoch();
+    }
+    /// Whether a new bucket should index a shard (LimitTable::indexSome): the store is past its
+    /// high-water mark and the index is off, or it is on with shards left to index.
+    bool fairWanted() const {
+        return fairBuilding_.load(std::memory_order_relaxed) ||
+               (fairEpoch() == 0 && liveBuckets() >= highWater());
+    }
+    /// Whether shards may be left to index since the index started.
+    bool fairBuilding() const { return fairBuilding_.load(std::memory_order_relaxed); }
+    /// Starts the index, empty and with no shard indexed, when it is off. REQUIRES:
+    /// fairMutex() held.
+    void startFairIndex() {
+        if (fairEpoch() != 0) return;
+        if (++lastEpoch_ == 0) ++lastEpoch_;
+        fairEpoch_.store(lastEpoch_, std::memory_order_relaxed);
+        fairBuilding_.store(true, std::memory_order_relaxed);
+        restartIndexing();
+    }
+    /// Every shard of every table is indexed. REQUIRES: fairMutex() held.
+    void setFairBuilt() { fairBuilding_.store(false, std::memory_order_relaxed); }
+    /// Where the index starts, at 7/8 of max_buckets: shard by shard from there, so that it is
+    /// whole, or nearly, by the time the store has no room.
+    std::int64_t highWater() const { return maxBuckets_ - maxBuckets_ / 8; }
     /// Drops the index once the store is back under a quarter's room, so that a store that was
-    /// full once pays its upkeep only while it may be full again. REQUIRES: fairMutex() held,
-    /// outside a full store's path.
+    /// nearly full once pays its upkeep only while it may be full again. REQUIRES: fairMutex()
+    /// held, outside a full store's path.
     void dropFairIndexIfRoomy() {
-        if (fairLive() && liveBuckets() < maxBuckets_ - maxBuckets_ / 4) {
+        if (fairEpoch() != 0 && liveBuckets() < maxBuckets_ - maxBuckets_ / 4) {
             fairIndex_.clear();
-            fairLive_.store(false, std::memory_order_relaxed);
+            fairEpoch_.store(0, std::memory_order_relaxed);
+            fairBuilding_.store(false, std::memory_order_relaxed);
         }
     }
+    /// Indexes one shard not yet indexed, of any table, whose lock is free (try_lock): what a
+    /// new bucket does for the index while it is building. Ends the building when none is
+    /// left. REQUIRES: fairMutex() held, the index on; the caller may hold shard locks.
+    virtual void indexNextShard() = 0;
 
 protected:
+    /// indexNextShard starts over from the first table. REQUIRES: fairMutex() held.
+    virtual void restartIndexing() = 0;
     Nanos nextSweep() const { return nextSweep_.load(std::memory_order_relaxed); }
     void setNextSweep(Nanos t) { nextSweep_.store(t, std::memory_order_relaxed); }
 
@@ -96,7 +128,9 @@ private:
     std::atomic<Nanos> nextSweep_{std::numeric_limits<Nanos>::min()};
     std::mutex fairMutex_;
     FairIndex fairIndex_;
-    std::atomic<bool> fairLive_{false};
+    std::atomic<std::uint32_t> fairEpoch_{0};
+    std::atomic<bool> fairBuilding_{false};
+    std::uint32_t lastEpoch_ = 0;  ///< guarded by fairMutex_
 };
 
 }  // namespace ratelab::memory

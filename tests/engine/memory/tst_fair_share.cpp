@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "fixtures/limiter_fixture.h"
+#include "ratelab/ip_address.h"
 #include "ratelab/memory_store.h"
+#include "ratelab/store.h"
 #include "store/fair_share.h"
 
 using namespace ratelab;
@@ -324,6 +326,51 @@ private slots:
         QCOMPARE(minter.full, 0);
         QCOMPARE(minter.charged(), 100);
         QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(1000));
+    }
+
+    // The index is built shard by shard as new buckets take the store past 7/8 of its cap, and
+    // is whole before the store has no room. A limit first used after that still counts when
+    // the store is full: its buckets are indexed by the full store's path. Here 76 /8s hold one
+    // bucket each of limit 0, then 30/8 four of limit 1, which fill the store: 30/8 is over its
+    // share, so a key of a new /8 takes the place of one of 30/8's buckets rather than being
+    // refused as full (it would be, were limit 1's buckets not counted).
+    void aLimitFirstUsedOnceTheIndexIsBuiltCountsWhenFull() {
+        MemoryStoreOptions options;
+        options.maxBuckets = 80;
+        options.shards = 4;
+        const std::unique_ptr<Store> store = makeMemoryStore(options);
+        Limit limit;
+        limit.capacity = 20;
+        limit.emissionInterval = 100 * kSecond;
+        const auto consume = [&](std::uint32_t limitId, const std::string& address) {
+            const std::string key = "ip:" + address;
+            KeyPlace place;
+            place.address = *IpAddress::parse(address);
+            place.prefix = 32;
+            ConsumeRequest request;
+            request.limitId = limitId;
+            request.limitName = limitId == 0 ? "a" : "b";
+            request.limit = &limit;
+            request.partition = key;
+            request.key = key;
+            request.now = kSecond;
+            request.place = &place;
+            return store->consume(request);
+        };
+        for (unsigned n = 1; n <= 76; ++n) {
+            const ConsumeResult r = consume(0, std::to_string(n + 30) + ".0.0.1");
+            QCOMPARE(r.status, StoreStatus::Ok);
+        }
+        for (unsigned n = 1; n <= 4; ++n) {
+            const ConsumeResult r = consume(1, "30.0.0." + std::to_string(n));
+            QCOMPARE(r.status, StoreStatus::Ok);
+        }
+        QCOMPARE(store->keyspace().buckets, std::int64_t(80));
+        const ConsumeResult r = consume(0, "200.0.0.1");
+        QCOMPARE(r.status, StoreStatus::Ok);
+        QVERIFY(!r.chargedFallback);
+        QCOMPARE(r.decision.remaining, std::int64_t(19));
+        QCOMPARE(store->keyspace().buckets, std::int64_t(80));
     }
 };
 

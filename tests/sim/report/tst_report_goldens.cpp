@@ -82,7 +82,7 @@ constexpr Golden kGoldens[] = {
      "cccd43407f0ae3df3245aff8bb4ee2850bd452dc7599986cdb278490dbea92b0"},
     {"minting-ipv4-10",
      "1cd6e46c496569d37d1cf587d3175a9aa6944f7441bae016779c3cac3e2f45f3",
-     "b0d8269fdb21c1064c94622d25ca7ab58474650cd3bdec4a92895fc86eb01acf",
+     "1eec296a07fbb7a8056b282986c18986d588911c1f94407421a760da9b67ba81",
      "4518b0ac8fc8c9cada81d877105a69e850fcc15311a9823632abaee4070a77cb"},
     {"minting-ipv6-16",
      "d4c27bdfad33ddf34c17af1e84daa373ccaa35fb42893d867cc3086868a4da91",
