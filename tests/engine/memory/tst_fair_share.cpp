@@ -328,6 +328,43 @@ private slots:
         QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(1000));
     }
 
+    // Four threads bring new users at once through the store's high-water mark, where their
+    // new buckets build the index shard by shard (each taking another shard only when its lock
+    // is free), and on past full: the store stays at its cap, every request is decided, and
+    // every user the store had room for got a bucket of its own.
+    void fourThreadsFillingBuildTheIndexTogether() {
+        MemoryStoreOptions options;
+        options.maxBuckets = 2000;
+        options.shards = 8;
+        Limiter limiter(policySet({slowPolicy()}), makeMemoryStore(options));
+        std::array<Outcome, 4> outcomes{};
+        std::atomic<bool> go{false};
+        std::vector<std::thread> threads;
+        for (unsigned t = 0; t < 4; ++t) {
+            threads.emplace_back([&, t] {
+                TestRequest r;
+                Check c;
+                while (!go.load())
+                    std::this_thread::yield();
+                for (unsigned i = 0; i < 600; ++i) {
+                    r.from(user(t * 600 + i));
+                    limiter.check(r.view(), kSecond, c);
+                    count(c, outcomes[t]);
+                }
+            });
+        }
+        go = true;
+        for (auto& th : threads)
+            th.join();
+        Outcome all;
+        for (const Outcome& o : outcomes)
+            all.add(o);
+        QCOMPARE(all.own + all.charged() + all.full, 2400);
+        QCOMPARE(all.other, 0);
+        QVERIFY(all.own >= 2000);
+        QCOMPARE(limiter.store().keyspace().buckets, std::int64_t(2000));
+    }
+
     // The index is built shard by shard as new buckets take the store past 7/8 of its cap, and
     // is whole before the store has no room. A limit first used after that still counts when
     // the store is full: its buckets are indexed by the full store's path. Here 76 /8s hold one
