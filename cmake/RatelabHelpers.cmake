@@ -31,12 +31,12 @@ endfunction()
 
 # ratelab_add_test(<name> LABEL <engine|sim|gui|redis|policy|identity|cli|http>...
 #                  SOURCES <files...> [LIBS <targets...>] [TIMEOUT <s>] [ENVIRONMENT <k=v...>]
-#                  [CLI])
+#                  [CLI] [ARGS <arguments...>])
 # Builds a Qt Test executable and registers it with CTest, headless (offscreen platform).
 # CLI: the suite runs ratelab-cli (tests/fixtures/cli_fixture.h); RATELAB_CLI names the binary, which is
 # built first. Without the ratelab-cli target (RATELAB_BUILD_APP=OFF) such a suite is skipped.
 function(ratelab_add_test name)
-    cmake_parse_arguments(T "CLI" "TIMEOUT" "LABEL;SOURCES;LIBS;ENVIRONMENT" ${ARGN})
+    cmake_parse_arguments(T "CLI" "TIMEOUT" "LABEL;SOURCES;LIBS;ENVIRONMENT;ARGS" ${ARGN})
     if(T_CLI AND NOT TARGET ratelab-cli)
         return()
     endif()
@@ -57,7 +57,7 @@ function(ratelab_add_test name)
         target_compile_definitions(${name} PRIVATE RATELAB_CLI="$<TARGET_FILE:ratelab-cli>")
         add_dependencies(${name} ratelab-cli)
     endif()
-    add_test(NAME ${name} COMMAND ${name})
+    add_test(NAME ${name} COMMAND ${name} ${T_ARGS})
     # Qt Test's own watchdog ends a test function after 300 s; the suite's TIMEOUT is the one
     # bound, so the watchdog follows it (a data row of a sanitized build may take minutes).
     math(EXPR function_timeout_ms "${T_TIMEOUT} * 1000")

@@ -31,6 +31,7 @@ public:
     void settleBatch(std::span<const SettleRequest> requests,
                      std::span<SettleResult> results) override;
     KeyspaceStats keyspace() const override { return inner_->keyspace(); }
+    KeyspaceStats keyspaceAt(Nanos now) const override { return inner_->keyspaceAt(now); }
     std::string_view kind() const override { return inner_->kind(); }
 
     /// Whether any fault window applies: without one, the runner need not wrap the store.

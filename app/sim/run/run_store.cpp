@@ -20,6 +20,8 @@ std::unique_ptr<Store> makeRunRedisStore(const std::string& url, const std::stri
     options.keyNamespace = (keyNamespace.empty() ? std::string("ratelab") : keyNamespace) + suffix;
     std::unique_ptr<Store> store = makeRedisStore(options, error);
     if (!store) return nullptr;
+    // A check that charges nothing, at time 0: the state it leaves is fresh from the run's first
+    // instant on, so that no sample of the run counts it (Store::keyspaceAt).
     const Limit limit;
     ConsumeRequest probe;
     probe.limitId = 4095;
@@ -27,7 +29,8 @@ std::unique_ptr<Store> makeRunRedisStore(const std::string& url, const std::stri
     probe.limit = &limit;
     probe.partition = "probe";
     probe.key = "probe";
-    probe.now = kNanosPerSecond;
+    probe.cost = 0;
+    probe.now = 0;
     probe.timeout = probeTimeout;
     const ConsumeResult result = store->consume(probe);
     if (result.status != StoreStatus::Ok) {

@@ -169,9 +169,11 @@ void Lane::closeSample(Nanos start, Nanos end, std::int64_t decisions) {
     s.start = start;
     s.end = end;
     s.classes = current_;
-    // The memory stores change only when consumed from: over an idle stretch (a replayed log's
-    // quiet night) the figures are the previous sample's, without walking every shard again.
-    if (!samples_.empty() && decisions == 0 && ownStores_) {
+    // Figures are counted at the sample's end (Store::keyspaceAt): buckets turn fresh and slots
+    // expire without a decision, so an idle stretch (a replayed log's quiet night) repeats the
+    // previous sample's figures, without walking every shard again, only once nothing is live.
+    if (!samples_.empty() && decisions == 0 && ownStores_ &&
+        samples_.back().keyspace.buckets == 0 && samples_.back().keyspace.budgetSlots == 0) {
         s.keyspace = samples_.back().keyspace;
     } else {
         // The shared stores, and the replicas' own stores under on_store_error "local".
@@ -182,7 +184,7 @@ void Lane::closeSample(Nanos start, Nanos end, std::int64_t decisions) {
             if (const Store* local = limiter->localStore()) stores.push_back(local);
         }
         for (const Store* store : stores) {
-            KeyspaceStats k = store->keyspace();
+            KeyspaceStats k = store->keyspaceAt(end);
             s.keyspace.buckets += k.buckets;
             s.keyspace.budgetSlots += k.budgetSlots;
             s.keyspace.scopes += k.scopes;

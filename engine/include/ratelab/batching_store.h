@@ -45,8 +45,8 @@ struct BatchingStoreCounters {
 /// calls the inner store itself). A batch is bounded by the earliest deadline among its callers
 /// (each request's timeout from when its caller called), so nobody waits past its own: a call
 /// that could not be sent within its timeout is answered StoreStatus::Transport, which its
-/// policy's on_store_error decides. settle(), settleBatch(), keyspace() and probe() go to the
-/// inner store directly; kind() is the inner store's. Thread-safe.
+/// policy's on_store_error decides. settle(), settleBatch(), keyspace(), keyspaceAt() and probe()
+/// go to the inner store directly; kind() is the inner store's. Thread-safe.
 class BatchingStore : public Store {
 public:
     /// Answers every waiting call StoreStatus::Transport, and every later one at once; waits for

@@ -196,8 +196,19 @@ public:
     virtual void settleBatch(std::span<const SettleRequest> requests,
                              std::span<SettleResult> results);
 
-    /// Current keyspace figures. May lag concurrent writers slightly.
+    /// Current keyspace figures: what the store holds now, kept as long as it keeps it (the
+    /// memory store until it evicts, Redis until a key expires on the server's clock). May lag
+    /// concurrent writers slightly.
     virtual KeyspaceStats keyspace() const = 0;
+
+    /// The keyspace as of `now` on the store's clock (ConsumeRequest::now; a Redis store on
+    /// server time reads its own): the buckets not yet fresh again at now (the algorithm's
+    /// idleAt is later), the budget slots still live at now (last use + slotLifetimeMillis),
+    /// the scopes holding one; `bytes` and `maxBuckets` as keyspace(). Every store counts one
+    /// state alike however long it keeps it, so a scenario's figures agree across stores.
+    /// Visits every key: for samples and reports, not per decision. The default, for stores
+    /// that keep nothing past its freshness, is keyspace().
+    virtual KeyspaceStats keyspaceAt(Nanos now) const;
 
     /// "memory" or "redis".
     virtual std::string_view kind() const = 0;

@@ -74,6 +74,19 @@ public:
         ttlMs_ = ttlMs;
     }
 
+    /// Slots live at nowMs under the scope's TTL (the latest use's), expired ones not yet
+    /// dropped left out.
+    std::uint64_t liveCount(std::int64_t nowMs) const {
+        std::uint64_t live = 0;
+        if (spilled_) {
+            slots_.forEach([&](const auto& slot) { live += slot.state + ttlMs_ > nowMs; });
+        } else {
+            for (std::uint32_t i = 0; i < inlineCount_; ++i)
+                live += inline_[i].lastUseMs + ttlMs_ > nowMs;
+        }
+        return live;
+    }
+
     /// Whether every slot has expired at nowMs (dropping them on the way).
     bool expiredAll(std::int64_t nowMs) {
         expire(nowMs, ttlMs_);
@@ -183,6 +196,15 @@ public:
             stats.scopes += 1;
             stats.budgetSlots += static_cast<std::int64_t>(slot.state->size());
             stats.bytes += static_cast<std::int64_t>(slot.state->bytes());
+        });
+    }
+
+    /// Keyspace::keyspaceAt's figures: the slots live at nowMs and the scopes holding one.
+    void addLiveStats(KeyspaceStats& stats, std::int64_t nowMs) const {
+        scopes_.forEach([&](const auto& slot) {
+            const std::uint64_t live = slot.state->liveCount(nowMs);
+            stats.scopes += live > 0;
+            stats.budgetSlots += static_cast<std::int64_t>(live);
         });
     }
 

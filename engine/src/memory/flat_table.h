@@ -232,6 +232,12 @@ public:
             if (slots_[i].fingerprint != 0) f(slots_[i]);
         }
     }
+    template <class F>
+    void forEach(F&& f) const {
+        for (std::uint64_t i = 0; i < capacity_; ++i) {
+            if (slots_[i].fingerprint != 0) f(slots_[i]);
+        }
+    }
 
     /// The occupied slot at or after `index` (wrapping), or null when empty. For incremental
     /// sweeps; `index` is updated to the slot's position.

@@ -91,6 +91,9 @@ public:
     /// becomes idle.
     virtual Nanos sweep(StoreAccounts& store, Nanos now) = 0;
     virtual void addStats(KeyspaceStats& stats) = 0;
+    /// Store::keyspaceAt's counts: buckets not fresh again at `now` (Algo::idleAt later), budget
+    /// slots live at now and the scopes holding one; no bytes.
+    virtual void addLiveStats(KeyspaceStats& stats, Nanos now) = 0;
 
     // A full store's path (StoreAccounts::consumeFull), with every shard lock of every table
     // and the fair-share index's mutex held.
@@ -260,6 +263,16 @@ public:
             std::lock_guard<SpinLock> lock(shard.lock);
             stats.bytes += static_cast<std::int64_t>(shard.buckets.bytes() + shard.places.bytes());
             shard.scopes.addStats(stats);
+        }
+    }
+
+    void addLiveStats(KeyspaceStats& stats, Nanos now) override {
+        for (Shard& shard : std::span(shards_.get(), shardCount_)) {
+            std::lock_guard<SpinLock> lock(shard.lock);
+            shard.buckets.forEach(
+                [&](const Slot& s) { stats.buckets += Algo::idleAt(s.state, shard.limit) > now; });
+            // Slots on BudgetChain's clock: whole ms, truncated.
+            shard.scopes.addLiveStats(stats, now / kNanosPerMilli);
         }
     }
 

@@ -51,6 +51,7 @@ public:
                       std::span<ConsumeResult> results) override;
     SettleResult settle(const SettleRequest& request) override;
     KeyspaceStats keyspace() const override;
+    KeyspaceStats keyspaceAt(Nanos now) const override;
     std::string_view kind() const override { return "memory"; }
 
     void sweepAll(Nanos now) override;
@@ -325,6 +326,17 @@ KeyspaceStats MemoryStoreImpl::keyspace() const {
     auto& self = const_cast<MemoryStoreImpl&>(*this);  // the index's mutex is not const
     std::lock_guard<std::mutex> lock(self.fairMutex());
     stats.bytes += static_cast<std::int64_t>(self.fairIndex().bytes());
+    return stats;
+}
+
+KeyspaceStats MemoryStoreImpl::keyspaceAt(Nanos now) const {
+    const KeyspaceStats held = keyspace();
+    KeyspaceStats stats;
+    stats.bytes = held.bytes;
+    stats.maxBuckets = held.maxBuckets;
+    for (const auto& entry : tables_) {
+        if (LimitTableBase* t = entry.load(std::memory_order_acquire)) t->addLiveStats(stats, now);
+    }
     return stats;
 }
 

@@ -115,6 +115,22 @@ const std::array<Script, kScriptCount>& scripts() {
     return all;
 }
 
+const Script& keyspaceScript() {
+    // Reads only, so a server out of memory still answers it; its keys are every slot's.
+    static const Script script = [] {
+        Script s;
+        s.name = "keyspace";
+        s.source.append("#!lua flags=no-writes,allow-cross-slot-keys\n-- ratelab keyspace v1");
+        appendPiece(s.source, lua::kCommon);
+        for (const HelperText& h : kHelpers)
+            if (h.helper & (kParse | kAdd | kLater | kFromMs)) appendPiece(s.source, h.text);
+        appendPiece(s.source, lua::kKeyspace);
+        s.sha1 = sha1Hex(s.source);
+        return s;
+    }();
+    return script;
+}
+
 std::string sha1Hex(std::string_view text) {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int length = 0;

@@ -64,6 +64,19 @@ inline const Script& script(ScriptId id) {
     return scripts()[static_cast<std::size_t>(id)];
 }
 
+/// Store::keyspaceAt's script (lua/keyspace.lua), read-only, sent with EVAL by the walk over
+/// every master; not one of the decision scripts. KEYS: none. ARGV: [1] the SCAN cursor ("0"
+/// first), [2] the MATCH pattern of the store's keys, [3] the 1-based position where a key's
+/// partition starts (after "<ns>:{"), [4] the keys to look at in this call, at least;
+/// [5], [6] now as for the decision scripts, "" for the server's TIME; then per limit seven
+/// fields: its name, its kind ("r" token bucket and GCRA, "f" fixed window, "w" sliding window,
+/// "l" sliding log, "k" leaky bucket, "h" HAProxy's rate counter), its window (ns), leaky rate
+/// or HAProxy period (ms) (0 for r and f), HAProxy's expire in ms (0 otherwise), now (s, n) in
+/// the time its scripts are given (calendar windows: Unix time) or "" "0" for the server's, its
+/// budget slots' lifetime in ms (0: unknown). Reply: {cursor ("0" at the end), buckets,
+/// budget slots, scopes holding a live slot}.
+const Script& keyspaceScript();
+
 /// Lower-case hex SHA1 of `text` (OpenSSL).
 std::string sha1Hex(std::string_view text);
 

@@ -602,6 +602,12 @@ void RedisClient::evalMany(std::span<const ScriptCall> calls, std::span<Outcome>
 
 std::vector<Outcome> RedisClient::onEveryMaster(std::span<const std::string_view> args,
                                                 Deadline deadline) {
+    return walkEveryMaster(args, nullptr, deadline, 0);
+}
+
+std::vector<Outcome> RedisClient::walkEveryMaster(std::span<const std::string_view> args,
+                                                  const WalkStep& next, Deadline deadline,
+                                                  Nanos stepTimeout) {
     std::vector<Outcome> results;
     Lease lease = acquire(deadline);
     if (!lease) {
@@ -625,22 +631,29 @@ std::vector<Outcome> RedisClient::onEveryMaster(std::span<const std::string_view
             results.push_back(std::move(failed));
             continue;
         }
-        Reply reply = c->call(args, deadline);
-        if (!reply) {
-            results.push_back(lost(session, node, *c));
-            masterFailed(node, deadline);
-            continue;
+        std::span<const std::string_view> sent = args;
+        for (bool later = false;; later = true) {
+            if (later) deadline = Clock::now() + std::chrono::nanoseconds(stepTimeout);
+            Reply reply = c->call(sent, deadline);
+            if (!reply) {
+                results.push_back(lost(session, node, *c));
+                masterFailed(node, deadline);
+                break;
+            }
+            topology_.node(node).answered();
+            if (reply->type == REDIS_REPLY_ERROR) {
+                results.push_back(
+                    failure(Outcome::Kind::Refused,
+                            topology_.node(node).name() + ": " + std::string(text(*reply))));
+                break;
+            }
+            if (next && next(*reply, &sent)) continue;
+            Outcome o;
+            o.kind = Outcome::Kind::Reply;
+            o.reply = std::move(reply);
+            results.push_back(std::move(o));
+            break;
         }
-        topology_.node(node).answered();
-        if (reply->type == REDIS_REPLY_ERROR) {
-            results.push_back(failure(Outcome::Kind::Refused, topology_.node(node).name() + ": " +
-                                                                  std::string(text(*reply))));
-            continue;
-        }
-        Outcome o;
-        o.kind = Outcome::Kind::Reply;
-        o.reply = std::move(reply);
-        results.push_back(std::move(o));
     }
     return results;
 }

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -65,6 +66,19 @@ public:
                   Deadline deadline);
     /// Runs one command on every master (standalone: the server). One outcome per master.
     std::vector<Outcome> onEveryMaster(std::span<const std::string_view> args, Deadline deadline);
+
+    /// After each reply of a walk, whether to run another command on the same node (a cursor's
+    /// next step): `next(reply, &args)` takes the reply and, to go on, points args at the
+    /// command to send and returns true. Called on one thread, one master after another.
+    using WalkStep =
+        std::function<bool(const redisReply& reply, std::span<const std::string_view>* args)>;
+    /// Walks every master (standalone: the server): runs `args` there, then what `next` asks
+    /// for, on that node, until it stops. One outcome per master: its last reply, or where the
+    /// walk failed. A null `next` runs `args` once per master. `deadline` bounds the walk to
+    /// its second command; each later one is bounded by `stepTimeout` from when it is sent.
+    std::vector<Outcome> walkEveryMaster(std::span<const std::string_view> args,
+                                         const WalkStep& next, Deadline deadline,
+                                         Nanos stepTimeout);
 
     const ClientCounters& counters() const { return counters_; }
     Topology& topology() { return topology_; }

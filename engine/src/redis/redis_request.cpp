@@ -330,6 +330,63 @@ bool encodeSettle(const SettleRequest& request, const EncodeSettings& settings, 
     return true;
 }
 
+void appendKeyspaceLimit(std::string_view limitName, const Limit& limit,
+                         std::int64_t slotLifetimeMs, Nanos now, const EncodeSettings& settings,
+                         std::vector<std::string>* args) {
+    std::string_view kind = "r";
+    std::int64_t param = 0;
+    std::int64_t param2 = 0;
+    switch (limit.algorithm) {
+        case Algorithm::TokenBucket:
+        case Algorithm::Gcra:
+            break;
+        case Algorithm::FixedWindow:
+            kind = "f";
+            break;
+        case Algorithm::SlidingWindow:
+            kind = "w";
+            param = limit.window;
+            break;
+        case Algorithm::SlidingLog:
+            kind = "l";
+            param = limit.window;
+            break;
+        case Algorithm::LeakyBucket:
+            kind = "k";
+            param = algorithms::leakyRate(limit);
+            break;
+        case Algorithm::HaproxyRate:
+            kind = "h";
+            param = algorithms::haproxyPeriodMs(limit);
+            param2 = algorithms::haproxyExpireMs(limit);
+            break;
+    }
+    args->emplace_back(limitName);
+    args->emplace_back(kind);
+    args->push_back(std::to_string(param));
+    args->push_back(std::to_string(param2));
+    appendKeyspaceNow(now + scriptTimeOffset(limit, settings), settings, args);
+    args->push_back(std::to_string(slotLifetimeMs));
+}
+
+void appendKeyspaceNow(Nanos now, const EncodeSettings& settings, std::vector<std::string>* args) {
+    EncodedRequest pair;
+    ArgWriter w(&pair);
+    writeNow(w, settings, now);
+    w.finish();
+    args->emplace_back(pair.args[0]);
+    args->emplace_back(pair.args[1]);
+}
+
+std::string keyspacePattern(std::string_view keyNamespace) {
+    std::string pattern;
+    for (char c : keyNamespace) {
+        if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern += '\\';
+        pattern += c;
+    }
+    return pattern + ":{*";
+}
+
 bool decodeSettleReply(const redisReply& reply, SettleResult* out) {
     std::int64_t applied = 0;
     if (!readInteger(reply, &applied) || applied < 0 || applied > 1) return false;

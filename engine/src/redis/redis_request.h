@@ -8,6 +8,7 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ratelab/store.h"
 #include "redis/lua_scripts.h"
@@ -57,6 +58,20 @@ bool decodeReply(const redisReply& reply, const ConsumeRequest& request,
 /// or without Limit::settles) or cannot compute exactly.
 bool encodeSettle(const SettleRequest& request, const EncodeSettings& settings, EncodedRequest* out,
                   std::string* error);
+
+/// The keyspace script's fields of one limit (lua_scripts.h keyspaceScript), appended to
+/// `args`: its name, kind, window or leaky rate, `now` in the time its scripts are given, and
+/// its budget slots' lifetime in ms (0: unknown).
+void appendKeyspaceLimit(std::string_view limitName, const Limit& limit,
+                         std::int64_t slotLifetimeMs, Nanos now, const EncodeSettings& settings,
+                         std::vector<std::string>* args);
+
+/// `now` as the scripts take it (ARGV[1], [2]): floor seconds and nanoseconds, or "" and "0"
+/// on server time; appended to `args`.
+void appendKeyspaceNow(Nanos now, const EncodeSettings& settings, std::vector<std::string>* args);
+
+/// The MATCH pattern of every key of the namespace: "<namespace>:{*", glob characters escaped.
+std::string keyspacePattern(std::string_view keyNamespace);
 
 /// Reads the settle script's reply into out->applied. False when it is not 0 or 1.
 bool decodeSettleReply(const redisReply& reply, SettleResult* out);

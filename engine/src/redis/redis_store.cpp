@@ -7,12 +7,17 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <charconv>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 
+#include "algorithms/algorithms.h"
 #include "ratelab/redis_url.h"
+#include "redis/lua_scripts.h"
 #include "redis/over_limit_cache.h"
 #include "redis/redis_client.h"
 #include "redis/redis_request.h"
@@ -138,6 +143,50 @@ public:
         return stats;
     }
 
+    KeyspaceStats keyspaceAt(Nanos now) const override {
+        const Script& script = keyspaceScript();
+        // EVAL, the source, numkeys, then ARGV (lua_scripts.h keyspaceScript).
+        std::vector<std::string> args = {"EVAL",
+                                         script.source,
+                                         "0",
+                                         "0",
+                                         keyspacePattern(options_.keyNamespace),
+                                         std::to_string(options_.keyNamespace.size() + 3),
+                                         std::to_string(kKeyspaceStep)};
+        appendKeyspaceNow(now, settings_, &args);
+        {
+            std::lock_guard<std::mutex> lock(knownMutex_);
+            for (const auto& [name, known] : known_)
+                appendKeyspaceLimit(name, known.limit, known.slotLifetimeMs, now, settings_, &args);
+        }
+        // Every master's walk starts with `first` (cursor 0); its later steps send `next`.
+        const std::vector<std::string_view> first(args.begin(), args.end());
+        std::vector<std::string_view> next = first;
+        std::string cursor;
+        KeyspaceStats stats;
+        const auto step = [&](const redisReply& reply, std::span<const std::string_view>* send) {
+            if (reply.type != REDIS_REPLY_ARRAY || reply.elements != 4 ||
+                reply.element[0]->type != REDIS_REPLY_STRING)
+                return false;
+            std::int64_t counts[3];
+            for (std::size_t i = 0; i < 3; ++i) {
+                if (reply.element[i + 1]->type != REDIS_REPLY_INTEGER) return false;
+                counts[i] = reply.element[i + 1]->integer;
+            }
+            stats.buckets += counts[0];
+            stats.budgetSlots += counts[1];
+            stats.scopes += counts[2];
+            cursor.assign(reply.element[0]->str, reply.element[0]->len);
+            if (cursor == "0") return false;  // this master's walk is over
+            next[3] = cursor;
+            *send = next;
+            return true;
+        };
+        client_.walkEveryMaster(first, step, deadlineFor(0, Clock::now()), options_.timeout);
+        stats.bytes = keyspace().bytes;
+        return stats;
+    }
+
     std::string_view kind() const override { return "redis"; }
 
     ConsumeResult probe() override {
@@ -174,7 +223,10 @@ public:
 private:
     bool encode(const ConsumeRequest& request, EncodedRequest* encoded, ConsumeResult* result) {
         std::string error;
-        if (encodeRequest(request, settings_, encoded, &error)) return true;
+        if (encodeRequest(request, settings_, encoded, &error)) {
+            noteLimit(request);
+            return true;
+        }
         result->status = StoreStatus::Refused;
         result->error = "redis store: " + error;
         refusals_.fetch_add(1, std::memory_order_relaxed);
@@ -303,6 +355,46 @@ private:
         result->error = "redis store: " + (error.empty() ? outcome.error : error);
     }
 
+    // What keyspaceAt() must know of a limit to tell whether its keys are fresh again: the
+    // numbers its scripts were last called with, by name, and its budget slots' lifetime. On the
+    // decision path it costs a hash and a relaxed load: the entry is written, under the mutex,
+    // only when the numbers a limit id (budgeted or not) was last seen with change.
+    void noteLimit(const ConsumeRequest& request) {
+        const Limit& l = *request.limit;
+        const std::int64_t lifetime =
+            request.budget ? slotLifetimeMillis(*request.budget, algorithms::freshAfter(l)) : 0;
+        const std::int64_t shape[] = {request.limitId,
+                                      static_cast<std::int64_t>(l.algorithm),
+                                      static_cast<std::int64_t>(l.align),
+                                      static_cast<std::int64_t>(l.calendarUnit),
+                                      l.capacity,
+                                      l.emissionInterval,
+                                      l.window,
+                                      l.unixTimeAtZero,
+                                      l.milliRate,
+                                      l.expire,
+                                      lifetime};
+        const std::uint64_t tag = XXH3_64bits(shape, sizeof shape) | 1;
+        std::atomic<std::uint64_t>& seen =
+            seenLimits_[(2 * std::size_t{request.limitId} + (request.budget ? 1 : 0)) %
+                        kSeenLimits];
+        if (seen.load(std::memory_order_relaxed) == tag) return;
+        std::lock_guard<std::mutex> lock(knownMutex_);
+        KnownLimit& known = known_[std::string(request.limitName)];
+        known.limit = l;
+        if (request.budget) known.slotLifetimeMs = lifetime;
+        seen.store(tag, std::memory_order_relaxed);
+    }
+
+    struct KnownLimit {
+        Limit limit;
+        std::int64_t slotLifetimeMs = 0;  ///< 0 until a budgeted request of the limit
+    };
+    static constexpr std::size_t kSeenLimits = 256;
+    // Keys each call of the keyspace script looks at: enough that the walk takes few round
+    // trips, few enough that Redis is not held up long by one call.
+    static constexpr std::int64_t kKeyspaceStep = 1000;
+
     const RedisStoreOptions options_;
     mutable RedisClient client_;
     const EncodeSettings settings_;
@@ -311,6 +403,9 @@ private:
     std::atomic<std::int64_t> cacheHits_{0};
     std::atomic<std::int64_t> transportErrors_{0};
     std::atomic<std::int64_t> refusals_{0};
+    std::array<std::atomic<std::uint64_t>, kSeenLimits> seenLimits_{};
+    mutable std::mutex knownMutex_;
+    std::map<std::string, KnownLimit, std::less<>> known_;  // guarded by knownMutex_
 };
 
 }  // namespace

@@ -52,6 +52,7 @@ public:
         inner_->settleBatch(requests, results);
     }
     KeyspaceStats keyspace() const override { return inner_->keyspace(); }
+    KeyspaceStats keyspaceAt(Nanos now) const override { return inner_->keyspaceAt(now); }
     std::string_view kind() const override { return inner_->kind(); }
     ConsumeResult probe() override { return inner_->probe(); }
 

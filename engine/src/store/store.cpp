@@ -34,6 +34,10 @@ std::string_view storeStatusName(StoreStatus status) {
     return "";
 }
 
+KeyspaceStats Store::keyspaceAt(Nanos) const {
+    return keyspace();
+}
+
 ConsumeResult Store::probe() {
     return ConsumeResult{};
 }

@@ -79,6 +79,20 @@ private slots:
         runBoth(*redis, *memory, trace, 0, 1000, limit, &budget, false);
         for (std::size_t i = 1000; i < trace.size(); i += 500)
             runBoth(*redis, *memory, trace, i, i + 500, limit, &budget, true);
+        // The keyspace walk visits every node: at the trace's end both stores count the same
+        // buckets, slots and scopes, and an hour later none.
+        for (const Nanos at : {trace.back().now, trace.back().now + 3600 * kSecond}) {
+            const KeyspaceStats m = memory->keyspaceAt(at);
+            const KeyspaceStats r = redis->keyspaceAt(at);
+            qInfo("at %lld: %lld buckets, %lld slots, %lld scopes", static_cast<long long>(at),
+                  static_cast<long long>(r.buckets), static_cast<long long>(r.budgetSlots),
+                  static_cast<long long>(r.scopes));
+            QCOMPARE(r.buckets, m.buckets);
+            QCOMPARE(r.budgetSlots, m.budgetSlots);
+            QCOMPARE(r.scopes, m.scopes);
+        }
+        QVERIFY(redis->keyspaceAt(trace.back().now).budgetSlots > 300);
+        QCOMPARE(redis->keyspaceAt(trace.back().now + 3600 * kSecond).buckets, std::int64_t{0});
         for (int i = 0; i < cluster_.size(); ++i) {
             const std::int64_t keys = dbsize(cluster_.node(i));
             qInfo("node %d holds %lld keys", i, static_cast<long long>(keys));

@@ -94,6 +94,30 @@ private slots:
         std::int64_t tooCostly = 0;
         std::int64_t fallbacks = 0;
         std::array<std::int64_t, kMaxBudgetLevels + 1> levels{};
+        // Both stores count the same keyspace at the latest time yet (a bucket the memory store
+        // evicted was fresh by then), however long Redis keeps the keys.
+        Nanos latest = std::numeric_limits<Nanos>::min();
+        int keyspaceChecks = 0;
+        const auto sameKeyspace = [&](Nanos at) {
+            const KeyspaceStats m = memory->keyspaceAt(at);
+            const KeyspaceStats r = redis->keyspaceAt(at);
+            ++keyspaceChecks;
+            return m.buckets == r.buckets && m.budgetSlots == r.budgetSlots &&
+                           m.scopes == r.scopes
+                       ? std::string()
+                       : QString("keyspace at %1: memory %2 buckets, %3 slots, %4 scopes; redis "
+                                 "%5, %6, %7")
+                             .arg(at)
+                             .arg(m.buckets)
+                             .arg(m.budgetSlots)
+                             .arg(m.scopes)
+                             .arg(r.buckets)
+                             .arg(r.budgetSlots)
+                             .arg(r.scopes)
+                             .toStdString();
+        };
+        std::int64_t liveSeen = 0;
+        std::size_t nextCheck = kTraceLength / 10;
         std::size_t i = 0;
         while (i < trace.size()) {
             const std::size_t n = i < kOneByOne ? 1 : std::min(kBatch, trace.size() - i);
@@ -116,6 +140,7 @@ private slots:
                                          .arg(item.now)
                                          .arg(diff.c_str())));
                 }
+                latest = std::max(latest, trace[i + k].now);
                 allowed += expected.decision.allowed;
                 refused += expected.decision.reason == DenyReason::OverLimit;
                 tooCostly += expected.decision.reason == DenyReason::CostExceedsCapacity;
@@ -123,7 +148,18 @@ private slots:
                 levels[expected.chargedLevel] += 1;
             }
             i += n;
+            if (i >= nextCheck || i == trace.size()) {
+                nextCheck += kTraceLength / 10;
+                const std::string diff = sameKeyspace(latest);
+                QVERIFY2(diff.empty(), diff.c_str());
+                liveSeen = std::max(liveSeen, memory->keyspaceAt(latest).buckets);
+            }
         }
+        QVERIFY(keyspaceChecks > 4);
+        QVERIFY(liveSeen > 0);
+        const std::string later = sameKeyspace(latest + 3600 * kSecond);
+        QVERIFY2(later.empty(), later.c_str());
+        QCOMPARE(redis->keyspaceAt(latest + 3600 * kSecond).buckets, std::int64_t{0});
         qInfo("%lld allowed, %lld over limit, %lld above capacity, %lld charged to the fallback",
               static_cast<long long>(allowed), static_cast<long long>(refused),
               static_cast<long long>(tooCostly), static_cast<long long>(fallbacks));
