@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
 scripts/build.sh
-ctest --test-dir build --output-on-failure --parallel "$(nproc)"
+# Label "heavy": suites of minutes each (tst_store_reports_heavy), run on demand with -L heavy.
+ctest --test-dir build --output-on-failure --parallel "$(nproc)" --label-exclude heavy
 
 sanitized='engine|identity|policy|sim|serve'
 launcher=()
