@@ -56,6 +56,7 @@ public:
         inner_->consumeBatch(requests, results);
     }
     KeyspaceStats keyspace() const override { return inner_->keyspace(); }
+    KeyspaceStats keyspaceAt(Nanos now) const override { return inner_->keyspaceAt(now); }
     std::string_view kind() const override { return inner_->kind(); }
 
 private:
