@@ -144,6 +144,38 @@ public:
     }
 
     KeyspaceStats keyspaceAt(Nanos now) const override {
+        // The walk visits every key (about 5 us each): past kExactWalkKeys keys it is made
+        // again only once the wall time since the last one is kWalkSpacing times what that one
+        // took, so that it costs a run at most about 1/kWalkSpacing of its time; in between,
+        // the last walk's counts stand.
+        const KeyspaceStats quick = keyspace();
+        {
+            std::lock_guard<std::mutex> lock(walkMutex_);
+            if (lastWalk_ && quick.buckets > kExactWalkKeys &&
+                Clock::now() - lastWalkEnd_ < kWalkSpacing * lastWalkCost_) {
+                KeyspaceStats held = *lastWalk_;
+                held.bytes = quick.bytes;
+                return held;
+            }
+        }
+        const Clock::time_point started = Clock::now();
+        KeyspaceStats stats = walkKeyspace(now);
+        stats.bytes = quick.bytes;
+        std::lock_guard<std::mutex> lock(walkMutex_);
+        lastWalk_ = stats;
+        lastWalkEnd_ = Clock::now();
+        lastWalkCost_ = lastWalkEnd_ - started;
+        return stats;
+    }
+
+    std::string_view kind() const override { return "redis"; }
+
+private:
+    static constexpr std::int64_t kExactWalkKeys = 100'000;
+    static constexpr int kWalkSpacing = 20;
+
+    // Every key of the namespace judged at the caller's `now` (lua/keyspace.lua), bytes aside.
+    KeyspaceStats walkKeyspace(Nanos now) const {
         const Script& script = keyspaceScript();
         // EVAL, the source, numkeys, then ARGV (lua_scripts.h keyspaceScript).
         std::vector<std::string> args = {"EVAL",
@@ -183,12 +215,10 @@ public:
             return true;
         };
         client_.walkEveryMaster(first, step, deadlineFor(0, Clock::now()), options_.timeout);
-        stats.bytes = keyspace().bytes;
         return stats;
     }
 
-    std::string_view kind() const override { return "redis"; }
-
+public:
     ConsumeResult probe() override {
         ConsumeResult result;
         const std::string_view ping[] = {"PING"};
@@ -406,6 +436,11 @@ private:
     std::array<std::atomic<std::uint64_t>, kSeenLimits> seenLimits_{};
     mutable std::mutex knownMutex_;
     std::map<std::string, KnownLimit, std::less<>> known_;  // guarded by knownMutex_
+    // keyspaceAt()'s last walk: its counts, when it ended and what it took.
+    mutable std::mutex walkMutex_;
+    mutable std::optional<KeyspaceStats> lastWalk_;
+    mutable Clock::time_point lastWalkEnd_;
+    mutable Clock::duration lastWalkCost_{};
 };
 
 }  // namespace
