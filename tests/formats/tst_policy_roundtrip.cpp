@@ -150,7 +150,8 @@ private slots:
         QTest::addColumn<QString>("path");
         QTest::addColumn<bool>("canonical");  // shipped files are written in canonical form
         const QString root = QStringLiteral(RATELAB_SOURCE_DIR "/");
-        for (const char* f : {"default", "login", "tiers", "nginx-compatible"}) {
+        for (const char* f : {"default", "login", "tiers", "nginx-compatible", "haproxy-compatible",
+                              "envoy-ratelimit-compatible"}) {
             QTest::newRow(f) << root + "resources/policies/" + f + ".json" << true;
         }
         for (const char* f :

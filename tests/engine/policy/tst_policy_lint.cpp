@@ -185,7 +185,8 @@ private slots:
 
     void shippedPoliciesHaveNoWarnings_data() {
         QTest::addColumn<QString>("file");
-        for (const char* f : {"default", "login", "tiers", "nginx-compatible"})
+        for (const char* f : {"default", "login", "tiers", "nginx-compatible", "haproxy-compatible",
+                              "envoy-ratelimit-compatible"})
             QTest::newRow(f) << f;
     }
     void shippedPoliciesHaveNoWarnings() {

@@ -6,8 +6,8 @@
 #include <QtTest>
 #include <map>
 
-#include "ratelab/policy_file.h"
 #include "fixtures/schema_fixture.h"
+#include "ratelab/policy_file.h"
 
 using namespace ratelab;
 using Verdict = testing::SchemaVerdict;
@@ -28,9 +28,14 @@ const std::vector<Row>& rows() {
                 t.push_back({f, v, semantic});
         };
         add(Verdict::Valid, false,
-            {"resources/policies/default.json", "resources/policies/login.json",
-             "resources/policies/tiers.json", "resources/policies/nginx-compatible.json",
-             "tests/data/policies/valid/minimal.json", "tests/data/policies/valid/everything.json",
+            {"resources/policies/default.json",
+             "resources/policies/login.json",
+             "resources/policies/tiers.json",
+             "resources/policies/nginx-compatible.json",
+             "resources/policies/haproxy-compatible.json",
+             "resources/policies/envoy-ratelimit-compatible.json",
+             "tests/data/policies/valid/minimal.json",
+             "tests/data/policies/valid/everything.json",
              "tests/data/policies/valid/integral-doubles.json",
              "tests/data/policies/valid/unix-socket.json",
              "tests/data/policies/valid/redis-auth.json",

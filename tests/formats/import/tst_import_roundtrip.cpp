@@ -87,6 +87,8 @@ private slots:
     void exactExportsImportBackToTheSameDecisions() {
         const std::set<std::string> expectedExact = {
             "resources/policies/nginx-compatible.json -> nginx",
+            "resources/policies/haproxy-compatible.json -> haproxy",
+            "resources/policies/envoy-ratelimit-compatible.json -> envoy-ratelimit",
         };
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
