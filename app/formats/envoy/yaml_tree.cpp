@@ -323,4 +323,16 @@ YamlParseResult parseYaml(std::string_view text) {
     return out;
 }
 
+const YamlNode* mapField(const YamlNode* map, std::string_view name) {
+    if (!map || !map->isMap()) return nullptr;
+    for (const auto& [k, v] : map->entries) {
+        if (k.text == name) return &v;
+    }
+    return nullptr;
+}
+
+std::string scalarText(const YamlNode* node, std::string fallback) {
+    return node && node->isScalar() ? node->text : fallback;
+}
+
 }  // namespace ratelab::formats::envoy

@@ -29,9 +29,9 @@ struct YamlNode {
     enum class Kind : std::uint8_t { Null, Scalar, Sequence, Map };
     Kind kind = Kind::Null;
     YamlMark at;
-    std::string text;             ///< Scalar: the value as written (no quotes)
-    bool quoted = false;          ///< Scalar: quoted, or tagged !!str: always a string
-    std::vector<YamlNode> items;  ///< Sequence
+    std::string text;                ///< Scalar: the value as written (no quotes)
+    bool quoted = false;             ///< Scalar: quoted, or tagged !!str: always a string
+    std::vector<YamlNode> items;     ///< Sequence
     std::vector<YamlEntry> entries;  ///< Map, in file order, duplicates kept
 
     bool isNull() const { return kind == Kind::Null; }
@@ -53,6 +53,10 @@ enum class ScalarType : std::uint8_t { Null, Bool, Int, Float, String };
 ScalarType scalarType(const YamlNode& node);
 /// The boolean of a Bool scalar (true, yes, on, y, ... in any of YAML 1.1's spellings).
 std::optional<bool> scalarBool(const YamlNode& node);
+/// The value under `name` in `map`; null when `map` is null, not a map, or has no such key.
+const YamlNode* mapField(const YamlNode* map, std::string_view name);
+/// A scalar's text; `fallback` for a null node or one that is not a scalar.
+std::string scalarText(const YamlNode* node, std::string fallback = {});
 /// The integer of an Int scalar: decimal, 0x hex, 0o or leading-0 octal, 0b binary, with
 /// optional sign and '_' separators; nullopt when it does not fit 64 bits.
 std::optional<std::int64_t> scalarInt(const YamlNode& node);

@@ -144,9 +144,9 @@ public:
     }
 
     KeyspaceStats keyspaceAt(Nanos now) const override {
-        // The walk visits every key (about 5 us each): past kExactWalkKeys keys it is made
-        // again only once the wall time since the last one is kWalkSpacing times what that one
-        // took, so that it costs a run at most about 1/kWalkSpacing of its time; in between,
+        // The walk visits every key (docs/RELIABILITY.md has its cost): past kExactWalkKeys keys it
+        // is made again only once the wall time since the last one is kWalkSpacing times what that
+        // one took, so that it costs a run at most about 1/kWalkSpacing of its time; in between,
         // the last walk's counts stand.
         const KeyspaceStats quick = keyspace();
         {

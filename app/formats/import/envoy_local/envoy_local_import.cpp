@@ -11,6 +11,8 @@
 
 namespace ratelab::formats::envoy_local {
 
+using envoy::mapField;
+using envoy::scalarText;
 using envoy::YamlNode;
 
 namespace {
@@ -19,18 +21,6 @@ constexpr std::string_view kFilterName = "envoy.filters.http.local_ratelimit";
 constexpr std::string_view kConfigType = "local_ratelimit.v3.LocalRateLimit";
 // The policy loader's bounds: a capacity of at most 1e9, a rate of at most 1e9/s.
 constexpr double kMaxLoaderValue = 1e9;
-
-const YamlNode* field(const YamlNode* map, std::string_view name) {
-    if (!map || !map->isMap()) return nullptr;
-    for (const auto& [k, v] : map->entries) {
-        if (k.text == name) return &v;
-    }
-    return nullptr;
-}
-
-std::string text(const YamlNode* node) {
-    return node && node->isScalar() ? node->text : std::string();
-}
 
 // A percentage as a person writes it: "50", "0.5".
 std::string percentText(double percent) {
@@ -46,7 +36,7 @@ SourcePos pos(const YamlNode& node) {
 // A filter's or per-route entry's configuration: typed_config's content, or the node itself
 // for a per-route entry (typed_per_filter_config: {NAME: {"@type": ..., ...}}).
 bool isLocalRateLimit(const YamlNode* config) {
-    return text(field(config, "@type")).find(kConfigType) != std::string::npos;
+    return scalarText(mapField(config, "@type")).find(kConfigType) != std::string::npos;
 }
 
 // One bucket as Envoy's local filter keeps it.
@@ -78,7 +68,7 @@ private:
     // (a bootstrap, a listener, a list of listeners).
     void visit(const YamlNode& node) {
         if (node.isMap()) {
-            if (const YamlNode* filters = field(&node, "http_filters")) {
+            if (const YamlNode* filters = mapField(&node, "http_filters")) {
                 connectionManager(node, *filters);
                 return;
             }
@@ -98,38 +88,39 @@ private:
         const YamlNode* listenerConfig = nullptr;
         std::string name;
         for (const YamlNode& filter : filters.items) {
-            const YamlNode* config = field(&filter, "typed_config");
-            if (text(field(&filter, "name")) != kFilterName && !isLocalRateLimit(config)) continue;
-            name = text(field(&filter, "name"));
+            const YamlNode* config = mapField(&filter, "typed_config");
+            if (scalarText(mapField(&filter, "name")) != kFilterName && !isLocalRateLimit(config))
+                continue;
+            name = scalarText(mapField(&filter, "name"));
             listenerConfig = config;
             break;
         }
         if (name.empty()) return;
-        const std::string prefix = text(field(&hcm, "stat_prefix"));
+        const std::string prefix = scalarText(mapField(&hcm, "stat_prefix"));
         if (listenerConfig) {
-            if (field(listenerConfig, "token_bucket"))
+            if (mapField(listenerConfig, "token_bucket"))
                 addPolicy(*listenerConfig, PolicyJson{{"path_prefix", "/"}},
                           prefix.empty() ? "listener" : prefix, false);
         }
-        const YamlNode* routeConfig = field(&hcm, "route_config");
+        const YamlNode* routeConfig = mapField(&hcm, "route_config");
         if (!routeConfig) {
-            if (field(&hcm, "rds"))
-                log_.warning(pos(*field(&hcm, "rds")),
+            if (mapField(&hcm, "rds"))
+                log_.warning(pos(*mapField(&hcm, "rds")),
                              "routes come from RDS, which the import does not read: only the "
                              "filter-level bucket is imported, for every path");
             return;
         }
-        const YamlNode* hosts = field(routeConfig, "virtual_hosts");
+        const YamlNode* hosts = mapField(routeConfig, "virtual_hosts");
         if (!hosts || !hosts->isSequence()) return;
         for (const YamlNode& host : hosts->items) {
-            const YamlNode* hostConfig = field(field(&host, "typed_per_filter_config"), name);
-            const YamlNode* routes = field(&host, "routes");
+            const YamlNode* hostConfig = mapField(mapField(&host, "typed_per_filter_config"), name);
+            const YamlNode* routes = mapField(&host, "routes");
             if (!routes || !routes->isSequence()) continue;
             for (const YamlNode& route : routes->items) {
-                const YamlNode* own = field(field(&route, "typed_per_filter_config"), name);
+                const YamlNode* own = mapField(mapField(&route, "typed_per_filter_config"), name);
                 const YamlNode* config = own ? own : hostConfig;
                 if (!config) continue;
-                if (!field(config, "token_bucket")) {
+                if (!mapField(config, "token_bucket")) {
                     log_.error(pos(*config),
                                "a per-route local rate limit configuration needs a token_bucket "
                                "(Envoy refuses it without one)");
@@ -137,7 +128,7 @@ private:
                 }
                 std::optional<PolicyJson> match = routeMatch(route);
                 if (!match) continue;
-                const std::string routeName = text(field(&route, "name"));
+                const std::string routeName = scalarText(mapField(&route, "name"));
                 addPolicy(*config, *match,
                           routeName.empty() ? "route-" + routeSlug(*match) : routeName, true);
             }
@@ -145,23 +136,23 @@ private:
     }
 
     std::optional<PolicyJson> routeMatch(const YamlNode& route) {
-        const YamlNode* match = field(&route, "match");
-        if (const YamlNode* prefix = field(match, "prefix")) {
-            if (!policy::isValidRoutePath(text(prefix))) {
-                log_.warning(pos(*prefix), "the prefix \"" + text(prefix) +
+        const YamlNode* match = mapField(&route, "match");
+        if (const YamlNode* prefix = mapField(match, "prefix")) {
+            if (!policy::isValidRoutePath(scalarText(prefix))) {
+                log_.warning(pos(*prefix), "the prefix \"" + scalarText(prefix) +
                                                "\" is not a path a route can hold: its local "
                                                "rate limit is not imported");
                 return std::nullopt;
             }
             std::string approximation;
-            PolicyJson out = prefixRoute(text(prefix), approximation);
+            PolicyJson out = prefixRoute(scalarText(prefix), approximation);
             if (!approximation.empty()) log_.warning(pos(*prefix), "Envoy " + approximation);
             return out;
         }
-        if (const YamlNode* path = field(match, "path")) {
-            if (text(path) == "/") return PolicyJson{{"path_prefix", "/"}};
-            if (std::optional<PolicyJson> exact = exactRoute(text(path))) return exact;
-            log_.warning(pos(*path), "the path \"" + text(path) +
+        if (const YamlNode* path = mapField(match, "path")) {
+            if (scalarText(path) == "/") return PolicyJson{{"path_prefix", "/"}};
+            if (std::optional<PolicyJson> exact = exactRoute(scalarText(path))) return exact;
+            log_.warning(pos(*path), "the path \"" + scalarText(path) +
                                          "\" cannot be said as a ratelab route: its local rate "
                                          "limit is not imported");
             return std::nullopt;
@@ -175,12 +166,12 @@ private:
     // The percentage a RuntimeFractionalPercent gives by default (unset: 0, Envoy's default).
     double percent(const YamlNode* fraction) {
         if (!fraction) return 0;
-        if (field(fraction, "runtime_key"))
-            log_.warning(pos(*field(fraction, "runtime_key")),
+        if (mapField(fraction, "runtime_key"))
+            log_.warning(pos(*mapField(fraction, "runtime_key")),
                          "Envoy's runtime may change this percentage at its key; the import "
                          "uses the default_value");
-        const YamlNode* value = field(fraction, "default_value");
-        const YamlNode* written = field(value, "numerator");
+        const YamlNode* value = mapField(fraction, "default_value");
+        const YamlNode* written = mapField(value, "numerator");
         const std::optional<std::int64_t> numerator =
             written ? envoy::scalarInt(*written) : std::nullopt;
         if (!numerator || *numerator < 0) {
@@ -190,13 +181,13 @@ private:
                        "default_value needs a numerator of 0 or more");
             return 0;
         }
-        const std::string denominator = text(field(value, "denominator"));
+        const std::string denominator = scalarText(mapField(value, "denominator"));
         const double scale = denominator.empty() || denominator == "HUNDRED" ? 100
                              : denominator == "TEN_THOUSAND"                 ? 10'000
                              : denominator == "MILLION"                      ? 1'000'000
                                                                              : 0;
         if (scale == 0) {
-            log_.error(pos(*field(value, "denominator")),
+            log_.error(pos(*mapField(value, "denominator")),
                        "denominator is HUNDRED, TEN_THOUSAND or MILLION");
             return 0;
         }
@@ -207,14 +198,14 @@ private:
     std::optional<double> seconds(const YamlNode* node) {
         if (!node) return std::nullopt;
         if (node->isMap()) {
-            const auto s = field(node, "seconds") ? envoy::scalarInt(*field(node, "seconds"))
-                                                  : std::optional<std::int64_t>(0);
-            const auto n = field(node, "nanos") ? envoy::scalarInt(*field(node, "nanos"))
-                                                : std::optional<std::int64_t>(0);
+            const auto s = mapField(node, "seconds") ? envoy::scalarInt(*mapField(node, "seconds"))
+                                                     : std::optional<std::int64_t>(0);
+            const auto n = mapField(node, "nanos") ? envoy::scalarInt(*mapField(node, "nanos"))
+                                                   : std::optional<std::int64_t>(0);
             if (!s || !n || *s < 0 || *n < 0 || *n > 999'999'999) return std::nullopt;
             return static_cast<double>(*s) + static_cast<double>(*n) / 1e9;
         }
-        const std::string t = text(node);
+        const std::string t = scalarText(node);
         if (t.size() < 2 || t.back() != 's') return std::nullopt;
         const std::string number = t.substr(0, t.size() - 1);
         if (number.find_first_not_of("0123456789.") != std::string::npos || number.front() == '.' ||
@@ -225,21 +216,21 @@ private:
 
     std::optional<Bucket> bucket(const YamlNode& tokenBucket) {
         Bucket out;
-        const YamlNode* max = field(&tokenBucket, "max_tokens");
+        const YamlNode* max = mapField(&tokenBucket, "max_tokens");
         const std::optional<std::int64_t> maxTokens = max ? envoy::scalarInt(*max) : std::nullopt;
         if (!maxTokens || *maxTokens < 1 || *maxTokens > kMaxLoaderValue) {
             log_.error(pos(max ? *max : tokenBucket),
                        "token_bucket.max_tokens is a whole number from 1 to 1000000000");
             return std::nullopt;
         }
-        const YamlNode* fill = field(&tokenBucket, "tokens_per_fill");
+        const YamlNode* fill = mapField(&tokenBucket, "tokens_per_fill");
         const std::optional<std::int64_t> perFill =
             fill ? envoy::scalarInt(*fill) : std::optional<std::int64_t>(1);
         if (!perFill || *perFill < 1 || *perFill > 4'294'967'295) {
             log_.error(pos(*fill), "token_bucket.tokens_per_fill is a whole number above 0");
             return std::nullopt;
         }
-        const YamlNode* interval = field(&tokenBucket, "fill_interval");
+        const YamlNode* interval = mapField(&tokenBucket, "fill_interval");
         const std::optional<double> s = seconds(interval);
         if (!s || *s <= 0) {
             log_.error(pos(interval ? *interval : tokenBucket),
@@ -260,9 +251,9 @@ private:
     void addPolicy(const YamlNode& config, const PolicyJson& match, const std::string& name,
                    bool perRoute) {
         const SourcePos at = pos(config);
-        const std::optional<Bucket> b = bucket(*field(&config, "token_bucket"));
-        const double enabled = percent(field(&config, "filter_enabled"));
-        const double enforced = percent(field(&config, "filter_enforced"));
+        const std::optional<Bucket> b = bucket(*mapField(&config, "token_bucket"));
+        const double enabled = percent(mapField(&config, "filter_enabled"));
+        const double enforced = percent(mapField(&config, "filter_enforced"));
         if (!b || log_.hasErrors()) return;
         if (enabled == 0) {
             log_.warning(at,
@@ -282,7 +273,7 @@ private:
             log_.warning(at,
                          "filter_enforced is unset or 0%: Envoy only counts; imported in "
                          "shadow mode");
-        if (const YamlNode* d = field(&config, "descriptors"))
+        if (const YamlNode* d = mapField(&config, "descriptors"))
             log_.warning(pos(*d),
                          "descriptor buckets need the route's rate_limits actions, "
                          "which this import does not read: only the default bucket is "
@@ -291,10 +282,10 @@ private:
             log_.warning(at,
                          "Envoy keeps one bucket per downstream connection; the import keeps "
                          "one bucket for all of them");
-        if (const YamlNode* status = field(field(&config, "status"), "code");
-            status && text(status) != "429" && text(status) != "TooManyRequests")
+        if (const YamlNode* status = mapField(mapField(&config, "status"), "code");
+            status && scalarText(status) != "429" && scalarText(status) != "TooManyRequests")
             log_.warning(pos(*status), "Envoy answers a refused request with status " +
-                                           text(status) + "; the import answers 429");
+                                           scalarText(status) + "; the import answers 429");
         log_.warning(at, std::string("Envoy's local limiter keeps one bucket per Envoy instance ") +
                              (perRoute ? "for this route" : "for the whole listener") +
                              ": N instances let N times the limit through; the import is one "
@@ -311,7 +302,7 @@ private:
     }
 
     static bool scalarBoolField(const YamlNode& map, std::string_view name) {
-        const YamlNode* node = field(&map, name);
+        const YamlNode* node = mapField(&map, name);
         return node && envoy::scalarBool(*node).value_or(false);
     }
 

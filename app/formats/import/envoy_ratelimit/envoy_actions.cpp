@@ -10,31 +10,23 @@
 
 namespace ratelab::formats::envoy_ratelimit {
 
+using envoy::mapField;
+using envoy::scalarText;
 using envoy::YamlNode;
 
 namespace {
 
-const YamlNode* field(const YamlNode* map, std::string_view name) {
-    if (!map || !map->isMap()) return nullptr;
-    for (const auto& [k, v] : map->entries) {
-        if (k.text == name) return &v;
-    }
-    return nullptr;
-}
-
-std::string text(const YamlNode* node) {
-    return node && node->isScalar() ? node->text : std::string();
-}
-
 // The text a string matcher compares with, and how: "exact", "prefix", "regex"; "" otherwise.
 // Reads both the deprecated fields (exact_match, safe_regex_match) and string_match.
 std::pair<std::string, std::string> stringMatch(const YamlNode& matcher) {
-    const YamlNode* m = field(&matcher, "string_match");
+    const YamlNode* m = mapField(&matcher, "string_match");
     const YamlNode* in = m ? m : &matcher;
-    if (const YamlNode* e = field(in, m ? "exact" : "exact_match")) return {"exact", text(e)};
-    if (const YamlNode* p = field(in, m ? "prefix" : "prefix_match")) return {"prefix", text(p)};
-    if (const YamlNode* r = field(in, m ? "safe_regex" : "safe_regex_match"))
-        return {"regex", text(field(r, "regex"))};
+    if (const YamlNode* e = mapField(in, m ? "exact" : "exact_match"))
+        return {"exact", scalarText(e)};
+    if (const YamlNode* p = mapField(in, m ? "prefix" : "prefix_match"))
+        return {"prefix", scalarText(p)};
+    if (const YamlNode* r = mapField(in, m ? "safe_regex" : "safe_regex_match"))
+        return {"regex", scalarText(mapField(r, "regex"))};
     return {"", ""};
 }
 
@@ -42,7 +34,8 @@ std::pair<std::string, std::string> stringMatch(const YamlNode& matcher) {
 // matcher says something else.
 std::vector<std::string> methodsOf(const YamlNode& matcher) {
     auto [how, value] = stringMatch(matcher);
-    if (field(&matcher, "invert_match") && envoy::scalarBool(*field(&matcher, "invert_match")))
+    if (mapField(&matcher, "invert_match") &&
+        envoy::scalarBool(*mapField(&matcher, "invert_match")))
         return {};
     if (how == "regex") {
         if (value.starts_with("^")) value.erase(0, 1);
@@ -74,7 +67,7 @@ public:
     EnvoyRoutes read(const YamlNode& root) {
         walk(root, 0);
         if (!sawVirtualHost_) {
-            if (field(&root, "routes") || field(&root, "rate_limits")) {
+            if (mapField(&root, "routes") || mapField(&root, "rate_limits")) {
                 readVirtualHost(root);
             } else {
                 log_.error(SourcePos{file_, 1, 1},
@@ -96,12 +89,13 @@ private:
             return;
         }
         if (!node.isMap()) return;
-        if (const YamlNode* d = field(&node, "domain"); d && field(&node, "rate_limit_service")) {
-            if (!out_.domain.empty() && out_.domain != text(d))
-                log_.warning(pos(*d), "a second rate limit filter with domain \"" + text(d) +
+        if (const YamlNode* d = mapField(&node, "domain");
+            d && mapField(&node, "rate_limit_service")) {
+            if (!out_.domain.empty() && out_.domain != scalarText(d))
+                log_.warning(pos(*d), "a second rate limit filter with domain \"" + scalarText(d) +
                                           "\"; the import reads domain \"" + out_.domain + "\"");
             if (out_.domain.empty()) {
-                out_.domain = text(d);
+                out_.domain = scalarText(d);
                 out_.domainAt = pos(*d);
             }
         }
@@ -117,8 +111,8 @@ private:
     }
 
     void readVirtualHost(const YamlNode& host) {
-        std::vector<RateLimitEntry> hostLimits = readRateLimits(field(&host, "rate_limits"));
-        const YamlNode* routes = field(&host, "routes");
+        std::vector<RateLimitEntry> hostLimits = readRateLimits(mapField(&host, "rate_limits"));
+        const YamlNode* routes = mapField(&host, "routes");
         if (!routes || !routes->isSequence()) {
             if (!hostLimits.empty()) {
                 EnvoyRoute all;
@@ -133,13 +127,13 @@ private:
         for (const YamlNode& r : routes->items) {
             EnvoyRoute route;
             route.at = pos(r);
-            route.name = text(field(&r, "name"));
+            route.name = scalarText(mapField(&r, "name"));
             if (route.name.empty()) route.name = "route" + std::to_string(out_.routes.size() + 1);
-            route.match = readMatch(field(&r, "match"), route);
-            const YamlNode* action = field(&r, "route");
-            route.cluster = text(field(action, "cluster"));
-            route.limits = readRateLimits(field(action, "rate_limits"));
-            const YamlNode* include = field(action, "include_vh_rate_limits");
+            route.match = readMatch(mapField(&r, "match"), route);
+            const YamlNode* action = mapField(&r, "route");
+            route.cluster = scalarText(mapField(action, "cluster"));
+            route.limits = readRateLimits(mapField(action, "rate_limits"));
+            const YamlNode* include = mapField(action, "include_vh_rate_limits");
             if (route.limits.empty() || (include && envoy::scalarBool(*include).value_or(false)))
                 route.limits.insert(route.limits.end(), hostLimits.begin(), hostLimits.end());
             out_.routes.push_back(std::move(route));
@@ -153,46 +147,49 @@ private:
         }
         PolicyJson out;
         std::string approximation;
-        if (const YamlNode* p = field(match, "prefix")) {
-            const std::string prefix = text(p);
+        if (const YamlNode* p = mapField(match, "prefix")) {
+            const std::string prefix = scalarText(p);
             if (!prefix.empty() && !policy::isValidRoutePath(prefix)) {
                 log_.warning(pos(*p), "prefix \"" + prefix + "\" is not a path: not carried");
                 return nullptr;
             }
             out = prefixRoute(prefix, approximation);
             if (!approximation.empty()) log_.warning(pos(*p), "Envoy's " + approximation);
-        } else if (const YamlNode* s = field(match, "path_separated_prefix")) {
-            if (!policy::isValidRoutePath(text(s))) {
-                log_.warning(pos(*s), "path_separated_prefix \"" + text(s) + "\": not carried");
+        } else if (const YamlNode* s = mapField(match, "path_separated_prefix")) {
+            if (!policy::isValidRoutePath(scalarText(s))) {
+                log_.warning(pos(*s),
+                             "path_separated_prefix \"" + scalarText(s) + "\": not carried");
                 return nullptr;
             }
-            out = prefixRoute(text(s), approximation);
-        } else if (const YamlNode* x = field(match, "path")) {
-            std::optional<PolicyJson> exact = exactRoute(text(x));
+            out = prefixRoute(scalarText(s), approximation);
+        } else if (const YamlNode* x = mapField(match, "path")) {
+            std::optional<PolicyJson> exact = exactRoute(scalarText(x));
             if (!exact) {
-                log_.warning(pos(*x), "path \"" + text(x) + "\" cannot be a route: not carried");
+                log_.warning(pos(*x),
+                             "path \"" + scalarText(x) + "\" cannot be a route: not carried");
                 return nullptr;
             }
             out = *exact;
-        } else if (const YamlNode* t = field(
-                       field(field(match, "path_match_policy"), "typed_config"), "path_template")) {
+        } else if (const YamlNode* t =
+                       mapField(mapField(mapField(match, "path_match_policy"), "typed_config"),
+                                "path_template")) {
             // A URI template ("*" one segment, "**" any) is the engine's path pattern.
             std::string why;
-            if (!policy::checkPathPattern(text(t), &why)) {
+            if (!policy::checkPathPattern(scalarText(t), &why)) {
                 log_.warning(pos(*t),
-                             "path_template \"" + text(t) + "\": " + why + "; not carried");
+                             "path_template \"" + scalarText(t) + "\": " + why + "; not carried");
                 return nullptr;
             }
-            out = PolicyJson{{"path_pattern", text(t)}};
-        } else if (const YamlNode* r = field(match, "safe_regex")) {
+            out = PolicyJson{{"path_pattern", scalarText(t)}};
+        } else if (const YamlNode* r = mapField(match, "safe_regex")) {
             // Envoy matches the whole path: the expression is anchored at both ends.
-            std::string regex = text(field(r, "regex"));
+            std::string regex = scalarText(mapField(r, "regex"));
             if (regex.starts_with("^")) regex.erase(0, 1);
             if (!regex.ends_with("$")) regex += "$";
             std::string why;
             std::optional<RegexRoutes> routes = routesFromRegex("^" + regex, false, why);
             if (!routes || routes->matches.size() != 1) {
-                log_.warning(pos(*r), "safe_regex \"" + text(field(r, "regex")) + "\": " +
+                log_.warning(pos(*r), "safe_regex \"" + scalarText(mapField(r, "regex")) + "\": " +
                                           (routes ? "several routes" : why) + "; not carried");
                 return nullptr;
             }
@@ -205,15 +202,17 @@ private:
                                           "safe_regex matches are carried; not carried");
             return nullptr;
         }
-        if (const YamlNode* c = field(match, "case_sensitive"); c && envoy::scalarBool(*c) == false)
+        if (const YamlNode* c = mapField(match, "case_sensitive");
+            c && envoy::scalarBool(*c) == false)
             log_.warning(pos(*c), "case_sensitive false: the engine compares paths exactly");
-        if (const YamlNode* headers = field(match, "headers"); headers && headers->isSequence()) {
+        if (const YamlNode* headers = mapField(match, "headers");
+            headers && headers->isSequence()) {
             for (const YamlNode& h : headers->items) {
                 std::vector<std::string> methods;
-                if (text(field(&h, "name")) == ":method") methods = methodsOf(h);
+                if (scalarText(mapField(&h, "name")) == ":method") methods = methodsOf(h);
                 if (methods.empty()) {
                     log_.warning(pos(h), "route \"" + route.name + "\" matches header \"" +
-                                             text(field(&h, "name")) +
+                                             scalarText(mapField(&h, "name")) +
                                              "\", which a policy cannot: its policies apply "
                                              "whatever the header says");
                 } else {
@@ -222,7 +221,7 @@ private:
             }
         }
         for (const char* other : {"query_parameters", "grpc", "runtime_fraction", "tls_context"}) {
-            if (const YamlNode* n = field(match, other))
+            if (const YamlNode* n = mapField(match, other))
                 log_.warning(pos(*n), std::string("route match ") + other +
                                           " is not carried: the policies apply whatever it says");
         }
@@ -240,12 +239,12 @@ private:
             RateLimitEntry e;
             e.at = pos(entry);
             for (const char* ignored : {"stage", "disable_key", "limit", "hits_addend"}) {
-                if (const YamlNode* n = field(&entry, ignored))
+                if (const YamlNode* n = mapField(&entry, ignored))
                     log_.warning(pos(*n), std::string(ignored) +
                                               " is not carried: the engine charges 1 per "
                                               "request with the configured limits");
             }
-            const YamlNode* actions = field(&entry, "actions");
+            const YamlNode* actions = mapField(&entry, "actions");
             if (!actions || !actions->isSequence() || actions->items.empty()) {
                 log_.error(e.at, "a rate_limits entry needs a list of actions");
                 continue;
@@ -270,7 +269,7 @@ private:
         Action a;
         a.at = pos(node);
         auto keyOr = [&](std::string fallback) {
-            const std::string key = text(field(&body, "descriptor_key"));
+            const std::string key = scalarText(mapField(&body, "descriptor_key"));
             return key.empty() ? fallback : key;
         };
         if (name == "remote_address") {
@@ -280,12 +279,12 @@ private:
             a.kind = Action::Kind::MaskedRemoteAddress;
             a.key = "masked_remote_address";
             const std::optional<std::int64_t> v4 =
-                field(&body, "v4_prefix_mask_len")
-                    ? envoy::scalarInt(*field(&body, "v4_prefix_mask_len"))
+                mapField(&body, "v4_prefix_mask_len")
+                    ? envoy::scalarInt(*mapField(&body, "v4_prefix_mask_len"))
                     : std::optional<std::int64_t>(32);
             const std::optional<std::int64_t> v6 =
-                field(&body, "v6_prefix_mask_len")
-                    ? envoy::scalarInt(*field(&body, "v6_prefix_mask_len"))
+                mapField(&body, "v6_prefix_mask_len")
+                    ? envoy::scalarInt(*mapField(&body, "v6_prefix_mask_len"))
                     : std::optional<std::int64_t>(128);
             if (!v4 || *v4 < 1 || *v4 > 32 || !v6 || *v6 < 1 || *v6 > 128) {
                 log_.error(a.at,
@@ -297,18 +296,18 @@ private:
             a.ipv6Prefix = static_cast<int>(*v6);
         } else if (name == "request_headers") {
             a.kind = Action::Kind::RequestHeaders;
-            a.header = text(field(&body, "header_name"));
-            a.key = text(field(&body, "descriptor_key"));
+            a.header = scalarText(mapField(&body, "header_name"));
+            a.key = scalarText(mapField(&body, "descriptor_key"));
             if (!isHeaderName(a.header) || a.key.empty()) {
                 log_.error(a.at, "request_headers needs a header_name and a descriptor_key");
                 return false;
             }
-            if (const YamlNode* s = field(&body, "skip_if_absent"))
+            if (const YamlNode* s = mapField(&body, "skip_if_absent"))
                 a.skipIfAbsent = envoy::scalarBool(*s).value_or(false);
         } else if (name == "generic_key") {
             a.kind = Action::Kind::GenericKey;
             a.key = keyOr("generic_key");
-            a.value = text(field(&body, "descriptor_value"));
+            a.value = scalarText(mapField(&body, "descriptor_value"));
             if (a.value.empty()) {
                 log_.error(a.at, "generic_key needs a descriptor_value");
                 return false;
@@ -316,17 +315,18 @@ private:
         } else if (name == "header_value_match") {
             a.kind = Action::Kind::HeaderValueMatch;
             a.key = keyOr("header_match");
-            a.value = text(field(&body, "descriptor_value"));
-            const YamlNode* headers = field(&body, "headers");
+            a.value = scalarText(mapField(&body, "descriptor_value"));
+            const YamlNode* headers = mapField(&body, "headers");
             if (a.value.empty() || !headers || !headers->isSequence() || headers->items.empty()) {
                 log_.error(a.at, "header_value_match needs a descriptor_value and headers");
                 return false;
             }
-            const YamlNode* expect = field(&body, "expect_match");
+            const YamlNode* expect = mapField(&body, "expect_match");
             const bool expectMatch = !expect || envoy::scalarBool(*expect).value_or(true);
             for (const YamlNode& h : headers->items) {
                 std::vector<std::string> methods;
-                if (expectMatch && text(field(&h, "name")) == ":method") methods = methodsOf(h);
+                if (expectMatch && scalarText(mapField(&h, "name")) == ":method")
+                    methods = methodsOf(h);
                 if (methods.empty()) {
                     a.otherHeaders = true;
                 } else {

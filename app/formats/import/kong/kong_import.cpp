@@ -13,6 +13,8 @@
 
 namespace ratelab::formats::kong {
 
+using envoy::mapField;
+using envoy::scalarText;
 using envoy::YamlNode;
 
 namespace {
@@ -30,24 +32,12 @@ constexpr std::int64_t kLongestFixedMs = 86'400'000;
 // The largest limit carried over: the largest capacity the policy loader takes.
 constexpr double kMaxLimit = 1e9;
 
-const YamlNode* field(const YamlNode* map, std::string_view name) {
-    if (!map || !map->isMap()) return nullptr;
-    for (const auto& [k, v] : map->entries) {
-        if (k.text == name) return &v;
-    }
-    return nullptr;
-}
-
-std::string text(const YamlNode* node, std::string fallback = {}) {
-    return node && node->isScalar() ? node->text : fallback;
-}
-
 // A reference to a service, route or consumer: its name or id, or a map with either.
 std::string reference(const YamlNode* node) {
     if (!node) return {};
     if (node->isScalar()) return node->text;
-    if (const YamlNode* name = field(node, "name")) return text(name);
-    return text(field(node, "id"));
+    if (const YamlNode* name = mapField(node, "name")) return scalarText(name);
+    return scalarText(mapField(node, "id"));
 }
 
 struct Plugin {
@@ -74,7 +64,7 @@ public:
                        "routes, plugins)");
             return std::nullopt;
         }
-        const YamlNode* version = field(&root_, "_format_version");
+        const YamlNode* version = mapField(&root_, "_format_version");
         if (!version || !version->isScalar()) {
             log_.error(SourcePos{0, 1, 1}, "no _format_version: Kong refuses the file");
             return std::nullopt;
@@ -87,12 +77,13 @@ public:
         }
         readServices();
         readTopLevel();
-        if (const YamlNode* consumers = field(&root_, "consumers");
+        if (const YamlNode* consumers = mapField(&root_, "consumers");
             consumers && consumers->isSequence()) {
             for (const YamlNode& c : consumers->items) {
                 Plugin scope;
-                scope.consumer = text(field(&c, "username"), text(field(&c, "id"), "?"));
-                readPlugins(field(&c, "plugins"), scope);
+                scope.consumer =
+                    scalarText(mapField(&c, "username"), scalarText(mapField(&c, "id"), "?"));
+                readPlugins(mapField(&c, "plugins"), scope);
             }
         }
         if (log_.hasErrors()) return std::nullopt;
@@ -133,19 +124,19 @@ private:
             return;
         }
         for (const YamlNode& p : list->items) {
-            const std::string name = text(field(&p, "name"));
+            const std::string name = scalarText(mapField(&p, "name"));
             if (name == "rate-limiting-advanced")
                 log_.warning(pos(p), "rate-limiting-advanced (Kong Enterprise) is not read");
             if (name != "rate-limiting") continue;
-            if (const YamlNode* enabled = field(&p, "enabled");
+            if (const YamlNode* enabled = mapField(&p, "enabled");
                 enabled && envoy::scalarBool(*enabled) == false)
                 continue;
             Plugin plugin = scope;
             plugin.at = pos(p);
-            plugin.config = field(&p, "config");
-            if (const YamlNode* s = field(&p, "service")) plugin.service = reference(s);
-            if (const YamlNode* r = field(&p, "route")) plugin.route = reference(r);
-            if (const YamlNode* c = field(&p, "consumer")) plugin.consumer = reference(c);
+            plugin.config = mapField(&p, "config");
+            if (const YamlNode* s = mapField(&p, "service")) plugin.service = reference(s);
+            if (const YamlNode* r = mapField(&p, "route")) plugin.route = reference(r);
+            if (const YamlNode* c = mapField(&p, "consumer")) plugin.consumer = reference(c);
             if (!plugin.config || !plugin.config->isMap()) {
                 log_.error(plugin.at, "rate-limiting: no config map");
                 continue;
@@ -171,28 +162,29 @@ private:
         Route r;
         r.node = &node;
         r.at = pos(node);
-        r.name = text(field(&node, "name"), text(field(&node, "id")));
-        r.service = service.empty() ? reference(field(&node, "service")) : service;
+        r.name = scalarText(mapField(&node, "name"), scalarText(mapField(&node, "id")));
+        r.service = service.empty() ? reference(mapField(&node, "service")) : service;
         if (r.name.empty()) r.name = "route" + std::to_string(routes_.size() + 1);
         Plugin scope;
         scope.route = r.name;
-        readPlugins(field(&node, "plugins"), scope);
+        readPlugins(mapField(&node, "plugins"), scope);
         routes_.push_back(std::move(r));
     }
 
     void readServices() {
-        const YamlNode* services = field(&root_, "services");
+        const YamlNode* services = mapField(&root_, "services");
         if (!services) return;
         if (!services->isSequence()) {
             log_.error(pos(*services), "services: expected a list");
             return;
         }
         for (const YamlNode& s : services->items) {
-            const std::string name = text(field(&s, "name"), text(field(&s, "id")));
+            const std::string name =
+                scalarText(mapField(&s, "name"), scalarText(mapField(&s, "id")));
             Plugin scope;
             scope.service = name;
-            readPlugins(field(&s, "plugins"), scope);
-            if (const YamlNode* routes = field(&s, "routes"); routes && routes->isSequence()) {
+            readPlugins(mapField(&s, "plugins"), scope);
+            if (const YamlNode* routes = mapField(&s, "routes"); routes && routes->isSequence()) {
                 for (const YamlNode& r : routes->items)
                     readRoute(r, name);
             }
@@ -200,11 +192,11 @@ private:
     }
 
     void readTopLevel() {
-        if (const YamlNode* routes = field(&root_, "routes"); routes && routes->isSequence()) {
+        if (const YamlNode* routes = mapField(&root_, "routes"); routes && routes->isSequence()) {
             for (const YamlNode& r : routes->items)
                 readRoute(r, "");
         }
-        readPlugins(field(&root_, "plugins"), Plugin{});
+        readPlugins(mapField(&root_, "plugins"), Plugin{});
     }
 
     // Kong runs one configuration per request: the route's, else its service's, else the
@@ -222,7 +214,7 @@ private:
     std::vector<PolicyJson> routesOf(const Route& r) {
         std::vector<PolicyJson> out;
         std::vector<std::string> methods;
-        if (const YamlNode* m = field(r.node, "methods"); m && m->isSequence()) {
+        if (const YamlNode* m = mapField(r.node, "methods"); m && m->isSequence()) {
             for (const YamlNode& item : m->items) {
                 const bool letters = !item.text.empty() && item.text.size() <= 32 &&
                                      std::all_of(item.text.begin(), item.text.end(),
@@ -231,12 +223,12 @@ private:
             }
         }
         for (const char* other : {"hosts", "headers", "snis", "sources", "destinations"}) {
-            if (const YamlNode* n = field(r.node, other))
+            if (const YamlNode* n = mapField(r.node, other))
                 log_.warning(pos(*n), std::string("route \"") + r.name + "\": " + other +
                                           " are not carried: the policies apply whatever they "
                                           "say");
         }
-        const YamlNode* paths = field(r.node, "paths");
+        const YamlNode* paths = mapField(r.node, "paths");
         if (!paths || !paths->isSequence() || paths->items.empty()) {
             out.push_back(PolicyJson{{"path_prefix", "/"}});
         } else {
@@ -278,10 +270,10 @@ private:
     }
 
     PolicyJson keyOf(const YamlNode& config, const Plugin& p) {
-        const std::string by = text(field(&config, "limit_by"), "consumer");
+        const std::string by = scalarText(mapField(&config, "limit_by"), "consumer");
         if (by == "ip") return wholeAddressKey();
         if (by == "header") {
-            const std::string header = text(field(&config, "header_name"));
+            const std::string header = scalarText(mapField(&config, "header_name"));
             if (header.empty()) {
                 log_.error(p.at, "limit_by header needs header_name");
                 return nullptr;
@@ -314,16 +306,16 @@ private:
     }
 
     void readStore(const YamlNode& config, const Plugin& p) {
-        const std::string policy = text(field(&config, "policy"), "local");
+        const std::string policy = scalarText(mapField(&config, "policy"), "local");
         if (policy == "cluster")
             log_.warning(p.at,
                          "policy cluster (database rows, not in DB-less mode) is read as "
                          "local");
         if (policy != "redis") return;
-        const YamlNode* redis = field(&config, "redis");
+        const YamlNode* redis = mapField(&config, "redis");
         auto value = [&](const char* nested, const char* flat) {
-            const std::string v = text(field(redis, nested));
-            return v.empty() ? text(field(&config, flat)) : v;
+            const std::string v = scalarText(mapField(redis, nested));
+            return v.empty() ? scalarText(mapField(&config, flat)) : v;
         };
         const std::string host = value("host", "redis_host");
         const std::string port = value("port", "redis_port");
@@ -365,12 +357,13 @@ private:
         readStore(config, p);
         const std::vector<PolicyJson> routes = routesOf(r);
         if (routes.empty()) return;
-        const bool redis = text(field(&config, "policy"), "local") == "redis";
-        const bool faultTolerant =
-            envoy::scalarBool(field(&config, "fault_tolerant") ? *field(&config, "fault_tolerant")
-                                                               : YamlNode{})
-                .value_or(true);
-        if (const std::string code = text(field(&config, "error_code"), "429"); code != "429")
+        const bool redis = scalarText(mapField(&config, "policy"), "local") == "redis";
+        const bool faultTolerant = envoy::scalarBool(mapField(&config, "fault_tolerant")
+                                                         ? *mapField(&config, "fault_tolerant")
+                                                         : YamlNode{})
+                                       .value_or(true);
+        if (const std::string code = scalarText(mapField(&config, "error_code"), "429");
+            code != "429")
             log_.warning(p.at, "Kong refuses with " + code +
                                    "; ratelab refuses with 429 (the decisions are the same)");
         if (routes.size() > 1 || uses_[&p] > 1)
@@ -380,7 +373,7 @@ private:
                          "its own counters");
         int periods = 0;
         for (const Period& period : kPeriods) {
-            const YamlNode* limit = field(&config, period.name);
+            const YamlNode* limit = mapField(&config, period.name);
             if (!limit || limit->isNull()) continue;
             const auto type = envoy::scalarType(*limit);
             if (type != envoy::ScalarType::Int && type != envoy::ScalarType::Float) {
@@ -430,8 +423,8 @@ private:
                 } else {
                     policy["window_ms"] = period.ms;
                 }
-                if (envoy::scalarBool(field(&config, "hide_client_headers")
-                                          ? *field(&config, "hide_client_headers")
+                if (envoy::scalarBool(mapField(&config, "hide_client_headers")
+                                          ? *mapField(&config, "hide_client_headers")
                                           : YamlNode{})
                         .value_or(false))
                     policy["headers"] = "none";

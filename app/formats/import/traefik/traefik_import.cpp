@@ -14,6 +14,7 @@
 
 namespace ratelab::formats::traefik {
 
+using envoy::mapField;
 using envoy::YamlNode;
 
 namespace {
@@ -59,14 +60,6 @@ YamlNode fromToml(const toml::node& node) {
         }
     }
     return out;
-}
-
-const YamlNode* field(const YamlNode* map, std::string_view name) {
-    if (!map || !map->isMap()) return nullptr;
-    for (const auto& [k, v] : map->entries) {
-        if (k.text == name) return &v;
-    }
-    return nullptr;
 }
 
 // Go's time.ParseDuration, as Traefik's paerser reads `period` (a bare integer: seconds).
@@ -178,7 +171,7 @@ private:
         return SourcePos{file, node.at.line, node.at.column};
     }
 
-    const YamlNode* http(int file) const { return field(&config_.roots[file], "http"); }
+    const YamlNode* http(int file) const { return mapField(&config_.roots[file], "http"); }
 
     std::optional<std::int64_t> wholeNumber(int file, const YamlNode* node, const char* what) {
         if (!node) return std::nullopt;
@@ -191,7 +184,7 @@ private:
     }
 
     void readMiddlewares(int file) {
-        const YamlNode* list = field(http(file), "middlewares");
+        const YamlNode* list = mapField(http(file), "middlewares");
         if (!list) return;
         if (!list->isMap()) {
             log_.error(pos(file, *list), "http.middlewares: expected a map of middlewares");
@@ -200,11 +193,11 @@ private:
         for (const auto& [k, v] : list->entries) {
             Middleware m;
             m.at = pos(file, k);
-            if (const YamlNode* rl = field(&v, "rateLimit")) {
+            if (const YamlNode* rl = mapField(&v, "rateLimit")) {
                 m.rateLimit = readRateLimit(file, k.text, *rl);
-            } else if (const YamlNode* chain = field(&v, "chain")) {
+            } else if (const YamlNode* chain = mapField(&v, "chain")) {
                 m.isChain = true;
-                const YamlNode* names = field(chain, "middlewares");
+                const YamlNode* names = mapField(chain, "middlewares");
                 if (names && names->isSequence()) {
                     for (const YamlNode& n : names->items)
                         m.chain.emplace_back(n.text, pos(file, n));
@@ -228,11 +221,11 @@ private:
             r.valid = false;
             return r;
         }
-        if (auto average = wholeNumber(file, field(&node, "average"), "average"))
+        if (auto average = wholeNumber(file, mapField(&node, "average"), "average"))
             r.average = *average;
-        if (auto burst = wholeNumber(file, field(&node, "burst"), "burst"))
+        if (auto burst = wholeNumber(file, mapField(&node, "burst"), "burst"))
             r.burst = std::max<std::int64_t>(1, *burst);
-        if (const YamlNode* period = field(&node, "period")) {
+        if (const YamlNode* period = mapField(&node, "period")) {
             const std::optional<std::int64_t> ns = parseDuration(*period);
             if (!ns) {
                 log_.error(pos(file, *period), "period: \"" + envoy::printed(*period) +
@@ -248,7 +241,7 @@ private:
         }
         // The policy loader's bounds: a capacity of at most 1e9, a rate of at most 1e9/s.
         if (r.burst > kMaxBurst) {
-            log_.error(pos(file, *field(&node, "burst")),
+            log_.error(pos(file, *mapField(&node, "burst")),
                        "burst: at most " + std::to_string(kMaxBurst) + " is carried over");
         }
         if (r.average > 0 &&
@@ -258,14 +251,14 @@ private:
                                  std::to_string(static_cast<std::int64_t>(kMaxRatePerSecond)) +
                                  " a second is carried over");
         }
-        if (const YamlNode* redis = field(&node, "redis")) {
+        if (const YamlNode* redis = mapField(&node, "redis")) {
             log_.warning(pos(file, *redis),
                          "rateLimit.redis keeps one bucket per middleware and source in Redis, "
                          "shared by every router and Traefik instance; the import keeps one "
                          "per router in ratelab's store");
         }
         r.key = wholeAddressKey();
-        if (const YamlNode* criterion = field(&node, "sourceCriterion"))
+        if (const YamlNode* criterion = mapField(&node, "sourceCriterion"))
             readCriterion(file, *criterion, r);
         r.valid = !log_.hasErrors();
         if (r.average <= 0 && r.valid)
@@ -275,9 +268,9 @@ private:
     }
 
     void readCriterion(int file, const YamlNode& node, RateLimit& r) {
-        const YamlNode* strategy = field(&node, "ipStrategy");
-        const YamlNode* header = field(&node, "requestHeaderName");
-        const YamlNode* host = field(&node, "requestHost");
+        const YamlNode* strategy = mapField(&node, "ipStrategy");
+        const YamlNode* header = mapField(&node, "requestHeaderName");
+        const YamlNode* host = mapField(&node, "requestHost");
         const int given = (strategy != nullptr) + (header != nullptr) +
                           (host != nullptr && envoy::scalarBool(*host).value_or(false));
         if (given > 1) {
@@ -297,13 +290,13 @@ private:
         } else if (host && envoy::scalarBool(*host).value_or(false)) {
             r.key = PolicyJson{{"source", "header"}, {"header", "host"}};
         } else if (strategy) {
-            if (const YamlNode* subnet = field(strategy, "ipv6Subnet")) {
+            if (const YamlNode* subnet = mapField(strategy, "ipv6Subnet")) {
                 if (auto bits = wholeNumber(file, subnet, "ipv6Subnet");
                     bits && *bits >= 1 && *bits <= 128)
                     r.key["ipv6_prefix"] = *bits;
             }
-            const YamlNode* depth = field(strategy, "depth");
-            const YamlNode* excluded = field(strategy, "excludedIPs");
+            const YamlNode* depth = mapField(strategy, "depth");
+            const YamlNode* excluded = mapField(strategy, "excludedIPs");
             if (depth && wholeNumber(file, depth, "depth").value_or(0) > 0) {
                 log_.warning(pos(file, *depth),
                              "ipStrategy.depth takes the client address at that depth of "
@@ -342,14 +335,14 @@ private:
     }
 
     void readRouters(int file, PolicyJson& policies) {
-        const YamlNode* routers = field(http(file), "routers");
+        const YamlNode* routers = mapField(http(file), "routers");
         if (!routers) return;
         if (!routers->isMap()) {
             log_.error(pos(file, *routers), "http.routers: expected a map of routers");
             return;
         }
         for (const auto& [k, v] : routers->entries) {
-            const YamlNode* names = field(&v, "middlewares");
+            const YamlNode* names = mapField(&v, "middlewares");
             if (!names) continue;
             std::vector<const RateLimit*> limits;
             if (names->isSequence()) {
@@ -359,7 +352,7 @@ private:
                 log_.error(pos(file, *names), "middlewares: expected a list of names");
             }
             if (limits.empty()) continue;
-            const YamlNode* ruleNode = field(&v, "rule");
+            const YamlNode* ruleNode = mapField(&v, "rule");
             if (!ruleNode) {
                 log_.error(pos(file, k), "router \"" + k.text + "\" has no rule");
                 continue;
@@ -374,7 +367,7 @@ private:
                 log_.error(at, "rule: " + error);
                 continue;
             }
-            if (const YamlNode* priority = field(&v, "priority")) {
+            if (const YamlNode* priority = mapField(&v, "priority")) {
                 log_.warning(pos(file, *priority),
                              "priority orders Traefik's routers; ratelab ranks routes by how "
                              "specific they are (an exact path, then a pattern, then the "
